@@ -1,0 +1,276 @@
+// Kernel objects: tilejit::kernel(name, lambda), configuration parameters, host tensor views, interpret().
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <vector>
+
+#include "tilejit/config.h"
+#include "tilejit/dsl/control.h"
+#include "tilejit/dsl/tma.h"
+#include "tilejit/interp/interp.h"
+#include "tilejit/kernel_base.h"
+#include "tilejit/launch_args.h"
+
+namespace tilejit {
+
+namespace detail {
+/// A string usable as a template argument: Block<"BM">.
+template <size_t N>
+struct FixedString {
+  char chars[N]{};
+  constexpr FixedString(const char (&s)[N]) { std::copy_n(s, N, chars); }  // NOLINT
+  constexpr std::string_view view() const { return {chars, N - 1}; }
+};
+}  // namespace detail
+
+namespace dsl {
+/// A named configuration integer: a kernel parameter whose value is chosen per
+/// configuration at run time and is a compile-time constant of the generated code.
+template <::tilejit::detail::FixedString Name>
+struct Block {
+  int64_t value = 0;
+  static constexpr std::string_view name() { return Name.view(); }
+  constexpr operator int64_t() const { return value; }  // NOLINT
+};
+namespace detail {
+template <::tilejit::detail::FixedString N> struct is_config_int<Block<N>> : std::true_type {};
+}  // namespace detail
+}  // namespace dsl
+
+/// A tensor on the host or the device given to a kernel: base address, sizes and
+/// strides in elements (outermost first). Row-major strides are the default.
+template <class T, int R>
+class TensorView {
+  static_assert(dsl::is_dtype_v<T>, "tilejit: TensorView<T, R>: T must be an element type");
+  static_assert(R >= 1 && R <= kMaxTensorRank, "tilejit: TensorView<T, R>: rank must be between 1 and 8");
+
+ public:
+  using dtype = dsl::tag_t<T>;
+  static constexpr int rank = R;
+
+  TensorView(const void* data, const std::array<int64_t, R>& sizes) : data_(const_cast<void*>(data)), sizes_(sizes) {
+    int64_t s = 1;
+    for (int d = R - 1; d >= 0; --d) {
+      strides_[static_cast<size_t>(d)] = s;
+      s *= sizes_[static_cast<size_t>(d)];
+    }
+  }
+  TensorView(const void* data, const std::array<int64_t, R>& sizes, const std::array<int64_t, R>& strides)
+      : data_(const_cast<void*>(data)), sizes_(sizes), strides_(strides) {}
+
+  void* data() const { return data_; }
+  const std::array<int64_t, R>& sizes() const { return sizes_; }
+  const std::array<int64_t, R>& strides() const { return strides_; }
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int64_t s : sizes_) n *= s;
+    return n;
+  }
+
+  TensorArg arg() const {
+    TensorArg a;
+    a.data = data_;
+    a.dtype = dsl::dtype_v<T>;
+    a.rank = R;
+    std::copy(sizes_.begin(), sizes_.end(), a.sizes.begin());
+    std::copy(strides_.begin(), strides_.end(), a.strides.begin());
+    return a;
+  }
+
+ private:
+  void* data_;
+  std::array<int64_t, R> sizes_{};
+  std::array<int64_t, R> strides_{};
+};
+
+/// Several tensors of one type and rank, for a TensorArray<T, R> parameter.
+template <class T, int R>
+struct TensorArrayView {
+  std::vector<TensorView<T, R>> tensors;
+};
+
+namespace detail {
+
+template <class F> struct lambda_traits : lambda_traits<decltype(&F::operator())> {};
+template <class C, class Ret, class... A> struct lambda_traits<Ret (C::*)(A...) const> {
+  using args = std::tuple<std::remove_cvref_t<A>...>;
+};
+template <class C, class Ret, class... A> struct lambda_traits<Ret (C::*)(A...)> {
+  using args = std::tuple<std::remove_cvref_t<A>...>;
+};
+
+template <class P>
+P make_param(ir::Graph& g, int index, const Config& cfg) {
+  ir::Param p;
+  p.name = "arg" + std::to_string(index);
+  if constexpr (requires { P::name(); }) {
+    p.kind = ir::Param::Config;
+    p.dtype = ir::DType::i64;
+    p.rank = 0;
+    p.name = std::string(P::name());
+    const int64_t v = cfg.get(P::name(), std::source_location::current());
+    g.params.push_back(p);
+    return P{v};
+  } else if constexpr (std::is_same_v<P, dsl::Tensor<typename P::dtype, P::rank>>) {
+    p.kind = ir::Param::Tensor;
+    p.dtype = dsl::dtype_v<typename P::dtype>;
+    p.rank = P::rank;
+    p.node = g.add(ir::Op::ParamTensor, p.dtype, ir::Shape{}, {}, {index, P::rank});
+    g.params.push_back(p);
+    return P(p.node);
+  } else if constexpr (std::is_same_v<P, dsl::TensorArray<typename P::dtype, P::rank>>) {
+    p.kind = ir::Param::TensorArray;
+    p.dtype = dsl::dtype_v<typename P::dtype>;
+    p.rank = P::rank;
+    p.node = g.add(ir::Op::ParamTensorArray, p.dtype, ir::Shape{}, {}, {index, P::rank});
+    g.params.push_back(p);
+    return P(p.node);
+  } else {
+    p.kind = ir::Param::Scalar;
+    p.dtype = dsl::dtype_v<typename P::dtype>;
+    p.rank = 0;
+    p.node = g.add(ir::Op::ParamScalar, p.dtype, ir::Shape{}, {}, {index});
+    g.params.push_back(p);
+    return P(p.node);
+  }
+}
+
+template <class Args, size_t... I>
+Args make_params(ir::Graph& g, const Config& cfg, std::index_sequence<I...>) {
+  // Braced initialisation evaluates left to right, so parameters are numbered in order.
+  return Args{make_param<std::tuple_element_t<I, Args>>(g, static_cast<int>(I), cfg)...};
+}
+
+template <class P>
+inline constexpr bool is_config_param_v = requires { P::name(); };
+
+/// Number of host arguments a kernel takes: its parameters minus configuration ones.
+template <class Args, size_t... I>
+constexpr size_t host_arity(std::index_sequence<I...>) {
+  return ((is_config_param_v<std::tuple_element_t<I, Args>> ? 0 : 1) + ... + 0);
+}
+
+/// Converts one host argument for parameter type P.
+template <class P, class A>
+KernelArg to_kernel_arg(const A& a) {
+  KernelArg k;
+  if constexpr (std::is_same_v<P, dsl::Tensor<typename P::dtype, P::rank>> && !is_config_param_v<P>) {
+    static_assert(requires { typename A::dtype; a.arg(); },
+                  "tilejit: a Tensor<T, R> parameter takes a tilejit::TensorView<T, R> argument");
+    if constexpr (requires { a.arg(); }) {
+      static_assert(std::is_same_v<typename A::dtype, typename P::dtype>,
+                    "tilejit: tensor argument's element type differs from the kernel parameter's");
+      static_assert(A::rank == P::rank, "tilejit: tensor argument's rank differs from the kernel parameter's");
+      k.kind = KernelArg::Tensor;
+      k.tensor = a.arg();
+    }
+  } else if constexpr (std::is_same_v<P, dsl::TensorArray<typename P::dtype, P::rank>>) {
+    static_assert(requires { a.tensors; }, "tilejit: a TensorArray<T, R> parameter takes a tilejit::TensorArrayView<T, R> argument");
+    if constexpr (requires { a.tensors; }) {
+      static_assert(std::is_same_v<typename std::remove_cvref_t<decltype(a.tensors[0])>::dtype, typename P::dtype>,
+                    "tilejit: tensor array argument's element type differs from the kernel parameter's");
+      k.kind = KernelArg::TensorArray;
+      for (const auto& t : a.tensors) k.array.push_back(t.arg());
+    }
+  } else {
+    using T = typename P::dtype;
+    static_assert(std::is_arithmetic_v<A> || dsl::is_dtype_v<A>, "tilejit: a Scalar<T> parameter takes a number");
+    k.kind = KernelArg::Scalar;
+    k.dtype = dsl::dtype_v<T>;
+    if constexpr (dsl::is_float_v<T>) {
+      k.f = ir::round_to(k.dtype, static_cast<double>(a));
+    } else {
+      k.i = static_cast<int64_t>(a);
+    }
+  }
+  return k;
+}
+
+}  // namespace detail
+
+/// A kernel: a C++ lambda traced once per configuration, run in the interpreter
+/// or compiled for the GPU.
+template <class F>
+class Kernel {
+  using Args = typename detail::lambda_traits<F>::args;
+  static constexpr size_t kParams = std::tuple_size_v<Args>;
+
+ public:
+  Kernel(std::string name, F fn, std::source_location where)
+      : base_(std::make_shared<KernelBase>(std::move(name), where, [fn](ir::Graph& g, const Config& cfg) {
+          dsl::detail::TraceScope scope(g);
+          g.set_location(g.kernel_location.file.c_str(), g.kernel_location.line);
+          Args params = detail::make_params<Args>(g, cfg, std::make_index_sequence<kParams>{});
+          std::apply(fn, params);
+        })) {}
+
+  const std::string& name() const { return base_->name(); }
+  KernelBase& base() const { return *base_; }
+
+  /// The IR of this kernel for `config`.
+  std::shared_ptr<const ir::Graph> trace(const Config& config) const { return base_->graph(config); }
+
+  /// Converts host arguments (one per non-configuration parameter) to KernelArgs.
+  template <class... A>
+  std::vector<KernelArg> bind(const A&... args) const {
+    static_assert(sizeof...(A) == detail::host_arity<Args>(std::make_index_sequence<kParams>{}),
+                  "tilejit: wrong number of kernel arguments (configuration parameters such as Block<\"BM\"> "
+                  "are not passed; their values come from the Config)");
+    std::vector<KernelArg> out;
+    out.reserve(kParams);
+    bind_from<0>(out, args...);
+    return out;
+  }
+
+  /// Runs the kernel in the CPU interpreter on host buffers.
+  template <class... A>
+  void interpret(dim3 grid, const Config& config, const A&... args) const {
+    const auto g = trace(config);
+    const auto bound = bind(args...);
+    interp::run(*g, grid, bound);
+  }
+
+ private:
+  template <size_t I, class... A>
+  void bind_from(std::vector<KernelArg>& out) const {
+    if constexpr (I < kParams) {
+      using P = std::tuple_element_t<I, Args>;
+      static_assert(detail::is_config_param_v<P>, "internal: argument count mismatch");
+      KernelArg k;
+      k.kind = KernelArg::Config;
+      out.push_back(k);
+      bind_from<I + 1>(out);
+    }
+  }
+  template <size_t I, class A0, class... A>
+  void bind_from(std::vector<KernelArg>& out, const A0& a0, const A&... rest) const {
+    using P = std::tuple_element_t<I, Args>;
+    if constexpr (detail::is_config_param_v<P>) {
+      KernelArg k;
+      k.kind = KernelArg::Config;
+      out.push_back(k);
+      bind_from<I + 1>(out, a0, rest...);
+    } else {
+      out.push_back(detail::to_kernel_arg<P>(a0));
+      bind_from<I + 1>(out, rest...);
+    }
+  }
+
+  std::shared_ptr<KernelBase> base_;
+};
+
+/// Makes a kernel from a lambda whose parameters are Tensor<T, R>, TensorArray<T, R>,
+/// Scalar<T> and Block<"NAME"> values.
+template <class F>
+Kernel<F> kernel(std::string name, F fn, std::source_location where = std::source_location::current()) {
+  return Kernel<F>(std::move(name), std::move(fn), where);
+}
+
+}  // namespace tilejit

@@ -1,0 +1,203 @@
+// TMA in the DSL: descriptor_load / descriptor_store / prefetch_descriptor and tile views (seed 003).
+#pragma once
+
+#include <initializer_list>
+#include <vector>
+
+#include "tilejit/dsl/tensor.h"
+#include "tilejit/tma_rules.h"
+
+namespace tilejit::dsl {
+
+namespace detail {
+inline std::vector<int64_t> to_vec(std::initializer_list<int64_t> l) { return std::vector<int64_t>(l); }
+
+template <class T, int R>
+void check_tma_access(const char* what, std::span<const int64_t> box, std::span<const int64_t> estride, Fill fill,
+                      size_t ncoords, const std::source_location& loc) {
+  const std::string w = what;
+  if (ncoords != static_cast<size_t>(R))
+    user_error(w + ": one coordinate per tensor dimension", std::to_string(ncoords) + " coordinates", std::to_string(R), loc);
+  if (box.size() != static_cast<size_t>(R))
+    user_error(w + ": one box size per tensor dimension", std::to_string(box.size()) + " box sizes", std::to_string(R), loc);
+  if (auto v = tma::check_box(what, dtype_v<T>, box, estride, static_cast<int>(fill)))
+    user_error(v->rule, v->value, v->limit, loc);
+}
+
+inline std::vector<ir::NodeId> coord_nodes(std::initializer_list<Index> coords) {
+  std::vector<ir::NodeId> v;
+  for (const Index& c : coords) v.push_back(c.node(ir::DType::i32));
+  return v;
+}
+
+template <int R>
+ir::TmaAttrs make_attrs(std::span<const int64_t> box, std::span<const int64_t> estride, Fill fill, Reduce reduce,
+                        Placement placement) {
+  ir::TmaAttrs a;
+  a.rank = R;
+  for (int i = 0; i < R; ++i) {
+    a.box[i] = static_cast<int32_t>(box[i]);
+    a.estride[i] = estride.empty() ? 1 : static_cast<int32_t>(estride[i]);
+  }
+  a.fill = static_cast<int>(fill);
+  a.reduce = static_cast<int>(reduce);
+  a.placement = static_cast<int>(placement);
+  return a;
+}
+
+template <int R>
+inline constexpr bool tma_rank_ok = R >= 1 && R <= 5;
+}  // namespace detail
+
+namespace detail {
+template <class T, int R>
+Value<tag_t<T>, R> emit_load(const Tensor<T, R>& t, const std::vector<ir::NodeId>& coords, const std::vector<int64_t>& box,
+                             const std::vector<int64_t>& estride, Fill fill, const std::source_location& loc) {
+  check_tma_access<T, R>("descriptor_load", box, estride, fill, coords.size(), loc);
+  ir::Graph& g = graph_at(loc);
+  const ir::TmaAttrs a = make_attrs<R>(box, estride, fill, Reduce::none, t.placement());
+  std::vector<ir::NodeId> ops{t.id()};
+  ops.insert(ops.end(), coords.begin(), coords.end());
+  ir::Shape s;
+  s.rank = R;
+  for (int i = 0; i < R; ++i) s.dims[i] = (a.box[i] + a.estride[i] - 1) / a.estride[i];
+  return Value<tag_t<T>, R>(g.add(ir::Op::DescLoad, dtype_v<T>, s, ops, ir::encode_tma_attrs(ir::Op::DescLoad, a)));
+}
+
+template <class T, int R, class V>
+void emit_store(const Tensor<T, R>& t, const std::vector<ir::NodeId>& coords, const Value<V, R>& value, Reduce reduce,
+                const std::source_location& loc) {
+  const ir::Shape& vs = value.shape();
+  const std::vector<int64_t> box(vs.dims.begin(), vs.dims.begin() + R);
+  check_tma_access<T, R>("descriptor_store", box, {}, Fill::zero, coords.size(), loc);
+  if (reduce != Reduce::none && (is_fp8_v<T> || is_bool_v<T> || std::is_same_v<tag_t<T>, i8> || std::is_same_v<tag_t<T>, u8>))
+    user_error("descriptor_store: reductions need a 16-bit or wider element type", std::string(ir::name_of(dtype_v<T>)),
+               "f16, bf16, f32, f64, i32, i64", loc);
+  if (reduce == Reduce::add && std::is_same_v<tag_t<T>, f64>)
+    user_error("descriptor_store: the TMA add reduction does not support f64", "f64", "f16, bf16, f32, i32, i64", loc);
+  ir::Graph& g = graph_at(loc);
+  const ir::TmaAttrs a = make_attrs<R>(box, {}, Fill::zero, reduce, t.placement());
+  std::vector<ir::NodeId> ops{t.id()};
+  ops.insert(ops.end(), coords.begin(), coords.end());
+  ops.push_back(value.id());
+  g.add(ir::Op::DescStore, dtype_v<T>, ir::Shape{}, ops, ir::encode_tma_attrs(ir::Op::DescStore, a));
+}
+}  // namespace detail
+
+/// Loads the tile of `t` that starts at `coords` (outermost first) with box
+/// `box`: element j of dimension i reads coordinate coords[i] + j * estride[i];
+/// the tile has ceil(box[i] / estride[i]) elements per dimension. Elements
+/// outside the tensor read zero (or NaN with Fill::nan). Coordinates may be
+/// negative. `estride` may be empty (all 1).
+template <class T, int R>
+Value<tag_t<T>, R> descriptor_load(const Tensor<T, R>& t, std::initializer_list<Index> coords,
+                                   std::initializer_list<int64_t> box, std::initializer_list<int64_t> estride = {},
+                                   Fill fill = Fill::zero, std::source_location loc = std::source_location::current()) {
+  static_assert(detail::tma_rank_ok<R>,
+                "tilejit: descriptor_load: TMA addresses at most 5 dimensions; view the tensor with "
+                "t.merge({...}) so that contiguous dimensions become one");
+  detail::graph_at(loc);
+  return detail::emit_load(t, detail::coord_nodes(coords), detail::to_vec(box), detail::to_vec(estride), fill, loc);
+}
+
+/// Stores `value` as the box of `t` that starts at `coords`; elements outside
+/// the tensor are not written. With a Reduce other than none the tile is
+/// combined with memory (add / min / max) instead of overwriting it.
+template <class T, int R, class V>
+void descriptor_store(const Tensor<T, R>& t, std::initializer_list<Index> coords, const Value<V, R>& value,
+                      Reduce reduce = Reduce::none, std::source_location loc = std::source_location::current()) {
+  static_assert(detail::tma_rank_ok<R>,
+                "tilejit: descriptor_store: TMA addresses at most 5 dimensions; view the tensor with "
+                "t.merge({...}) so that contiguous dimensions become one");
+  static_assert(std::is_same_v<tag_t<T>, tag_t<V>>,
+                "tilejit: descriptor_store: the value's element type differs from the tensor's; convert with .to<T>()");
+  detail::graph_at(loc);
+  detail::emit_store(t, detail::coord_nodes(coords), value, reduce, loc);
+}
+
+/// Brings the descriptor that descriptor_load(t, ..., box, estride, fill) uses
+/// into the cache ahead of time (prefetch.tensormap, seed 004).
+template <class T, int R>
+void prefetch_descriptor(const Tensor<T, R>& t, std::initializer_list<int64_t> box, std::initializer_list<int64_t> estride = {},
+                         Fill fill = Fill::zero, std::source_location loc = std::source_location::current()) {
+  static_assert(detail::tma_rank_ok<R>, "tilejit: prefetch_descriptor: TMA addresses at most 5 dimensions");
+  const auto b = detail::to_vec(box), e = detail::to_vec(estride);
+  detail::check_tma_access<T, R>("prefetch_descriptor", b, e, fill, static_cast<size_t>(R), loc);
+  ir::Graph& g = detail::graph_at(loc);
+  const ir::TmaAttrs a = detail::make_attrs<R>(b, e, fill, Reduce::none, t.placement());
+  const auto ints = ir::encode_tma_attrs(ir::Op::DescPrefetch, a);
+  g.add(ir::Op::DescPrefetch, dtype_v<T>, ir::Shape{}, {t.id()}, ints);
+}
+
+/// One tile of a TileView: the tensor, the TMA coordinate of its corner, its box.
+template <class T, int R>
+struct TileRef {
+  Tensor<T, R> tensor;
+  std::vector<Index> coords;
+  std::vector<int64_t> box;
+};
+
+/// A tensor seen as a grid of boxes (CuTe's TMA tensors, seed 003): indexing
+/// the view with tile indices yields TMA coordinates (index * box).
+template <class T, int R>
+class TileView {
+ public:
+  TileView(const Tensor<T, R>& t, std::vector<int64_t> box) : t_(t), box_(std::move(box)) {}
+  /// The tile at tile indices (i0, i1, ...), outermost first.
+  template <class... I>
+  TileRef<T, R> operator()(const I&... idx) const {
+    static_assert(sizeof...(I) == R, "tilejit: TileView(...): one tile index per tensor dimension");
+    std::vector<Index> coords;
+    int d = 0;
+    (coords.push_back(scaled(Index(idx), box_[d++])), ...);
+    return TileRef<T, R>{t_, std::move(coords), box_};
+  }
+  const std::vector<int64_t>& box() const { return box_; }
+
+ private:
+  static Index scaled(const Index& i, int64_t b) {
+    ir::Graph& g = detail::graph();
+    const ir::NodeId n = i.node(ir::DType::i32);
+    return Index(Scalar<i32>(g.add(ir::Op::Mul, ir::DType::i32, ir::Shape{}, {n, detail::constant(ir::DType::i32, 0, b)})));
+  }
+  Tensor<T, R> t_;
+  std::vector<int64_t> box_;
+};
+
+/// Views `t` as tiles of `box` (outermost first).
+template <class T, int R>
+TileView<T, R> tile_view(const Tensor<T, R>& t, std::initializer_list<int64_t> box,
+                         std::source_location loc = std::source_location::current()) {
+  if (box.size() != static_cast<size_t>(R))
+    detail::user_error("tile_view: one box size per tensor dimension", std::to_string(box.size()) + " box sizes", std::to_string(R), loc);
+  return TileView<T, R>(t, std::vector<int64_t>(box));
+}
+
+/// Loads one tile of a TileView.
+template <class T, int R>
+Value<tag_t<T>, R> descriptor_load(const TileRef<T, R>& ref, Fill fill = Fill::zero,
+                                   std::source_location loc = std::source_location::current()) {
+  static_assert(detail::tma_rank_ok<R>, "tilejit: descriptor_load: TMA addresses at most 5 dimensions");
+  detail::graph_at(loc);
+  std::vector<ir::NodeId> coords;
+  for (const Index& c : ref.coords) coords.push_back(c.node(ir::DType::i32));
+  return detail::emit_load(ref.tensor, coords, ref.box, {}, fill, loc);
+}
+
+/// Stores one tile of a TileView (the value's shape must equal the view's box).
+template <class T, int R, class V>
+void descriptor_store(const TileRef<T, R>& ref, const Value<V, R>& value, Reduce reduce = Reduce::none,
+                      std::source_location loc = std::source_location::current()) {
+  static_assert(std::is_same_v<tag_t<T>, tag_t<V>>,
+                "tilejit: descriptor_store: the value's element type differs from the tensor's; convert with .to<T>()");
+  detail::graph_at(loc);
+  const ir::Shape& vs = value.shape();
+  for (int i = 0; i < R; ++i)
+    if (vs.dims[i] != ref.box[static_cast<size_t>(i)])
+      detail::user_error("descriptor_store: the value's shape must equal the tile view's box", vs.str(), "the view's box", loc);
+  std::vector<ir::NodeId> coords;
+  for (const Index& c : ref.coords) coords.push_back(c.node(ir::DType::i32));
+  detail::emit_store(ref.tensor, coords, value, reduce, loc);
+}
+
+}  // namespace tilejit::dsl

@@ -1,0 +1,77 @@
+// Configuration lookup, validation and printing.
+#include "tilejit/config.h"
+
+#include <algorithm>
+
+#include "tilejit/error.h"
+
+namespace tilejit {
+
+Config::Config(std::initializer_list<std::pair<std::string, int64_t>> values, int num_warps, int num_stages) {
+  for (const auto& [k, v] : values) set(k, v);
+  warps(num_warps);
+  stages(num_stages);
+}
+
+bool Config::has(std::string_view name) const {
+  return std::any_of(values_.begin(), values_.end(), [&](const auto& p) { return p.first == name; });
+}
+
+int64_t Config::get(std::string_view name, std::source_location loc) const {
+  for (const auto& [k, v] : values_)
+    if (k == name) return v;
+  std::string known;
+  for (const auto& [k, v] : values_) known += (known.empty() ? "" : ", ") + k;
+  throw UserError("the configuration has no value named '" + std::string(name) + "'", "configuration {" + str() + "}",
+                  known.empty() ? "no names defined" : "names defined: " + known, loc);
+}
+
+int64_t Config::operator[](std::string_view name) const { return get(name); }
+
+Config& Config::set(std::string_view name, int64_t value) {
+  if (name.empty()) throw UserError("configuration names must not be empty", "\"\"", "a non-empty name");
+  for (auto& [k, v] : values_)
+    if (k == name) {
+      v = value;
+      return *this;
+    }
+  values_.emplace_back(std::string(name), value);
+  std::sort(values_.begin(), values_.end());
+  return *this;
+}
+
+Config& Config::warps(int n) {
+  if (n < 1 || n > 32 || (n & (n - 1)) != 0)
+    throw UserError("num_warps must be a power of two between 1 and 32", std::to_string(n), "1, 2, 4, 8, 16, 32");
+  num_warps_ = n;
+  return *this;
+}
+
+Config& Config::stages(int n) {
+  if (n < 1 || n > 8) throw UserError("num_stages must be between 1 and 8", std::to_string(n), "1..8");
+  num_stages_ = n;
+  return *this;
+}
+
+std::string Config::str() const {
+  std::string s;
+  for (const auto& [k, v] : values_) s += k + "=" + std::to_string(v) + ", ";
+  s += "num_warps=" + std::to_string(num_warps_) + ", num_stages=" + std::to_string(num_stages_);
+  return s;
+}
+
+uint64_t Config::hash() const {
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&](uint64_t v) {
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  };
+  for (const auto& [k, v] : values_) {
+    for (char c : k) mix(static_cast<unsigned char>(c));
+    mix(static_cast<uint64_t>(v));
+  }
+  mix(static_cast<uint64_t>(num_warps_));
+  mix(static_cast<uint64_t>(num_stages_));
+  return h;
+}
+
+}  // namespace tilejit

@@ -1,0 +1,44 @@
+// A kernel configuration: named integers (block sizes) plus num_warps and num_stages.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <source_location>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace tilejit {
+
+/// The values a kernel is specialised for. Names are matched against the
+/// kernel's Block<"NAME"> parameters; order of insertion does not matter.
+class Config {
+ public:
+  Config() = default;
+  Config(std::initializer_list<std::pair<std::string, int64_t>> values, int num_warps = 4, int num_stages = 2);
+
+  /// The value of `name`; UserError when the configuration has none.
+  int64_t operator[](std::string_view name) const;
+  int64_t get(std::string_view name, std::source_location loc = std::source_location::current()) const;
+  bool has(std::string_view name) const;
+  Config& set(std::string_view name, int64_t value);
+  Config& warps(int n);
+  Config& stages(int n);
+
+  int num_warps() const { return num_warps_; }
+  int num_stages() const { return num_stages_; }
+  const std::vector<std::pair<std::string, int64_t>>& values() const { return values_; }
+
+  /// "BM=64, BN=128, num_warps=4, num_stages=2" (values sorted by name).
+  std::string str() const;
+  uint64_t hash() const;
+  bool operator==(const Config& o) const = default;
+
+ private:
+  std::vector<std::pair<std::string, int64_t>> values_;  // sorted by name
+  int num_warps_ = 4;
+  int num_stages_ = 2;
+};
+
+}  // namespace tilejit

@@ -1,0 +1,256 @@
+// The tilejit IR: a flat, hash-consed SSA graph of block values with structured regions.
+//
+// # Semantics
+//
+// A kernel is run as a grid of independent *programs* (CUDA blocks). Every IR
+// value is a *block*: a dense array of one element type (DType) with a static
+// shape of rank 0..5 (rank 0 is a scalar). Shapes are fixed when the kernel is
+// traced for one configuration; they are compile-time constants of the emitted
+// code. The order of dimensions is row-major: dimension 0 is the outermost,
+// the last dimension is the contiguous one.
+//
+// Integers. i32 and i64 arithmetic wraps modulo 2^32 / 2^64 (two's complement).
+// Div truncates toward zero, Rem takes the sign of the dividend; division by
+// zero is undefined (the interpreter raises UserError). Shifts are not part of
+// the IR. Comparisons yield i1.
+//
+// Floats. f32 and f64 ops are IEEE-754 with round-to-nearest-even and no
+// flush-to-zero. f16 and bf16 arithmetic is evaluated in f32 and rounded once
+// to the storage type after every op. fp8 types are storage only: the front end
+// rejects arithmetic on them. Cast rounds to nearest even; float -> int casts
+// truncate toward zero and saturate (NaN -> 0), as cvt.rzi.sat does.
+// Transcendentals (exp, log, sin, tanh, erf, ...) are not correctly rounded on
+// the GPU: results agree with the interpreter within a few ulp.
+//
+// Memory. Tensors are described by a base address, sizes and strides in
+// elements (the innermost stride of a TMA-accessed tensor must be 1).
+// Load/Store/AtomicAdd address elements by linear offsets from the base; an
+// access whose mask is false does nothing (loads yield `other`, default 0).
+// An unmasked out-of-bounds access is undefined behaviour (the interpreter
+// raises UserError).
+//
+// TMA. DescLoad reads the tile of seed 000's `tmaload`: for dimension i the tile
+// has ceil(box[i] / estride[i]) elements; element j reads coordinate
+// coord[i] + j * estride[i]. Elements whose coordinate is outside [0, size[i])
+// in any dimension are filled with zero (fill = 0) or NaN (fill = 1, float
+// types only). Coordinates are signed 32-bit and may be negative. DescStore
+// writes a tile back; out-of-bounds elements are not written. The innermost
+// element stride must be 1 (the hardware ignores it). Coordinates, boxes and
+// shapes in the IR are stored outermost-first like everything else; the code
+// generator reverses them for the hardware (innermost first).
+//
+// # Representation
+//
+// Graph::nodes is a flat table; a value is a NodeId (index). Operands and
+// integer attributes of a node live in the shared pools Graph::operands and
+// Graph::ints, addressed by (begin, count). Pure nodes are hash-consed per
+// region: building the same pure node twice in one region returns the same id.
+// Every node belongs to one region; a region lists its nodes in program order.
+// Region 0 is the kernel body.
+//
+// Operands (o) and ints (i) per op ("..." means a variable count):
+//   ParamTensor       o: -            i: [param index, tensor rank]          dtype = element type
+//   ParamTensorArray  o: -            i: [param index, tensor rank]
+//   ParamScalar       o: -            i: [param index]
+//   TensorSize        o: [tensor]     i: [dim]                               i64 scalar
+//   TensorStride      o: [tensor]     i: [dim]                               i64 scalar (elements)
+//   ArrayElem         o: [array, index(i32 scalar)]  i: [tensor rank]        a tensor
+//   MergeView         o: [tensor]     i: [new rank, group sizes...]          a tensor; consecutive dims merged
+//   MakeView          o: [tensor, offset(i64), sizes(rank)..., strides(rank)...]  i: [rank]
+//                     a tensor whose base is tensor.base + offset elements, with runtime sizes and
+//                     strides (innermost stride must be 1); its TMA descriptor is built on the device
+//   Const             o: -            i: [bits]  (int64 value, or the bit pattern of a double for floats)
+//   ProgramId         o: -            i: [axis]                              i32 scalar
+//   NumPrograms       o: -            i: [axis]                              i32 scalar
+//   Arange            o: -            i: [start]  shape = [end - start]      i32
+//   Broadcast         o: [x]          i: -        numpy rules, result shape given
+//   Reshape           o: [x]          i: -        same element count, row-major order
+//   Permute           o: [x]          i: [perm...]  result dim d = input dim perm[d]
+//   Cast              o: [x]          i: -        to the node's dtype
+//   binary/compare    o: [a, b]       same shape (front end inserts Broadcast)
+//   unary             o: [x]
+//   Where             o: [cond(i1), a, b]
+//   Reduce*/ArgMax    o: [x]          i: [axis]   axis removed from the shape; ArgMax gives i32, first max wins
+//   Dot               o: [a(MxK), b(KxN), acc(MxN)]   acc += a @ b, accumulated in acc's dtype
+//   Load              o: [tensor, offsets, (mask, other)]  i: [has_mask]
+//   Store             o: [tensor, offsets, value, (mask)]  i: [has_mask]
+//   AtomicAdd         o: [tensor, offsets, value, (mask)]  i: [has_mask]   relaxed, device scope
+//   DescLoad          o: [tensor, coords(rank)...]   i: [rank, box(rank)..., estride(rank)..., fill, placement]
+//                     result shape = tile = ceil(box/estride), outermost first
+//   DescStore         o: [tensor, coords(rank)..., value]  i: [rank, box(rank)..., reduce, placement]
+//                     reduce: 0 = plain store, 1 = add, 2 = min, 3 = max
+//   DescPrefetch      o: [tensor]     i: [rank, box(rank)..., estride(rank)..., fill, placement]
+//   For               o: [lo, hi, step, inits...]  i: [body region]   i32 induction variable
+//   LoopIndex         o: [for]        (first node of the body)
+//   LoopArg           o: [for]        i: [k]   k-th loop-carried value inside the body
+//   LoopResult        o: [for]        i: [k]   k-th loop-carried value after the loop
+//   If                o: [cond, ...]  i: [then region, else region]
+//   IfResult          o: [if]         i: [k]
+//   Yield             o: [values...]  last node of a loop body / if branch
+// `placement` (descriptor placement request): 0 = automatic, 1 = host-encoded, 2 = device-built.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "tilejit/ir/dtype.h"
+
+namespace tilejit::ir {
+
+enum class Op : uint8_t {
+#define TILEJIT_OP(Name, Kind, Text) Name,
+#include "tilejit/ir/ops.def"
+};
+
+enum class OpKind : uint8_t { Pure, Effect, Region, Arg };
+
+OpKind kind_of(Op op);
+std::string_view name_of(Op op);
+
+using NodeId = int32_t;
+inline constexpr NodeId kNoNode = -1;
+inline constexpr int kMaxRank = 5;
+
+/// Static block shape, outermost dimension first. Rank 0 is a scalar.
+struct Shape {
+  uint8_t rank = 0;
+  std::array<int32_t, kMaxRank> dims{};
+
+  Shape() = default;
+  Shape(std::initializer_list<int64_t> d);
+  static Shape of(std::span<const int64_t> d);
+  int64_t numel() const;
+  int32_t operator[](int i) const { return dims[i]; }
+  bool operator==(const Shape& o) const;
+  std::string str() const;  ///< "[64, 32]"
+};
+
+/// One IR value. Operands and ints are spans into Graph's pools.
+struct Node {
+  Op op;
+  DType dtype;
+  Shape shape;
+  uint32_t region;
+  uint32_t operand_begin, operand_count;
+  uint32_t int_begin, int_count;
+  uint32_t loc;  ///< index into Graph::locations (user source line of the op)
+};
+
+/// A user source location recorded for every node.
+struct Location {
+  std::string file;
+  uint32_t line = 0;
+  bool operator==(const Location& o) const { return line == o.line && file == o.file; }
+};
+
+/// Parameter of the kernel, in lambda order.
+struct Param {
+  enum Kind : uint8_t { Tensor, TensorArray, Scalar, Config } kind;
+  DType dtype;
+  int rank;          ///< tensor rank (0 for scalars)
+  std::string name;  ///< configuration name for Config parameters, else "arg<i>"
+  NodeId node = kNoNode;
+};
+
+/// A structured region: nodes in program order.
+struct Region {
+  std::vector<NodeId> nodes;
+  NodeId owner = kNoNode;  ///< the For/If node, or kNoNode for the body
+};
+
+class Graph {
+ public:
+  Graph();
+
+  // --- construction -------------------------------------------------------
+  /// Adds a node (or returns an existing identical pure node of the same region).
+  NodeId add(Op op, DType dtype, const Shape& shape, std::span<const NodeId> operands,
+             std::span<const int64_t> ints = {});
+  NodeId add(Op op, DType dtype, const Shape& shape, std::initializer_list<NodeId> operands,
+             std::initializer_list<int64_t> ints = {}) {
+    return add(op, dtype, shape, std::span<const NodeId>(operands.begin(), operands.size()),
+               std::span<const int64_t>(ints.begin(), ints.size()));
+  }
+  NodeId add(Op op, DType dtype, const Shape& shape, std::span<const NodeId> operands,
+             std::initializer_list<int64_t> ints) {
+    return add(op, dtype, shape, operands, std::span<const int64_t>(ints.begin(), ints.size()));
+  }
+  NodeId add(Op op, DType dtype, const Shape& shape, std::initializer_list<NodeId> operands,
+             std::span<const int64_t> ints) {
+    return add(op, dtype, shape, std::span<const NodeId>(operands.begin(), operands.size()), ints);
+  }
+  uint32_t new_region(NodeId owner);
+  void push_region(uint32_t r) { region_stack_.push_back(r); }
+  void pop_region() { region_stack_.pop_back(); }
+  uint32_t current_region() const { return region_stack_.back(); }
+  void set_location(const char* file, uint32_t line);
+  const Location& current_location() const { return locations_[current_loc_]; }
+
+  // --- access -------------------------------------------------------------
+  const Node& node(NodeId id) const { return nodes_[static_cast<size_t>(id)]; }
+  std::span<const NodeId> operands(NodeId id) const {
+    const Node& n = node(id);
+    return {operands_.data() + n.operand_begin, n.operand_count};
+  }
+  NodeId operand(NodeId id, int k) const { return operands(id)[static_cast<size_t>(k)]; }
+  std::span<const int64_t> ints(NodeId id) const {
+    const Node& n = node(id);
+    return {ints_.data() + n.int_begin, n.int_count};
+  }
+  int64_t int_at(NodeId id, int k) const { return ints(id)[static_cast<size_t>(k)]; }
+  size_t size() const { return nodes_.size(); }
+  const Region& region(uint32_t r) const { return regions_[r]; }
+  size_t num_regions() const { return regions_.size(); }
+  const Location& location(NodeId id) const { return locations_[node(id).loc]; }
+
+  /// Constant value of a Const node as a double / int64.
+  double const_f(NodeId id) const;
+  int64_t const_i(NodeId id) const;
+  bool is_const(NodeId id) const { return node(id).op == Op::Const; }
+
+  // --- kernel metadata ----------------------------------------------------
+  std::string kernel_name;
+  Location kernel_location;
+  std::vector<Param> params;
+  std::vector<std::pair<std::string, int64_t>> config;  ///< name -> value, incl. num_warps/num_stages
+  int num_warps = 4;
+  int num_stages = 2;
+
+  /// Structural hash: equal for graphs built by the same sequence of operations,
+  /// independent of source locations and of the process.
+  uint64_t hash() const;
+
+ private:
+  std::vector<Node> nodes_;
+  std::vector<NodeId> operands_;
+  std::vector<int64_t> ints_;
+  std::vector<Region> regions_;
+  std::vector<Location> locations_;
+  std::vector<uint32_t> region_stack_;
+  uint32_t current_loc_ = 0;
+  std::unordered_map<uint64_t, std::vector<NodeId>> cse_;
+};
+
+/// Readable text of the whole graph (stable: used by golden tests and TILEJIT_DUMP=ir).
+std::string print(const Graph& g, bool with_locations = false);
+
+/// Checks the invariants documented above; throws InternalError naming the node.
+void verify(const Graph& g);
+
+// Helpers for the DescLoad/DescStore/DescPrefetch attribute layout.
+struct TmaAttrs {
+  int rank = 0;
+  std::array<int32_t, kMaxRank> box{};
+  std::array<int32_t, kMaxRank> estride{1, 1, 1, 1, 1};
+  int fill = 0;       ///< 0 zero, 1 NaN
+  int reduce = 0;     ///< DescStore only
+  int placement = 0;  ///< 0 auto, 1 host, 2 device
+};
+TmaAttrs tma_attrs(const Graph& g, NodeId id);
+std::vector<int64_t> encode_tma_attrs(Op op, const TmaAttrs& a);
+
+}  // namespace tilejit::ir

@@ -1,0 +1,45 @@
+// The type-erased part of a kernel object: name, source location, tracer and per-configuration graphs.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <source_location>
+#include <string>
+#include <vector>
+
+#include "tilejit/config.h"
+#include "tilejit/ir/ir.h"
+#include "tilejit/launch_args.h"
+
+namespace tilejit {
+
+/// What the typed Kernel<F> shares with the runtime: it traces on demand and
+/// caches one graph per configuration. The runtime keeps its compiled state in
+/// `runtime_state` (opaque here so that this layer needs no CUDA).
+class KernelBase {
+ public:
+  using Tracer = std::function<void(ir::Graph&, const Config&)>;
+
+  KernelBase(std::string name, std::source_location where, Tracer tracer);
+
+  const std::string& name() const { return name_; }
+  const std::source_location& where() const { return where_; }
+
+  /// The graph of this kernel for `config` (traced once, then cached; thread-safe).
+  std::shared_ptr<const ir::Graph> graph(const Config& config) const;
+
+  /// Opaque per-kernel state owned by the runtime (compiled functions, caches).
+  mutable std::shared_ptr<void> runtime_state;
+  mutable std::mutex runtime_mutex;
+
+ private:
+  std::string name_;
+  std::source_location where_;
+  Tracer tracer_;
+  mutable std::mutex mutex_;
+  mutable std::map<uint64_t, std::vector<std::pair<Config, std::shared_ptr<const ir::Graph>>>> graphs_;
+};
+
+}  // namespace tilejit

@@ -1,0 +1,48 @@
+// The TMA descriptor rules (cuTensorMapEncodeTiled, PTX tensormap), checked before anything reaches the driver.
+//
+// Each check returns the first broken rule with the offending value and the
+// limit, so that the front end (at trace time) and the runtime (at launch, for
+// host-encoded descriptors) report the same rule in the same words. All arrays
+// are outermost dimension first, as in the DSL.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "tilejit/ir/dtype.h"
+
+namespace tilejit::tma {
+
+struct Violation {
+  std::string rule, value, limit;
+};
+
+inline constexpr int kMaxRank = 5;
+inline constexpr int kMaxBox = 256;
+inline constexpr int kMaxElementStride = 8;
+inline constexpr uint64_t kMaxGlobalDim = uint64_t{1} << 32;
+inline constexpr uint64_t kMaxGlobalStrideBytes = uint64_t{1} << 40;
+inline constexpr int kGlobalAddressAlign = 16;
+inline constexpr int kGlobalStrideAlign = 16;
+inline constexpr int kInnerBoxBytesMultiple = 16;
+/// Shared memory one CTA may use on sm_90 (227 KiB).
+inline constexpr int64_t kMaxSharedBytes = 227 * 1024;
+
+/// Rules on the box, element strides and fill of one TMA access (known at trace time).
+/// `what` names the operation in the messages ("descriptor_load").
+std::optional<Violation> check_box(const char* what, ir::DType dtype, std::span<const int64_t> box,
+                                   std::span<const int64_t> estride, int fill);
+
+/// Rules on the global side of a descriptor (known when the kernel runs): the
+/// base address, sizes (elements) and strides (elements) of the tensor.
+std::optional<Violation> check_global(ir::DType dtype, uint64_t address, std::span<const int64_t> sizes,
+                                      std::span<const int64_t> strides);
+
+/// The "fundamental theorem of TMA correctness" (nvFuser): a strided tile whose
+/// element stride is smaller than the box but does not divide it leaves holes
+/// that are not zero-filled once the tensor is larger than the box.
+bool fttc_hazard(int64_t box, int64_t estride);
+
+}  // namespace tilejit::tma

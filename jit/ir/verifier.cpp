@@ -1,0 +1,126 @@
+// Checks the structural and typing invariants documented in ir.h.
+#include <string>
+#include <vector>
+
+#include "tilejit/error.h"
+#include "tilejit/ir/ir.h"
+
+namespace tilejit::ir {
+
+namespace {
+struct Verifier {
+  const Graph& g;
+  std::vector<int> defined;           // 1 when a node has been visited (defined before use)
+  std::vector<uint32_t> region_parent;  // enclosing region of each region
+
+  [[noreturn]] void fail(NodeId id, const std::string& why) const {
+    throw InternalError("IR verifier: %" + std::to_string(id) + " (" + std::string(name_of(g.node(id).op)) +
+                        "): " + why);
+  }
+  bool visible(uint32_t from, uint32_t def_region) const {
+    for (uint32_t r = from;; r = region_parent[r]) {
+      if (r == def_region) return true;
+      if (r == 0) return false;
+    }
+  }
+  void expect(bool c, NodeId id, const char* why) const {
+    if (!c) fail(id, why);
+  }
+  void node(NodeId id, uint32_t region) {
+    const Node& n = g.node(id);
+    expect(n.region == region, id, "listed in a region it does not belong to");
+    for (NodeId o : g.operands(id)) {
+      expect(o < id || defined[static_cast<size_t>(o)], id, "operand used before it is defined");
+      expect(defined[static_cast<size_t>(o)] != 0, id, "operand not defined on this path");
+      expect(visible(region, g.node(o).region), id, "operand defined in a region not enclosing this use");
+    }
+    const size_t no = g.operands(id).size();
+    switch (n.op) {
+      case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Rem: case Op::Min: case Op::Max:
+      case Op::And: case Op::Or: case Op::Xor: {
+        expect(no == 2, id, "binary op needs two operands");
+        const Node& a = g.node(g.operand(id, 0));
+        const Node& b = g.node(g.operand(id, 1));
+        expect(a.dtype == n.dtype && b.dtype == n.dtype, id, "binary op operand dtypes differ from result");
+        expect(a.shape == n.shape && b.shape == n.shape, id, "binary op operand shapes differ from result");
+        break;
+      }
+      case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge: {
+        expect(no == 2, id, "comparison needs two operands");
+        const Node& a = g.node(g.operand(id, 0));
+        const Node& b = g.node(g.operand(id, 1));
+        expect(n.dtype == DType::i1, id, "comparison must yield i1");
+        expect(a.dtype == b.dtype, id, "comparison operand dtypes differ");
+        expect(a.shape == n.shape && b.shape == n.shape, id, "comparison operand shapes differ");
+        break;
+      }
+      case Op::Where: {
+        expect(no == 3, id, "where needs three operands");
+        expect(g.node(g.operand(id, 0)).dtype == DType::i1, id, "where condition must be i1");
+        for (int k = 0; k < 3; ++k) expect(g.node(g.operand(id, k)).shape == n.shape, id, "where shapes differ");
+        break;
+      }
+      case Op::Reshape:
+        expect(no == 1 && g.node(g.operand(id, 0)).shape.numel() == n.shape.numel(), id,
+               "reshape changes the element count");
+        break;
+      case Op::DescLoad: case Op::DescStore: case Op::DescPrefetch: {
+        const TmaAttrs a = tma_attrs(g, id);
+        expect(a.rank >= 1 && a.rank <= kMaxRank, id, "TMA rank outside 1..5");
+        const size_t want = n.op == Op::DescLoad ? 1 + a.rank : n.op == Op::DescStore ? 2 + a.rank : 1;
+        expect(no == want, id, "TMA op has the wrong number of operands");
+        if (n.op == Op::DescLoad) {
+          expect(n.shape.rank == a.rank, id, "TMA load shape rank differs from descriptor rank");
+          for (int i = 0; i < a.rank; ++i)
+            expect(n.shape.dims[i] == (a.box[i] + a.estride[i] - 1) / a.estride[i], id,
+                   "TMA load shape is not ceil(box / estride)");
+        }
+        break;
+      }
+      case Op::Dot: {
+        expect(no == 3, id, "dot needs three operands");
+        const Shape& a = g.node(g.operand(id, 0)).shape;
+        const Shape& b = g.node(g.operand(id, 1)).shape;
+        const Shape& c = g.node(g.operand(id, 2)).shape;
+        expect(a.rank == 2 && b.rank == 2 && c.rank == 2 && a[1] == b[0] && c[0] == a[0] && c[1] == b[1], id,
+               "dot shapes are not MxK, KxN, MxN");
+        break;
+      }
+      default: break;
+    }
+    defined[static_cast<size_t>(id)] = 1;
+    if (n.op == Op::For) {
+      const auto body = static_cast<uint32_t>(g.int_at(id, 0));
+      walk(body);
+      const auto& nodes = g.region(body).nodes;
+      expect(!nodes.empty() && g.node(nodes.back()).op == Op::Yield, id, "loop body must end with yield");
+      expect(g.operands(nodes.back()).size() + 3 == no, id, "loop yields a different number of values than it carries");
+    } else if (n.op == Op::If) {
+      for (int k = 0; k < 2; ++k) {
+        const auto r = static_cast<uint32_t>(g.int_at(id, k));
+        walk(r);
+        const auto& nodes = g.region(r).nodes;
+        expect(!nodes.empty() && g.node(nodes.back()).op == Op::Yield, id, "if branch must end with yield");
+      }
+    }
+  }
+  void walk(uint32_t r) {
+    for (NodeId id : g.region(r).nodes) node(id, r);
+  }
+};
+}  // namespace
+
+void verify(const Graph& g) {
+  Verifier v{g, std::vector<int>(g.size(), 0), std::vector<uint32_t>(g.num_regions(), 0)};
+  for (size_t id = 0; id < g.size(); ++id) {
+    const Node& n = g.node(static_cast<NodeId>(id));
+    if (n.op == Op::For) v.region_parent[static_cast<size_t>(g.int_at(static_cast<NodeId>(id), 0))] = n.region;
+    if (n.op == Op::If) {
+      v.region_parent[static_cast<size_t>(g.int_at(static_cast<NodeId>(id), 0))] = n.region;
+      v.region_parent[static_cast<size_t>(g.int_at(static_cast<NodeId>(id), 1))] = n.region;
+    }
+  }
+  v.walk(0);
+}
+
+}  // namespace tilejit::ir

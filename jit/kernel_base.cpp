@@ -1,0 +1,34 @@
+// Tracing on demand and the per-configuration graph cache.
+#include "tilejit/kernel_base.h"
+
+namespace tilejit {
+
+KernelBase::KernelBase(std::string name, std::source_location where, Tracer tracer)
+    : name_(std::move(name)), where_(where), tracer_(std::move(tracer)) {}
+
+std::shared_ptr<const ir::Graph> KernelBase::graph(const Config& config) const {
+  const uint64_t key = config.hash();
+  {
+    std::lock_guard lock(mutex_);
+    auto it = graphs_.find(key);
+    if (it != graphs_.end())
+      for (const auto& [c, g] : it->second)
+        if (c == config) return g;
+  }
+  auto g = std::make_shared<ir::Graph>();
+  g->kernel_name = name_;
+  g->kernel_location = ir::Location{where_.file_name(), static_cast<uint32_t>(where_.line())};
+  g->config = config.values();
+  g->num_warps = config.num_warps();
+  g->num_stages = config.num_stages();
+  tracer_(*g, config);
+  ir::verify(*g);
+  std::lock_guard lock(mutex_);
+  auto& bucket = graphs_[key];
+  for (const auto& [c, existing] : bucket)
+    if (c == config) return existing;
+  bucket.emplace_back(config, g);
+  return g;
+}
+
+}  // namespace tilejit

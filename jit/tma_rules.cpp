@@ -1,0 +1,86 @@
+// The TMA descriptor rules, shared by the front end and the runtime.
+#include "tilejit/tma_rules.h"
+
+namespace tilejit::tma {
+
+namespace {
+std::string s(int64_t v) { return std::to_string(v); }
+std::string dim_name(size_t i, size_t rank) {
+  return "dimension " + s(static_cast<int64_t>(i)) + (i + 1 == rank ? " (innermost)" : "");
+}
+}  // namespace
+
+bool fttc_hazard(int64_t box, int64_t estride) { return estride > 1 && estride < box && box % estride != 0; }
+
+std::optional<Violation> check_box(const char* what, ir::DType dtype, std::span<const int64_t> box,
+                                   std::span<const int64_t> estride, int fill) {
+  const std::string w = what;
+  const size_t rank = box.size();
+  if (rank < 1 || rank > kMaxRank)
+    return Violation{w + ": TMA tensors have 1 to 5 dimensions", s(static_cast<int64_t>(rank)) + " dimensions", "1..5"};
+  if (!estride.empty() && estride.size() != rank)
+    return Violation{w + ": one element stride per dimension", s(static_cast<int64_t>(estride.size())) + " element strides",
+                     s(static_cast<int64_t>(rank))};
+  for (size_t i = 0; i < rank; ++i) {
+    if (box[i] < 1 || box[i] > kMaxBox)
+      return Violation{w + ": box size out of range in " + dim_name(i, rank), s(box[i]), "1.." + s(kMaxBox)};
+  }
+  const int64_t esize = ir::size_of(dtype);
+  if ((box[rank - 1] * esize) % kInnerBoxBytesMultiple != 0)
+    return Violation{w + ": the innermost box dimension must span a multiple of 16 bytes",
+                     s(box[rank - 1]) + " x " + s(esize) + " bytes = " + s(box[rank - 1] * esize) + " bytes",
+                     "a multiple of 16 bytes"};
+  int64_t tile_bytes = esize;
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t e = estride.empty() ? 1 : estride[i];
+    if (e < 1 || e > kMaxElementStride)
+      return Violation{w + ": element stride out of range in " + dim_name(i, rank), s(e), "1.." + s(kMaxElementStride)};
+    if (i + 1 == rank && e != 1)
+      return Violation{w + ": the innermost element stride must be 1 (the hardware ignores it, so any other value "
+                           "would read different elements than asked)",
+                       s(e), "1"};
+    if (fttc_hazard(box[i], e))
+      return Violation{w + ": element stride " + s(e) + " does not divide box size " + s(box[i]) + " in " + dim_name(i, rank) +
+                           "; the elements between the last strided element and the box end would not be zero-filled "
+                           "(the 'fundamental theorem of TMA correctness'). Use a box that is a multiple of the element "
+                           "stride",
+                       "box " + s(box[i]) + ", element stride " + s(e), "box % element stride == 0"};
+    tile_bytes *= (box[i] + e - 1) / e;
+  }
+  if (tile_bytes > kMaxSharedBytes)
+    return Violation{w + ": the tile does not fit in shared memory", s(tile_bytes) + " bytes", s(kMaxSharedBytes) + " bytes"};
+  if (fill != 0 && !ir::is_float(dtype))
+    return Violation{w + ": NaN fill needs a floating-point tensor", std::string(ir::name_of(dtype)), "f16, bf16, f32, f64"};
+  if (fill != 0 && ir::is_fp8(dtype))
+    return Violation{w + ": NaN fill is not available for fp8 tensors (they move as bytes)", std::string(ir::name_of(dtype)),
+                     "f16, bf16, f32, f64"};
+  return std::nullopt;
+}
+
+std::optional<Violation> check_global(ir::DType dtype, uint64_t address, std::span<const int64_t> sizes,
+                                      std::span<const int64_t> strides) {
+  const size_t rank = sizes.size();
+  if (rank < 1 || rank > kMaxRank)
+    return Violation{"TMA tensors have 1 to 5 dimensions", s(static_cast<int64_t>(rank)) + " dimensions", "1..5"};
+  if (address % kGlobalAddressAlign != 0)
+    return Violation{"the base address of a TMA tensor must be 16-byte aligned", "address % 16 = " + s(static_cast<int64_t>(address % 16)),
+                     "0"};
+  const int64_t esize = ir::size_of(dtype);
+  for (size_t i = 0; i < rank; ++i) {
+    if (sizes[i] < 1 || static_cast<uint64_t>(sizes[i]) > kMaxGlobalDim)
+      return Violation{"TMA tensor size out of range in " + dim_name(i, rank), s(sizes[i]), "1..2^32"};
+  }
+  if (strides[rank - 1] != 1)
+    return Violation{"the innermost dimension of a TMA tensor must be contiguous", "stride " + s(strides[rank - 1]), "1"};
+  for (size_t i = 0; i + 1 < rank; ++i) {
+    const int64_t bytes = strides[i] * esize;
+    if (strides[i] < 1 || bytes % kGlobalStrideAlign != 0)
+      return Violation{"TMA tensor strides must be positive multiples of 16 bytes (" + dim_name(i, rank) + ")",
+                       s(strides[i]) + " elements = " + s(bytes) + " bytes", "a multiple of 16 bytes"};
+    if (static_cast<uint64_t>(bytes) >= kMaxGlobalStrideBytes)
+      return Violation{"TMA tensor stride too large in " + dim_name(i, rank), s(bytes) + " bytes", "< 2^40 bytes"};
+  }
+  return std::nullopt;
+}
+
+}  // namespace tilejit::tma
