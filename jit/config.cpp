@@ -7,10 +7,11 @@
 
 namespace tilejit {
 
-Config::Config(std::initializer_list<std::pair<std::string, int64_t>> values, int num_warps, int num_stages) {
-  for (const auto& [k, v] : values) set(k, v);
-  warps(num_warps);
-  stages(num_stages);
+Config::Config(std::initializer_list<std::pair<std::string, int64_t>> values, int num_warps, int num_stages,
+               std::source_location loc) {
+  for (const auto& [k, v] : values) set(k, v, loc);
+  warps(num_warps, loc);
+  stages(num_stages, loc);
 }
 
 bool Config::has(std::string_view name) const {
@@ -28,8 +29,8 @@ int64_t Config::get(std::string_view name, std::source_location loc) const {
 
 int64_t Config::operator[](std::string_view name) const { return get(name); }
 
-Config& Config::set(std::string_view name, int64_t value) {
-  if (name.empty()) throw UserError("configuration names must not be empty", "\"\"", "a non-empty name");
+Config& Config::set(std::string_view name, int64_t value, std::source_location loc) {
+  if (name.empty()) throw UserError("configuration names must not be empty", "\"\"", "a non-empty name", loc);
   for (auto& [k, v] : values_)
     if (k == name) {
       v = value;
@@ -40,15 +41,15 @@ Config& Config::set(std::string_view name, int64_t value) {
   return *this;
 }
 
-Config& Config::warps(int n) {
+Config& Config::warps(int n, std::source_location loc) {
   if (n < 1 || n > 32 || (n & (n - 1)) != 0)
-    throw UserError("num_warps must be a power of two between 1 and 32", std::to_string(n), "1, 2, 4, 8, 16, 32");
+    throw UserError("num_warps must be a power of two between 1 and 32", std::to_string(n), "1, 2, 4, 8, 16, 32", loc);
   num_warps_ = n;
   return *this;
 }
 
-Config& Config::stages(int n) {
-  if (n < 1 || n > 8) throw UserError("num_stages must be between 1 and 8", std::to_string(n), "1..8");
+Config& Config::stages(int n, std::source_location loc) {
+  if (n < 1 || n > 8) throw UserError("num_stages must be between 1 and 8", std::to_string(n), "1..8", loc);
   num_stages_ = n;
   return *this;
 }

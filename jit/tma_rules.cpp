@@ -83,4 +83,32 @@ std::optional<Violation> check_global(ir::DType dtype, uint64_t address, std::sp
   return std::nullopt;
 }
 
+std::optional<Violation> merge_dims(const TensorArg& in, std::span<const int> groups, TensorArg& out) {
+  int total = 0;
+  for (int g : groups) total += g;
+  if (total != in.rank || groups.empty())
+    return Violation{"merge: the group sizes must add up to the tensor rank", s(total), s(in.rank)};
+  out = in;
+  out.rank = static_cast<int>(groups.size());
+  int d = 0;
+  for (size_t k = 0; k < groups.size(); ++k) {
+    int64_t size = 1;
+    for (int j = 0; j < groups[k]; ++j, ++d) {
+      if (j + 1 < groups[k]) {
+        const int64_t want = in.strides[static_cast<size_t>(d + 1)] * in.sizes[static_cast<size_t>(d + 1)];
+        if (in.strides[static_cast<size_t>(d)] != want)
+          return Violation{"merge: dimensions " + s(d) + " and " + s(d + 1) + " are not contiguous, so they cannot form one TMA dimension",
+                           "stride[" + s(d) + "] = " + s(in.strides[static_cast<size_t>(d)]) + ", stride[" + s(d + 1) + "] * size[" +
+                               s(d + 1) + "] = " + s(want),
+                           "stride[" + s(d) + "] == stride[" + s(d + 1) + "] * size[" + s(d + 1) + "]"};
+      }
+      size *= in.sizes[static_cast<size_t>(d)];
+    }
+    out.sizes[k] = size;
+    out.strides[k] = in.strides[static_cast<size_t>(d - 1)];
+  }
+  for (size_t k = groups.size(); k < out.sizes.size(); ++k) out.sizes[k] = out.strides[k] = 0;
+  return std::nullopt;
+}
+
 }  // namespace tilejit::tma

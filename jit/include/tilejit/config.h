@@ -16,15 +16,17 @@ namespace tilejit {
 class Config {
  public:
   Config() = default;
-  Config(std::initializer_list<std::pair<std::string, int64_t>> values, int num_warps = 4, int num_stages = 2);
+  Config(std::initializer_list<std::pair<std::string, int64_t>> values, int num_warps = 4, int num_stages = 2,
+         std::source_location loc = std::source_location::current());
 
   /// The value of `name`; UserError when the configuration has none.
   int64_t operator[](std::string_view name) const;
   int64_t get(std::string_view name, std::source_location loc = std::source_location::current()) const;
   bool has(std::string_view name) const;
-  Config& set(std::string_view name, int64_t value);
-  Config& warps(int n);
-  Config& stages(int n);
+  // UserErrors of these setters name the caller's line.
+  Config& set(std::string_view name, int64_t value, std::source_location loc = std::source_location::current());
+  Config& warps(int n, std::source_location loc = std::source_location::current());
+  Config& stages(int n, std::source_location loc = std::source_location::current());
 
   int num_warps() const { return num_warps_; }
   int num_stages() const { return num_stages_; }

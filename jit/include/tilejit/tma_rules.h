@@ -12,6 +12,7 @@
 #include <string>
 
 #include "tilejit/ir/dtype.h"
+#include "tilejit/launch_args.h"
 
 namespace tilejit::tma {
 
@@ -39,6 +40,13 @@ std::optional<Violation> check_box(const char* what, ir::DType dtype, std::span<
 /// base address, sizes (elements) and strides (elements) of the tensor.
 std::optional<Violation> check_global(ir::DType dtype, uint64_t address, std::span<const int64_t> sizes,
                                       std::span<const int64_t> strides);
+
+/// The TMA domain of seed 001: `in` viewed with consecutive dimensions merged,
+/// group k holding groups[k] dimensions (outermost first). A merged dimension
+/// has the product of the sizes and the stride of its innermost member. Merged
+/// neighbours must be contiguous (stride[d] == stride[d+1] * size[d+1]); the
+/// first pair that is not is returned as a Violation naming both dimensions.
+std::optional<Violation> merge_dims(const TensorArg& in, std::span<const int> groups, TensorArg& out);
 
 /// The "fundamental theorem of TMA correctness" (nvFuser): a strided tile whose
 /// element stride is smaller than the box but does not divide it leaves holes

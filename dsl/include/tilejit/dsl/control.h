@@ -37,13 +37,14 @@ Tuple make_tuple_of(const Tuple& like, Make&& make, std::index_sequence<K...>) {
 }
 
 template <class Tuple>
-void check_same_shapes(const Tuple& a, const std::vector<ir::NodeId>& b, const char* what, const std::source_location& loc) {
+void check_same_shapes(const Tuple& a, const std::vector<ir::NodeId>& b, const char* what, const char* problem,
+                       const std::source_location& loc) {
   ir::Graph& g = graph();
   const auto ia = tuple_ids(a, std::make_index_sequence<std::tuple_size_v<Tuple>>{});
   for (size_t k = 0; k < ia.size(); ++k) {
     const ir::Shape &sa = g.node(ia[k]).shape, &sb = g.node(b[k]).shape;
     if (!(sa == sb))
-      user_error(std::string(what) + ": value " + std::to_string(k) + " changes shape inside the region", sa.str() + " -> " + sb.str(),
+      user_error(std::string(what) + ": value " + std::to_string(k) + " " + problem, sa.str() + " -> " + sb.str(),
                  "the same shape", loc);
   }
 }
@@ -77,7 +78,7 @@ auto for_impl(Index lo, Index hi, Index step, const Init& init, Body&& body, con
     static_assert(std::is_same_v<decltype(out), Init>,
                   "tilejit: for_range: the body must return values of the same types as the initial values");
     yielded = tuple_ids(out, std::make_index_sequence<N>{});
-    check_same_shapes(init, yielded, "for_range", loc);
+    check_same_shapes(init, yielded, "for_range", "changes shape in the loop body", loc);
   }
   g.add(ir::Op::Yield, ir::DType::i32, ir::Shape{}, yielded);
   g.pop_region();
@@ -143,7 +144,7 @@ auto if_impl(const Scalar<i1>& cond, Then&& then_fn, Else&& else_fn, const std::
     auto e = as_tuple(else_fn());
     static_assert(std::is_same_v<decltype(e), Tup>, "tilejit: if_else: both branches must return values of the same types");
     else_ids = tuple_ids(e, std::make_index_sequence<N>{});
-    check_same_shapes(t, else_ids, "if_else", loc);
+    check_same_shapes(t, else_ids, "if_else", "has different shapes in the two branches (then -> else)", loc);
     g.add(ir::Op::Yield, ir::DType::i32, ir::Shape{}, else_ids);
     g.pop_region();
     auto results = make_tuple_of(

@@ -17,6 +17,7 @@
 #include "tilejit/interp/interp.h"
 #include "tilejit/kernel_base.h"
 #include "tilejit/launch_args.h"
+#include "tilejit/runtime/launch.h"
 
 namespace tilejit {
 
@@ -115,7 +116,15 @@ P make_param(ir::Graph& g, int index, const Config& cfg) {
     p.dtype = ir::DType::i64;
     p.rank = 0;
     p.name = std::string(P::name());
-    const int64_t v = cfg.get(P::name(), std::source_location::current());
+    // A missing value is reported at the kernel's definition, where the Block<> parameter is declared.
+    if (!cfg.has(P::name())) {
+      try {
+        (void)cfg.get(P::name());
+      } catch (const UserError& e) {
+        throw UserError(e.rule(), e.value(), e.limit(), g.kernel_location.file, g.kernel_location.line);
+      }
+    }
+    const int64_t v = cfg.get(P::name());
     g.params.push_back(p);
     return P{v};
   } else if constexpr (std::is_same_v<P, dsl::Tensor<typename P::dtype, P::rank>>) {
@@ -228,6 +237,27 @@ class Kernel {
     bind_from<0>(out, args...);
     return out;
   }
+
+  /// Launches the kernel on the GPU (device pointers in the TensorViews) on `stream`.
+  /// Compiles on first use per configuration and device. See runtime::launch.
+  template <class... A>
+  void launch(Stream stream, dim3 grid, const Config& config, const A&... args) const {
+    const auto bound = bind(args...);
+    runtime::launch(*base_, stream, grid, config, bound);
+  }
+
+  /// Like launch(), with a caller-owned workspace for device-built descriptors.
+  template <class... A>
+  void launch_with(const LaunchOptions& options, Stream stream, dim3 grid, const Config& config, const A&... args) const {
+    const auto bound = bind(args...);
+    runtime::launch(*base_, stream, grid, config, bound, options);
+  }
+
+  /// Bytes of workspace a launch over `grid` needs (for launch_with).
+  size_t workspace_bytes(dim3 grid, const Config& config) const { return runtime::workspace_bytes(*base_, grid, config); }
+
+  /// The generated CUDA C++ for `config` (no GPU needed).
+  std::string cuda_source(const Config& config) const { return runtime::generate(*base_, config).source; }
 
   /// Runs the kernel in the CPU interpreter on host buffers.
   template <class... A>

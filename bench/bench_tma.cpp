@@ -1,0 +1,115 @@
+// TMA bandwidth benchmarks on the GPU: copy and a*x+b over 2 GiB of fp32 (host- and device-built
+// descriptors) and jagged sequences with device-built descriptors. Prints one JSON line per result.
+#include <cstdio>
+#include <vector>
+
+#include "tilejit/runtime/driver.h"
+#include "tilejit/runtime/memory.h"
+#include "tilejit/tilejit.h"
+
+using namespace tilejit::dsl;
+using tilejit::Config;
+using tilejit::dim3;
+using tilejit::cdiv;
+
+namespace {
+constexpr int64_t kM = 32768, kN = 16384;  // 2 GiB of fp32, as bench/peers.py
+constexpr int64_t kJaggedB = 2048, kJaggedD = 128;
+
+template <class F>
+double time_ms(F&& f) {
+  return tilejit::time_median_ms(nullptr, 5, 20, [](void* u) { (*static_cast<F*>(u))(); }, &f);
+}
+
+void emit(const char* bench, const char* impl, const Config& c, double ms, double bytes) {
+  std::printf("{\"bench\": \"%s\", \"impl\": \"%s\", \"config\": \"%s\", \"ms\": %.4f, \"gbps\": %.1f}\n", bench, impl,
+              c.str().c_str(), ms, bytes / ms / 1e6);
+  std::fflush(stdout);
+}
+}  // namespace
+
+int main() {
+  if (!tilejit::has_gpu()) {
+    std::printf("bench_tma: no GPU (%s); nothing to measure\n", tilejit::driver_error().c_str());
+    return 0;
+  }
+  auto copy = tilejit::kernel("bench_copy", [](Tensor<f32, 2> x, Tensor<f32, 2> y, Block<"BM"> BM, Block<"BN"> BN) {
+    auto m = program_id(0) * BM;
+    auto n = program_id(1) * BN;
+    descriptor_store(y, {m, n}, descriptor_load(x, {m, n}, {BM, BN}));
+  });
+  auto copy_dev = tilejit::kernel("bench_copy_device", [](Tensor<f32, 2> x, Tensor<f32, 2> y, Block<"BM"> BM, Block<"BN"> BN) {
+    auto m = program_id(0) * BM;
+    auto n = program_id(1) * BN;
+    auto xd = x.with_placement(Placement::device);
+    auto yd = y.with_placement(Placement::device);
+    descriptor_store(yd, {m, n}, descriptor_load(xd, {m, n}, {BM, BN}));
+  });
+  auto axpb = tilejit::kernel("bench_axpb", [](Tensor<f32, 2> x, Tensor<f32, 2> y, Scalar<f32> a, Scalar<f32> b, Block<"BM"> BM,
+                                               Block<"BN"> BN) {
+    auto m = program_id(0) * BM;
+    auto n = program_id(1) * BN;
+    descriptor_store(y, {m, n}, descriptor_load(x, {m, n}, {BM, BN}) * a + b);
+  });
+  const size_t bytes = static_cast<size_t>(kM * kN * 4);
+  tilejit::DeviceBuffer xb(bytes), yb(bytes);
+  {
+    xb.fill_bytes(0x3f);
+  }
+  tilejit::TensorView<f32, 2> X(xb.data(), {kM, kN}), Y(yb.data(), {kM, kN});
+  const std::vector<Config> configs = {Config{{"BM", 64}, {"BN", 64}}, Config{{"BM", 128}, {"BN", 64}}, Config{{"BM", 64}, {"BN", 128}},
+                                       Config{{"BM", 32}, {"BN", 128}}, Config{{"BM", 128}, {"BN", 128}}};
+  auto best_of = [&](const char* name, const auto& k, auto... extra) {
+    double best = 1e30;
+    Config best_c;
+    for (const Config& c : configs) {
+      const dim3 grid(static_cast<uint32_t>(cdiv(kM, c["BM"])), static_cast<uint32_t>(cdiv(kN, c["BN"])));
+      const double ms = time_ms([&] { k.launch(nullptr, grid, c, X, Y, extra...); });
+      if (ms < best) {
+        best = ms;
+        best_c = c;
+      }
+    }
+    emit(name, "tilejit", best_c, best, 2.0 * static_cast<double>(bytes));
+  };
+  best_of("copy", copy);
+  best_of("copy_device_desc", copy_dev);
+  best_of("axpb", axpb, 1.5f, 0.25f);
+
+  // Jagged: y = 2x over per-sequence row views with device-built descriptors.
+  std::vector<int32_t> offs{0};
+  int64_t longest = 0;
+  for (int64_t b = 0; b < kJaggedB; ++b) {
+    const int64_t len = 256 + (b * 7919) % 1792;
+    longest = std::max(longest, len);
+    offs.push_back(offs.back() + static_cast<int32_t>(len));
+  }
+  const int64_t total = offs.back();
+  tilejit::DeviceBuffer ob(offs.size() * 4), xj(static_cast<size_t>(total * kJaggedD * 4)), yj(static_cast<size_t>(total * kJaggedD * 4));
+  ob.upload(offs.data());
+  xj.fill_bytes(0x3f);
+  auto jagged = tilejit::kernel("bench_jagged", [](Tensor<i32, 1> offsets, Tensor<f32, 2> x, Tensor<f32, 2> y, Block<"BM"> BM, Block<"D"> D) {
+    auto b = program_id(1);
+    auto start = load(offsets, b);
+    auto end = load(offsets, b + 1);
+    auto m = program_id(0) * BM;
+    if_then(m < end - start, [&] {
+      descriptor_store(y.rows(start, end), {m, 0}, descriptor_load(x.rows(start, end), {m, 0}, {BM, D}) * 2.0f);
+    });
+  });
+  tilejit::TensorView<i32, 1> O(ob.data(), {static_cast<int64_t>(offs.size())});
+  tilejit::TensorView<f32, 2> XJ(xj.data(), {total, kJaggedD}), YJ(yj.data(), {total, kJaggedD});
+  double best = 1e30;
+  Config best_c;
+  for (int64_t bm : {32, 64}) {
+    const Config c{{"BM", bm}, {"D", kJaggedD}};
+    const dim3 grid(static_cast<uint32_t>(cdiv(longest, bm)), static_cast<uint32_t>(kJaggedB));
+    const double ms = time_ms([&] { jagged.launch(nullptr, grid, c, O, XJ, YJ); });
+    if (ms < best) {
+      best = ms;
+      best_c = c;
+    }
+  }
+  emit("jagged", "tilejit", best_c, best, 2.0 * static_cast<double>(total * kJaggedD * 4));
+  return 0;
+}

@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Peer timings for the tilejit benchmarks: torch copy, Triton TMA copy / axpb, Triton jagged (device descriptors).
+
+Prints one JSON object per line: {"bench": ..., "impl": ..., "ms": ..., "gbps": ...}.
+The workloads match bench/bench_tma.cpp exactly (sizes, dtypes, the jagged length formula).
+"""
+import json
+import sys
+
+import torch
+import triton
+import triton.language as tl
+from triton.tools.tensor_descriptor import TensorDescriptor
+
+M, N = 32768, 16384  # 2 GiB of fp32
+JAGGED_B, JAGGED_D = 2048, 128
+
+
+def jagged_lengths():
+    return [256 + (b * 7919) % 1792 for b in range(JAGGED_B)]
+
+
+def time_ms(fn, warmup=5, reps=20):
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        e.record()
+        e.synchronize()
+        times.append(s.elapsed_time(e))
+    times.sort()
+    return times[len(times) // 2]
+
+
+def emit(bench, impl, ms, nbytes):
+    print(json.dumps({"bench": bench, "impl": impl, "ms": ms, "gbps": nbytes / ms / 1e6}), flush=True)
+
+
+@triton.jit
+def tma_copy(x_desc, y_desc, BM: tl.constexpr, BN: tl.constexpr):
+    m = tl.program_id(0) * BM
+    n = tl.program_id(1) * BN
+    y_desc.store([m, n], x_desc.load([m, n]))
+
+
+@triton.jit
+def tma_axpb(x_desc, y_desc, a, b, BM: tl.constexpr, BN: tl.constexpr):
+    m = tl.program_id(0) * BM
+    n = tl.program_id(1) * BN
+    y_desc.store([m, n], x_desc.load([m, n]) * a + b)
+
+
+@triton.jit
+def jagged_scale(offsets, x_ptr, y_ptr, D: tl.constexpr, BM: tl.constexpr):
+    b = tl.program_id(1)
+    start = tl.load(offsets + b)
+    end = tl.load(offsets + b + 1)
+    m = tl.program_id(0) * BM
+    if m < end - start:
+        xd = tl.make_tensor_descriptor(x_ptr + start * D, shape=[end - start, D], strides=[D, 1], block_shape=[BM, D])
+        yd = tl.make_tensor_descriptor(y_ptr + start * D, shape=[end - start, D], strides=[D, 1], block_shape=[BM, D])
+        yd.store([m, 0], xd.load([m, 0]) * 2.0)
+
+
+def main():
+    torch.manual_seed(0)
+    x = torch.randn(M, N, device="cuda", dtype=torch.float32)
+    y = torch.empty_like(x)
+    nbytes = 2 * x.numel() * 4
+    emit("copy", "torch", time_ms(lambda: y.copy_(x)), nbytes)
+
+    best = None
+    for BM, BN in [(64, 64), (128, 64), (64, 128), (32, 128), (128, 128)]:
+        xd = TensorDescriptor.from_tensor(x, [BM, BN])
+        yd = TensorDescriptor.from_tensor(y, [BM, BN])
+        grid = (triton.cdiv(M, BM), triton.cdiv(N, BN))
+        ms = time_ms(lambda: tma_copy[grid](xd, yd, BM, BN))
+        best = ms if best is None else min(best, ms)
+    assert torch.equal(x, y)
+    emit("copy", "triton", best, nbytes)
+
+    best = None
+    for BM, BN in [(64, 64), (128, 64), (64, 128), (32, 128)]:
+        xd = TensorDescriptor.from_tensor(x, [BM, BN])
+        yd = TensorDescriptor.from_tensor(y, [BM, BN])
+        grid = (triton.cdiv(M, BM), triton.cdiv(N, BN))
+        ms = time_ms(lambda: tma_axpb[grid](xd, yd, 1.5, 0.25, BM, BN))
+        best = ms if best is None else min(best, ms)
+    emit("axpb", "triton", best, nbytes)
+    del x, y
+
+    lengths = jagged_lengths()
+    offs = [0]
+    for L in lengths:
+        offs.append(offs[-1] + L)
+    offsets = torch.tensor(offs, device="cuda", dtype=torch.int32)
+    total = offs[-1]
+    xj = torch.randn(total, JAGGED_D, device="cuda", dtype=torch.float32)
+    yj = torch.empty_like(xj)
+    nbytes_j = 2 * xj.numel() * 4
+    emit("jagged", "torch_copy", time_ms(lambda: yj.copy_(xj)), nbytes_j)
+
+    def alloc(size, alignment, stream):
+        return torch.empty(size, device="cuda", dtype=torch.int8)
+
+    triton.set_allocator(alloc)
+    best = None
+    for BM in [32, 64, 128]:
+        grid = (triton.cdiv(max(lengths), BM), JAGGED_B)
+        ms = time_ms(lambda: jagged_scale[grid](offsets, xj, yj, JAGGED_D, BM))
+        best = ms if best is None else min(best, ms)
+    assert torch.allclose(yj, xj * 2)
+    emit("jagged", "triton", best, nbytes_j)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,28 @@
+#!/usr/bin/env python3
+"""Joins the JSON lines of bench_tma and peers.py (one run) into a table of bandwidths and ratios."""
+import json
+import sys
+
+
+def main(paths):
+    rows = []
+    for p in paths:
+        with open(p) as f:
+            for line in f:
+                line = line.strip()
+                if line.startswith("{"):
+                    rows.append(json.loads(line))
+    by = {(r["bench"], r["impl"]): r for r in rows}
+    torch_copy = by.get(("copy", "torch"))
+    jag_copy = by.get(("jagged", "torch_copy"))
+    print(f"{'benchmark':<22}{'impl':<10}{'GB/s':>9}{'vs torch copy':>15}{'vs triton':>11}  config")
+    for r in rows:
+        base = jag_copy if r["bench"] == "jagged" else torch_copy
+        tri = by.get((r["bench"] if r["bench"] != "copy_device_desc" else "copy", "triton"))
+        vs_t = f"{r['gbps'] / base['gbps']:.3f}x" if base else "-"
+        vs_tr = f"{r['gbps'] / tri['gbps']:.3f}x" if tri and r["impl"] == "tilejit" else "-"
+        print(f"{r['bench']:<22}{r['impl']:<10}{r['gbps']:>9.1f}{vs_t:>15}{vs_tr:>11}  {r.get('config', '')}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

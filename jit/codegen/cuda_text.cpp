@@ -1,0 +1,299 @@
+// CUDA C++ spelling of IR types, constants and elementwise operations.
+#include "codegen/cuda_text.h"
+
+#include <bit>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "tilejit/error.h"
+
+namespace tilejit::codegen::detail {
+
+using ir::DType;
+using ir::Op;
+
+std::string reg_type(DType t) {
+  switch (t) {
+    case DType::i1: return "bool";
+    case DType::i8: return "signed char";
+    case DType::u8: return "unsigned char";
+    case DType::i32: return "int";
+    case DType::i64: return "long long";
+    case DType::f16: return "tj::f16_t";
+    case DType::bf16: return "tj::bf16_t";
+    case DType::f32: return "float";
+    case DType::f64: return "double";
+    case DType::f8e4m3: return "tj::e4m3_t";
+    case DType::f8e5m2: return "tj::e5m2_t";
+  }
+  return "?";
+}
+
+std::string mem_type(DType t) { return t == DType::i1 ? "unsigned char" : reg_type(t); }
+
+int ptx_elemtype(DType t) {
+  switch (t) {
+    case DType::i1: case DType::i8: case DType::u8: case DType::f8e4m3: case DType::f8e5m2: return 0;  // u8
+    case DType::f16: return 6;
+    case DType::bf16: return 10;
+    case DType::i32: return 3;
+    case DType::i64: return 5;
+    case DType::f32: return 7;
+    case DType::f64: return 9;
+  }
+  return 0;
+}
+
+std::string int_literal(DType t, int64_t v) {
+  switch (t) {
+    case DType::i1: return v ? "true" : "false";
+    case DType::i64:
+      if (v == std::numeric_limits<int64_t>::min()) return "(-9223372036854775807ll - 1)";
+      return std::to_string(v) + "ll";
+    case DType::i32:
+      if (v == std::numeric_limits<int32_t>::min()) return "(-2147483647 - 1)";
+      return std::to_string(v);
+    default:
+      return std::to_string(v);
+  }
+}
+
+namespace {
+std::string hex(uint64_t v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+std::string float_literal(double v, bool single) {
+  if (std::isnan(v)) return single ? "__int_as_float(0x7fc00000)" : "__longlong_as_double(0x7ff8000000000000ll)";
+  if (std::isinf(v))
+    return single ? (v > 0 ? "__int_as_float(0x7f800000)" : "__int_as_float(0xff800000)")
+                  : (v > 0 ? "__longlong_as_double(0x7ff0000000000000ll)" : "__longlong_as_double(0xfff0000000000000ll)");
+  char buf[64];
+  for (int prec = single ? 6 : 15; prec <= 17; ++prec) {
+    std::snprintf(buf, sizeof buf, "%.*g", prec, v);
+    const double back = std::strtod(buf, nullptr);
+    if (single ? static_cast<float>(back) == static_cast<float>(v) && std::signbit(back) == std::signbit(v)
+               : back == v && std::signbit(back) == std::signbit(v))
+      break;
+  }
+  std::string s = buf;
+  if (s.find_first_of(".en") == std::string::npos) s += ".0";
+  return single ? s + "f" : s;
+}
+}  // namespace
+
+std::string literal(const ir::Graph& g, ir::NodeId konst) {
+  const DType t = g.node(konst).dtype;
+  if (!ir::is_float(t)) return int_literal(t, g.const_i(konst));
+  const double v = g.const_f(konst);
+  switch (t) {
+    case DType::f32: return float_literal(v, true);
+    case DType::f64: return float_literal(v, false);
+    case DType::f16: return "tj::f16_t(" + hex(ir::to_f16_bits(v)) + ")";
+    case DType::bf16: return "tj::bf16_t(" + hex(ir::to_bf16_bits(v)) + ")";
+    case DType::f8e4m3: return "tj::e4m3_t(" + hex(ir::to_e4m3_bits(v)) + ")";
+    case DType::f8e5m2: return "tj::e5m2_t(" + hex(ir::to_e5m2_bits(v)) + ")";
+    default: break;
+  }
+  throw InternalError("literal: unexpected type");
+}
+
+DType compute_type(DType t) { return t == DType::f16 || t == DType::bf16 ? DType::f32 : t; }
+
+std::string to_compute(const std::string& x, DType t) {
+  if (t == DType::f16) return "tj::f16_to_f32(" + x + ")";
+  if (t == DType::bf16) return "tj::bf16_to_f32(" + x + ")";
+  return x;
+}
+
+std::string from_compute(const std::string& x, DType t) {
+  if (t == DType::f16) return "tj::f32_to_f16(" + x + ")";
+  if (t == DType::bf16) return "tj::f32_to_bf16(" + x + ")";
+  return x;
+}
+
+namespace {
+/// A value of float type `from` as an f32 or f64 expression (exact).
+std::string widen_float(const std::string& x, DType from) {
+  switch (from) {
+    case DType::f16: return "tj::f16_to_f32(" + x + ")";
+    case DType::bf16: return "tj::bf16_to_f32(" + x + ")";
+    case DType::f8e4m3: return "tj::e4m3_to_f32(" + x + ")";
+    case DType::f8e5m2: return "tj::e5m2_to_f32(" + x + ")";
+    default: return x;
+  }
+}
+}  // namespace
+
+std::string cast(const std::string& x, DType from, DType to) {
+  if (from == to) return x;
+  if (to == DType::i1) {
+    if (ir::is_float(from)) return "(" + widen_float(x, from) + " != 0)";
+    return "(" + x + " != 0)";
+  }
+  if (from == DType::i1) {
+    if (ir::is_float(to)) return cast("(" + x + " ? 1 : 0)", DType::i32, to);
+    return "static_cast<" + reg_type(to) + ">(" + x + ")";
+  }
+  if (!ir::is_float(from) && !ir::is_float(to)) return "static_cast<" + reg_type(to) + ">(" + x + ")";
+  if (ir::is_float(from) && !ir::is_float(to)) {
+    // Float -> integer: truncate toward zero, saturate, NaN -> 0.
+    const bool dbl = from == DType::f64;
+    const std::string w = widen_float(x, from);
+    switch (to) {
+      case DType::i8: return std::string(dbl ? "tj::f64_to_i8(" : "tj::f32_to_i8(") + w + ")";
+      case DType::u8: return std::string(dbl ? "tj::f64_to_u8(" : "tj::f32_to_u8(") + w + ")";
+      case DType::i32: return std::string(dbl ? "__double2int_rz(" : "__float2int_rz(") + w + ")";
+      case DType::i64: return std::string(dbl ? "__double2ll_rz(" : "__float2ll_rz(") + w + ")";
+      default: break;
+    }
+    throw InternalError("cast: unexpected integer type");
+  }
+  if (!ir::is_float(from)) {
+    // Integer -> float, rounding once.
+    const bool wide = from == DType::i64;
+    switch (to) {
+      case DType::f32: return std::string(wide ? "__ll2float_rn(" : "static_cast<float>(") + x + ")";
+      case DType::f64: return std::string(wide ? "__ll2double_rn(" : "static_cast<double>(") + x + ")";
+      default: {
+        const std::string d = wide ? "tj::i64_to_f64_odd(" + x + ")" : "static_cast<double>(" + x + ")";
+        return cast(d, DType::f64, to);
+      }
+    }
+  }
+  // Float -> float.
+  if (from == DType::f64) {
+    switch (to) {
+      case DType::f32: return "__double2float_rn(" + x + ")";
+      case DType::f16: return "tj::f64_to_f16(" + x + ")";
+      case DType::bf16: return "tj::f64_to_bf16(" + x + ")";
+      case DType::f8e4m3: return "tj::f64_to_e4m3(" + x + ")";
+      case DType::f8e5m2: return "tj::f64_to_e5m2(" + x + ")";
+      default: break;
+    }
+  }
+  const std::string f = widen_float(x, from);  // exact f32
+  switch (to) {
+    case DType::f32: return f;
+    case DType::f64: return "static_cast<double>(" + f + ")";
+    case DType::f16: return "tj::f32_to_f16(" + f + ")";
+    case DType::bf16: return "tj::f32_to_bf16(" + f + ")";
+    case DType::f8e4m3: return "tj::f32_to_e4m3(" + f + ")";
+    case DType::f8e5m2: return "tj::f32_to_e5m2(" + f + ")";
+    default: break;
+  }
+  throw InternalError("cast: unexpected float conversion");
+}
+
+std::string binary(Op op, DType t, const std::string& a0, const std::string& b0) {
+  const DType ct = compute_type(t);
+  const std::string a = to_compute(a0, t), b = to_compute(b0, t);
+  auto wrap = [&](const std::string& e) { return from_compute(e, t); };
+  auto call = [](const char* f, const std::string& x, const std::string& y) {
+    return std::string(f) + "(" + x + ", " + y + ")";
+  };
+  switch (op) {
+    case Op::Eq: return "(" + a + " == " + b + ")";
+    case Op::Ne: return "(" + a + " != " + b + ")";
+    case Op::Lt: return "(" + a + " < " + b + ")";
+    case Op::Le: return "(" + a + " <= " + b + ")";
+    case Op::Gt: return "(" + a + " > " + b + ")";
+    case Op::Ge: return "(" + a + " >= " + b + ")";
+    case Op::And: return t == DType::i1 ? "(" + a + " && " + b + ")" : "static_cast<" + reg_type(t) + ">(" + a + " & " + b + ")";
+    case Op::Or: return t == DType::i1 ? "(" + a + " || " + b + ")" : "static_cast<" + reg_type(t) + ">(" + a + " | " + b + ")";
+    case Op::Xor: return t == DType::i1 ? "(" + a + " != " + b + ")" : "static_cast<" + reg_type(t) + ">(" + a + " ^ " + b + ")";
+    default: break;
+  }
+  if (ct == DType::f32 || ct == DType::f64) {
+    const bool s = ct == DType::f32;
+    switch (op) {
+      case Op::Add: return wrap(call(s ? "__fadd_rn" : "__dadd_rn", a, b));
+      case Op::Sub: return wrap(call(s ? "__fsub_rn" : "__dsub_rn", a, b));
+      case Op::Mul: return wrap(call(s ? "__fmul_rn" : "__dmul_rn", a, b));
+      case Op::Div: return wrap(call(s ? "__fdiv_rn" : "__ddiv_rn", a, b));
+      case Op::Min: return wrap(call(s ? "tj::min_f32" : "tj::min_f64", a, b));
+      case Op::Max: return wrap(call(s ? "tj::max_f32" : "tj::max_f64", a, b));
+      default: break;
+    }
+    throw InternalError("binary: unexpected float op " + std::string(ir::name_of(op)));
+  }
+  // Integers. i32 / i64 wrap through unsigned arithmetic; 8-bit types compute in int and truncate.
+  const bool narrow = t == DType::i8 || t == DType::u8;
+  const std::string rt = reg_type(t);
+  switch (op) {
+    case Op::Add: return narrow ? "static_cast<" + rt + ">(" + a + " + " + b + ")" : call("tj::add_wrap", a, b);
+    case Op::Sub: return narrow ? "static_cast<" + rt + ">(" + a + " - " + b + ")" : call("tj::sub_wrap", a, b);
+    case Op::Mul: return narrow ? "static_cast<" + rt + ">(" + a + " * " + b + ")" : call("tj::mul_wrap", a, b);
+    case Op::Div:
+      if (narrow) return "static_cast<" + rt + ">(" + a + " / " + b + ")";
+      return call(t == DType::i32 ? "tj::div_i32" : "tj::div_i64", a, b);
+    case Op::Rem:
+      if (narrow) return "static_cast<" + rt + ">(" + a + " % " + b + ")";
+      return call(t == DType::i32 ? "tj::rem_i32" : "tj::rem_i64", a, b);
+    case Op::Min: return "(" + a + " < " + b + " ? " + a + " : " + b + ")";
+    case Op::Max: return "(" + a + " < " + b + " ? " + b + " : " + a + ")";
+    default: break;
+  }
+  throw InternalError("binary: unexpected integer op " + std::string(ir::name_of(op)));
+}
+
+std::string unary(Op op, DType t, const std::string& a0) {
+  if (op == Op::Not) return "!" + a0;
+  const DType ct = compute_type(t);
+  const std::string a = to_compute(a0, t);
+  if (ct == DType::f32 || ct == DType::f64) {
+    const bool s = ct == DType::f32;
+    std::string e;
+    switch (op) {
+      case Op::Neg: e = "-" + a; break;
+      case Op::Abs: e = std::string(s ? "fabsf(" : "fabs(") + a + ")"; break;
+      case Op::Exp: e = std::string(s ? "expf(" : "exp(") + a + ")"; break;
+      case Op::Exp2: e = std::string(s ? "exp2f(" : "exp2(") + a + ")"; break;
+      case Op::Log: e = std::string(s ? "logf(" : "log(") + a + ")"; break;
+      case Op::Log2: e = std::string(s ? "log2f(" : "log2(") + a + ")"; break;
+      case Op::Sqrt: e = std::string(s ? "__fsqrt_rn(" : "__dsqrt_rn(") + a + ")"; break;
+      case Op::Rsqrt: e = std::string(s ? "rsqrtf(" : "rsqrt(") + a + ")"; break;
+      case Op::Sin: e = std::string(s ? "sinf(" : "sin(") + a + ")"; break;
+      case Op::Cos: e = std::string(s ? "cosf(" : "cos(") + a + ")"; break;
+      case Op::Tanh: e = std::string(s ? "tanhf(" : "tanh(") + a + ")"; break;
+      case Op::Sigmoid: e = std::string(s ? "tj::sigmoid_f32(" : "tj::sigmoid_f64(") + a + ")"; break;
+      case Op::Erf: e = std::string(s ? "erff(" : "erf(") + a + ")"; break;
+      default: throw InternalError("unary: unexpected float op " + std::string(ir::name_of(op)));
+    }
+    return from_compute(e, t);
+  }
+  const bool narrow = t == DType::i8 || t == DType::u8;
+  const std::string rt = reg_type(t);
+  switch (op) {
+    case Op::Neg: return narrow ? "static_cast<" + rt + ">(-" + a + ")" : "tj::neg_wrap(" + a + ")";
+    case Op::Abs:
+      if (t == DType::u8) return a;
+      if (narrow) return "static_cast<" + rt + ">(" + a + " < 0 ? -" + a + " : " + a + ")";
+      return "(" + a + " < 0 ? tj::neg_wrap(" + a + ") : " + a + ")";
+    default: break;
+  }
+  throw InternalError("unary: unexpected integer op " + std::string(ir::name_of(op)));
+}
+
+std::string argmax_greater(DType t, const std::string& a0, const std::string& b0) {
+  const std::string a = to_compute(a0, t), b = to_compute(b0, t);
+  if (ir::is_float(t)) return "(" + a + " > " + b + " || (" + a + " != " + a + " && " + b + " == " + b + "))";
+  return "(" + a + " > " + b + ")";
+}
+
+std::string base_name(const std::string& file) {
+  const auto slash = file.find_last_of('/');
+  return slash == std::string::npos ? file : file.substr(slash + 1);
+}
+
+std::string sanitize(const std::string& name) {
+  std::string s = name;
+  for (char& c : s)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) c = '_';
+  return s;
+}
+
+}  // namespace tilejit::codegen::detail

@@ -1,0 +1,1050 @@
+// The CUDA C++ emitter: walks the lowered graph and writes one readable translation unit per kernel.
+//
+// Conventions of the emitted code (see also the prelude in jit/codegen/prelude/):
+//  - `tid` is threadIdx.x; thread 0 issues every TMA operation and owns the bulk groups.
+//  - A rank-0 (or one-element) value is a scalar every thread computes; a block
+//    value is an array of `slots * vec` registers per thread (passes::ValueLayout).
+//  - Ops that move elements between threads go through the shared scratch arena,
+//    bracketed by __syncthreads(); a TMA tile that is still in shared memory is
+//    read in place instead.
+#include <cinttypes>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "codegen/cuda_text.h"
+#include "codegen/prelude.h"
+#include "passes/tensor_source.h"
+#include "tilejit/codegen/codegen.h"
+#include "tilejit/error.h"
+#include "tilejit/passes/passes.h"
+
+namespace tilejit::codegen {
+
+namespace {
+
+using detail::cast;
+using detail::mem_type;
+using detail::reg_type;
+using ir::DType;
+using ir::NodeId;
+using ir::Op;
+using passes::DescKind;
+using passes::Descriptor;
+using passes::ValueLayout;
+
+std::string str(int64_t v) { return std::to_string(v); }
+
+/// Row-major strides of a shape.
+std::array<int64_t, ir::kMaxRank> strides_of(const ir::Shape& s) {
+  std::array<int64_t, ir::kMaxRank> st{};
+  int64_t m = 1;
+  for (int d = s.rank - 1; d >= 0; --d) {
+    st[static_cast<size_t>(d)] = m;
+    m *= s.dims[d];
+  }
+  return st;
+}
+
+/// Coordinate d of linear element `e` of shape `s`.
+std::string coord(const std::string& e, const ir::Shape& s, int d) {
+  const auto st = strides_of(s);
+  std::string x = st[static_cast<size_t>(d)] == 1 ? e : e + " / " + str(st[static_cast<size_t>(d)]);
+  if (d > 0) x = (st[static_cast<size_t>(d)] == 1 ? x : "(" + x + ")") + " % " + str(s.dims[d]);
+  return x;
+}
+
+/// a + b * c, leaving out zero and one factors.
+std::string add_term(const std::string& acc, const std::string& term, int64_t factor) {
+  if (factor == 0) return acc;
+  std::string t = factor == 1 ? term : "(" + term + ") * " + str(factor);
+  if (factor != 1 && term.find_first_of(" ") == std::string::npos) t = term + " * " + str(factor);
+  return acc.empty() || acc == "0" ? t : acc + " + " + t;
+}
+
+class Emitter {
+ public:
+  Emitter(const passes::Lowered& l, const Options& opt, std::string entry)
+      : L_(l), g_(l.graph), opt_(opt), entry_(std::move(entry)), threads_(l.layout.threads) {
+    name_.resize(g_.size());
+    for (const Descriptor& d : L_.tma.descriptors)
+      if (d.kind == DescKind::Device) builds_[d.build_at].push_back(&d);
+    for (const Descriptor& d : L_.tma.descriptors) {
+      if (d.kind != DescKind::Array) continue;
+      std::set<NodeId> elems;
+      for (NodeId u : d.uses) elems.insert(passes::detail::resolve_tensor(g_, g_.operand(u, 0)).array_elem);
+      for (NodeId e : elems) array_prefetch_[e].push_back(&d);
+    }
+  }
+
+  std::string run();
+
+ private:
+  // ---- text -------------------------------------------------------------
+  void line(const std::string& s) { out_ += std::string(static_cast<size_t>(depth_) * 2, ' ') + s + "\n"; }
+  void line(const std::string& s, NodeId at) { line(s + "  // " + note(at)); }
+  void open(const std::string& s) {
+    line(s + " {");
+    ++depth_;
+  }
+  void open(const std::string& s, NodeId at) {
+    line(s + " {  // " + note(at));
+    ++depth_;
+  }
+  void close(const std::string& tail = "") {
+    --depth_;
+    line("}" + tail);
+  }
+  std::string where(NodeId id) const {
+    const ir::Location& l = g_.location(id);
+    return l.file.empty() ? "%" + str(id) : detail::base_name(l.file) + ":" + str(l.line);
+  }
+  std::string note(NodeId id) const { return std::string(ir::name_of(g_.node(id).op)) + "  " + where(id); }
+
+  // ---- values -----------------------------------------------------------
+  const ValueLayout& lay(NodeId id) const { return L_.layout.of[static_cast<size_t>(id)]; }
+  bool uniform(NodeId id) const { return lay(id).kind == ValueLayout::Uniform; }
+  std::string var(NodeId id) const { return "v" + str(id); }
+  /// Element `i` of value `id` (the whole value when it is uniform).
+  std::string at(NodeId id, const std::string& i = "i") const {
+    const std::string& n = name_[static_cast<size_t>(id)];
+    check_internal(!n.empty(), "emitter: value used before it was emitted");
+    return uniform(id) ? n : n + "[" + i + "]";
+  }
+  std::string decl(NodeId id) {
+    const std::string n = var(id);
+    name_[static_cast<size_t>(id)] = n;
+    const ValueLayout& v = lay(id);
+    const std::string t = reg_type(g_.node(id).dtype);
+    return v.kind == ValueLayout::Uniform ? t + " " + n : t + " " + n + "[" + str(v.regs()) + "]";
+  }
+  /// Linear element index of register slot `i` (a loop variable) of a value with layout v.
+  std::string elem(const ValueLayout& v, const std::string& i) const {
+    if (v.slots == 1) return v.vec == 1 ? "tid" : "tid * " + str(v.vec) + " + " + i;
+    if (v.vec == 1) return "tid + " + i + " * " + str(threads_);
+    return "(tid + " + i + " / " + str(v.vec) + " * " + str(threads_) + ") * " + str(v.vec) + " + " + i + " % " +
+           str(v.vec);
+  }
+  /// Chunk index held in slot group k.
+  std::string chunk(const ValueLayout& v, const std::string& k) const {
+    return v.slots == 1 ? "tid" : "tid + " + k + " * " + str(threads_);
+  }
+  std::string chunk_of_elem(const ValueLayout& v, const std::string& i) const {
+    if (v.slots == 1) return "tid";
+    return v.vec == 1 ? "tid + " + i + " * " + str(threads_) : "tid + " + i + " / " + str(v.vec) + " * " + str(threads_);
+  }
+  bool ragged(const ValueLayout& v) const { return v.ragged(threads_); }
+  std::string guard(const ValueLayout& v, const std::string& i) const {
+    return chunk_of_elem(v, i) + " < " + str(v.chunks);
+  }
+
+  /// Emits `for (int i = 0; i < regs; ++i) { [const int e = ...;] body }`, or a
+  /// single statement for uniform values (with `e` = 0).
+  void element_loop(NodeId id, bool need_e, bool guarded, const std::vector<std::string>& body) {
+    const ValueLayout& v = lay(id);
+    if (v.kind == ValueLayout::Uniform) {
+      if (need_e) {
+        open("");
+        line("const int e = 0;");
+        for (const auto& s : body) line(s);
+        close();
+      } else {
+        for (const auto& s : body) line(s);
+      }
+      return;
+    }
+    const bool g = guarded && ragged(v);
+    line("#pragma unroll");
+    if (!need_e && !g && body.size() == 1) {
+      line("for (int i = 0; i < " + str(v.regs()) + "; ++i) " + body[0]);
+      return;
+    }
+    open("for (int i = 0; i < " + str(v.regs()) + "; ++i)");
+    if (g) open("if (" + guard(v, "i") + ")");
+    if (need_e) line("const int e = " + elem(v, "i") + ";");
+    for (const auto& s : body) line(s);
+    if (g) close();
+    close();
+  }
+
+  /// Copies the registers of `id` to shared memory at `ptr` (typed by its memory type), chunk by chunk.
+  void write_chunks(NodeId id, const std::string& ptr) {
+    const ValueLayout& v = lay(id);
+    const std::string call = "tj::sts<" + str(v.vec) + ">(" + ptr + " + c * " + str(v.vec) + ", &" + name_[static_cast<size_t>(id)];
+    if (v.slots == 1) {
+      const std::string s = "tj::sts<" + str(v.vec) + ">(" + ptr + " + tid * " + str(v.vec) + ", " + name_[static_cast<size_t>(id)] + ");";
+      line(ragged(v) ? "if (tid < " + str(v.chunks) + ") " + s : s);
+      return;
+    }
+    line("#pragma unroll");
+    open("for (int k = 0; k < " + str(v.slots) + "; ++k)");
+    line("const int c = " + chunk(v, "k") + ";");
+    line((ragged(v) ? "if (c < " + str(v.chunks) + ") " : "") + call + "[k * " + str(v.vec) + "]);");
+    close();
+  }
+  /// Declares the registers of `id` and fills them from shared memory at `ptr`.
+  void read_chunks(NodeId id, const std::string& ptr, const std::string& comment) {
+    line(decl(id) + (ragged(lay(id)) ? " = {};" : ";") + "  // " + comment);
+    fill_chunks(id, ptr);
+  }
+  /// Fills the (declared) registers of `id` from shared memory at `ptr`.
+  void fill_chunks(NodeId id, const std::string& ptr) {
+    const ValueLayout& v = lay(id);
+    const std::string n = name_[static_cast<size_t>(id)];
+    if (v.slots == 1) {
+      const std::string s = "tj::lds<" + str(v.vec) + ">(" + n + ", " + ptr + " + tid * " + str(v.vec) + ");";
+      line(ragged(v) ? "if (tid < " + str(v.chunks) + ") " + s : s);
+      return;
+    }
+    line("#pragma unroll");
+    open("for (int k = 0; k < " + str(v.slots) + "; ++k)");
+    line("const int c = " + chunk(v, "k") + ";");
+    line((ragged(v) ? "if (c < " + str(v.chunks) + ") " : "") + "tj::lds<" + str(v.vec) + ">(&" + n + "[k * " +
+         str(v.vec) + "], " + ptr + " + c * " + str(v.vec) + ");");
+    close();
+  }
+
+  // ---- shared memory ------------------------------------------------------
+  std::string buffer_ptr(int buffer, DType t) const {
+    const passes::SmemBuffer& b = L_.smem.buffers[static_cast<size_t>(buffer)];
+    const DType own = g_.node(b.node).op == Op::DescStore ? g_.node(b.node).dtype : g_.node(b.node).dtype;
+    const std::string n = "tj_buf" + str(buffer);
+    if (mem_type(own) == mem_type(t)) return n;
+    return "reinterpret_cast<" + mem_type(t) + "*>(" + n + ")";
+  }
+  std::string scratch_ptr(int offset, DType t) const {
+    return "reinterpret_cast<" + mem_type(t) + "*>(tj_scratch" + (offset ? " + " + str(offset) : std::string()) + ")";
+  }
+  /// Before writing the scratch arena: wait until every thread has read what the previous op left there.
+  void scratch_barrier() {
+    if (scratch_pending_) line("__syncthreads();  // the previous user of the scratch arena is done");
+    scratch_pending_ = false;
+  }
+  /// Where the elements of block value `v` can be read by any thread: its TMA
+  /// tile, or the scratch arena at `offset` after this call stages it there.
+  /// Returns the pointer and whether it was staged (a barrier is then needed).
+  std::pair<std::string, bool> shared_source(NodeId v, int offset) {
+    const DType t = g_.node(v).dtype;
+    auto it = L_.smem.resident.find(v);
+    if (it != L_.smem.resident.end()) return {buffer_ptr(it->second, t), false};
+    scratch_barrier();
+    const std::string p = scratch_ptr(offset, t);
+    write_chunks(v, p);
+    return {p, true};
+  }
+  std::string load_elem(const std::string& ptr, const std::string& idx, DType t) const {
+    return t == DType::i1 ? "(" + ptr + "[" + idx + "] != 0)" : ptr + "[" + idx + "]";
+  }
+
+  // ---- tensors and descriptors ----------------------------------------------
+  std::string tensor_ptr(NodeId tensor) const {
+    const ir::Node& n = g_.node(tensor);
+    switch (n.op) {
+      case Op::ParamTensor: {
+        const int p = static_cast<int>(g_.int_at(tensor, 0));
+        return L_.args.names[static_cast<size_t>(L_.args.find_tensor(p, 0, 0))];
+      }
+      case Op::MergeView: return tensor_ptr(g_.operand(tensor, 0));
+      case Op::MakeView: return var(tensor);
+      default: break;
+    }
+    throw InternalError("emitter: no pointer for tensor node %" + str(tensor));
+  }
+  /// Size (what = 1) or stride (what = 2) of dimension d of a tensor, in elements, as an i64 expression.
+  std::string tensor_field(NodeId tensor, int what, int d) const {
+    const ir::Node& n = g_.node(tensor);
+    switch (n.op) {
+      case Op::ParamTensor: {
+        const int p = static_cast<int>(g_.int_at(tensor, 0));
+        return L_.args.names[static_cast<size_t>(L_.args.find_tensor(p, what, d))];
+      }
+      case Op::MakeView: {
+        const int rank = static_cast<int>(g_.int_at(tensor, 0));
+        return at(g_.operand(tensor, (what == 1 ? 2 : 2 + rank) + d));
+      }
+      case Op::MergeView: {
+        const NodeId src = g_.operand(tensor, 0);
+        int first = 0;
+        for (int k = 0; k < d; ++k) first += static_cast<int>(g_.int_at(tensor, 1 + k));
+        const int count = static_cast<int>(g_.int_at(tensor, 1 + d));
+        if (what == 2) return tensor_field(src, 2, first + count - 1);
+        std::string prod;
+        for (int k = 0; k < count; ++k) prod += (k ? " * " : "") + tensor_field(src, 1, first + k);
+        return count == 1 ? prod : "(" + prod + ")";
+      }
+      default: break;
+    }
+    throw InternalError("emitter: no size or stride for tensor node %" + str(tensor));
+  }
+  /// Address of the descriptor TMA op `op` uses.
+  std::string desc_addr(NodeId op) const {
+    const Descriptor& d = L_.tma.descriptors[static_cast<size_t>(L_.tma.of.at(op))];
+    switch (d.kind) {
+      case DescKind::Host: return "&d" + str(d.slot);
+      case DescKind::Device: return "tj_desc" + str(d.slot);
+      case DescKind::Array: {
+        const auto s = passes::detail::resolve_tensor(g_, g_.operand(op, 0));
+        return "&d" + str(d.slot) + "[" + at(g_.operand(s.array_elem, 1)) + "]";
+      }
+    }
+    return "";
+  }
+  /// TMA coordinates of op `op` (operands 1..rank), innermost first.
+  std::string coords(NodeId op, int rank) const {
+    std::string s;
+    for (int i = rank; i >= 1; --i) s += ", " + at(g_.operand(op, i));
+    return s;
+  }
+  void build_descriptors(const std::vector<const Descriptor*>& ds);
+
+  // ---- ops ------------------------------------------------------------------
+  void emit_region(uint32_t r);
+  void emit_node(NodeId id);
+  void emit_elementwise(NodeId id);
+  void emit_broadcast(NodeId id);
+  void emit_reshape(NodeId id);
+  void emit_permute(NodeId id);
+  void emit_reduce(NodeId id);
+  void emit_dot(NodeId id);
+  void emit_load(NodeId id);
+  void emit_store(NodeId id);
+  void emit_desc_load(NodeId id);
+  void emit_desc_store(NodeId id);
+  void emit_for(NodeId id);
+  void emit_if(NodeId id);
+  void assign_all(const std::vector<std::pair<NodeId, NodeId>>& dst_src);
+
+  std::string header() const;
+  std::string signature() const;
+  void prologue();
+
+  const passes::Lowered& L_;
+  const ir::Graph& g_;
+  const Options& opt_;
+  std::string entry_;
+  int threads_;
+  std::string out_;
+  int depth_ = 1;
+  std::vector<std::string> name_;
+  bool scratch_pending_ = false;
+  bool stores_ = false;
+  std::map<NodeId, std::vector<const Descriptor*>> builds_;
+  std::map<NodeId, std::vector<const Descriptor*>> array_prefetch_;
+};
+
+// ---- header and signature ------------------------------------------------------
+
+std::string Emitter::header() const {
+  std::string h;
+  h += "// tilejit kernel \"" + g_.kernel_name + "\" (entry " + entry_ + ")\n";
+  const ir::Location& loc = g_.kernel_location;
+  h += "//   source: " + (loc.file.empty() ? std::string("(unknown)") : loc.file + ":" + str(loc.line)) + "\n";
+  std::string cfg;
+  for (const auto& [k, v] : g_.config) cfg += (cfg.empty() ? "" : ", ") + k + "=" + str(v);
+  h += "//   config: " + (cfg.empty() ? std::string("(none)") : cfg) + "; num_warps=" + str(g_.num_warps) +
+       ", num_stages=" + str(g_.num_stages) + "\n";
+  h += "//   threads: " + str(threads_) + ", dynamic shared memory: " + str(L_.smem.total_bytes) +
+       " bytes, workspace: " + str(L_.args.plan.workspace_bytes_per_program) + " bytes per program\n";
+  std::string d = passes::describe(L_);
+  size_t pos = 0;
+  while (pos < d.size()) {
+    const size_t nl = d.find('\n', pos);
+    h += "//   " + d.substr(pos, nl - pos) + "\n";
+    pos = nl == std::string::npos ? d.size() : nl + 1;
+  }
+  bool dot = false, loop_load = false;
+  for (size_t i = 0; i < g_.size(); ++i) {
+    if (L_.info.position[i] < 0) continue;
+    dot = dot || g_.node(static_cast<NodeId>(i)).op == Op::Dot;
+    loop_load = loop_load || (g_.node(static_cast<NodeId>(i)).op == Op::DescLoad && L_.info.in_loop(static_cast<NodeId>(i)));
+  }
+  if (dot)
+    h += "//   note: dot() is lowered to a scalar FMA loop over shared memory; tensor cores (wgmma) come later.\n";
+  if (loop_load)
+    h += "//   note: TMA loads in loops are issued and awaited once per iteration (num_stages is not used yet).\n";
+  return h;
+}
+
+std::string Emitter::signature() const {
+  std::string s = "extern \"C\" __global__ void __launch_bounds__(" + str(threads_) + ") " + entry_ + "(";
+  const auto& slots = L_.args.plan.slots;
+  std::set<int> written;
+  for (size_t i = 0; i < g_.size(); ++i) {
+    const auto id = static_cast<NodeId>(i);
+    const Op op = g_.node(id).op;
+    if ((op == Op::Store || op == Op::AtomicAdd) && L_.info.position[i] >= 0) {
+      NodeId t = g_.operand(id, 0);
+      while (g_.node(t).op == Op::MergeView || g_.node(t).op == Op::MakeView) t = g_.operand(t, 0);
+      if (g_.node(t).op == Op::ParamTensor) written.insert(static_cast<int>(g_.int_at(t, 0)));
+    }
+  }
+  for (size_t k = 0; k < slots.size(); ++k) {
+    const ArgSlot& a = slots[k];
+    const std::string& n = L_.args.names[k];
+    std::string p;
+    switch (a.kind) {
+      case ArgSlot::TensorBase: {
+        const DType t = g_.params[static_cast<size_t>(a.param)].dtype;
+        p = (written.count(a.param) ? "" : "const ") + mem_type(t) + "* " + n;
+        break;
+      }
+      case ArgSlot::TensorSize: case ArgSlot::TensorStride: p = "long long " + n; break;
+      case ArgSlot::Scalar: p = reg_type(g_.params[static_cast<size_t>(a.param)].dtype) + " " + n; break;
+      case ArgSlot::HostDesc: p = "const __grid_constant__ tj::TensorMap " + n; break;
+      case ArgSlot::DescArray: p = "const tj::TensorMap* __restrict__ " + n; break;
+      case ArgSlot::Workspace: p = "unsigned char* " + n; break;
+    }
+    s += "\n    " + p + (k + 1 < slots.size() ? "," : "");
+  }
+  return s + ")";
+}
+
+// ---- prologue: shared memory, barriers, descriptors built at kernel start ------------
+
+void Emitter::prologue() {
+  const passes::SmemPlan& sm = L_.smem;
+  line("const int tid = threadIdx.x;");
+  if (sm.total_bytes > 0) line("extern __shared__ __align__(1024) unsigned char tj_smem[];");
+  for (size_t b = 0; b < sm.buffers.size(); ++b) {
+    const passes::SmemBuffer& buf = sm.buffers[b];
+    const std::string t = mem_type(g_.node(buf.node).dtype);
+    line(t + "* const tj_buf" + str(static_cast<int64_t>(b)) + " = reinterpret_cast<" + t + "*>(tj_smem + " +
+         str(buf.offset) + ");  // " + buf.role + " " + where(buf.node) + ", " + str(buf.bytes) + " bytes");
+  }
+  if (sm.num_barriers > 0)
+    line("unsigned long long* const tj_bar = reinterpret_cast<unsigned long long*>(tj_smem + " +
+         str(sm.barrier_offset) + ");  // " + str(sm.num_barriers) + " mbarrier(s)");
+  if (sm.scratch_bytes > 0)
+    line("unsigned char* const tj_scratch = tj_smem + " + str(sm.scratch_offset) + ";  // " + str(sm.scratch_bytes) +
+         " bytes of scratch");
+  if (sm.desc_stage_offset >= 0)
+    line("unsigned char* const tj_desc_stage = tj_smem + " + str(sm.desc_stage_offset) +
+         ";  // 128 bytes per device-built descriptor");
+  for (const Descriptor& d : L_.tma.descriptors) {
+    if (d.kind != DescKind::Device) continue;
+    line("tj::TensorMap* const tj_desc" + str(d.slot) +
+         " = reinterpret_cast<tj::TensorMap*>(workspace + (static_cast<unsigned long long>(tj::linear_program_id()) * " +
+         str(L_.tma.num_device) + " + " + str(d.slot) + ") * 128);");
+  }
+  std::vector<NodeId> repeated;
+  for (const auto& [id, lp] : sm.loads)
+    if (lp.repeated) repeated.push_back(id);
+  std::sort(repeated.begin(), repeated.end(), [&](NodeId a, NodeId b) { return sm.loads.at(a).barrier < sm.loads.at(b).barrier; });
+  for (NodeId id : repeated)
+    line("unsigned tj_phase" + str(sm.loads.at(id).barrier) + " = 0;  // parity of the next use of mbarrier " +
+         str(sm.loads.at(id).barrier) + " (" + where(id) + ")");
+
+  bool host_prefetch = false;
+  for (const Descriptor& d : L_.tma.descriptors) host_prefetch = host_prefetch || d.kind == DescKind::Host;
+  if (host_prefetch || sm.num_barriers > 0) {
+    open("if (tid == 0)");
+    for (const Descriptor& d : L_.tma.descriptors)
+      if (d.kind == DescKind::Host) line("tj::prefetch_tensormap(&d" + str(d.slot) + ");");
+    for (int b = 0; b < sm.num_barriers; ++b) line("tj::mbarrier_init(&tj_bar[" + str(b) + "], 1);");
+    if (sm.num_barriers > 0) line("tj::fence_mbarrier_init();");
+    close();
+  }
+  bool others_wait = false;
+  for (const auto& [id, lp] : sm.loads) others_wait = others_wait || lp.all_threads_wait;
+  auto it = builds_.find(ir::kNoNode);
+  if (it != builds_.end()) {
+    build_descriptors(it->second);  // ends with __syncthreads()
+  } else if (others_wait) {
+    line("__syncthreads();  // barriers initialised before any thread waits on them");
+  }
+}
+
+// ---- descriptors built on the device ----------------------------------------------------
+
+void Emitter::build_descriptors(const std::vector<const Descriptor*>& ds) {
+  bool wait_stores = false;
+  for (const Descriptor* d : ds) wait_stores = wait_stores || (d->rebuilt_in_loop && d->used_by_store);
+  line("// device-built TMA descriptor(s): warp 0 writes each one in shared memory, then releases it to its workspace slot");
+  open("if (tid < 32)");
+  if (wait_stores) line("if (tid == 0) tj::bulk_wait_group<0>();  // stores of the previous iteration no longer use the slot");
+  for (const Descriptor* d : ds) {
+    const std::string stage = "tj_desc_stage" + (d->slot ? " + " + str(128 * d->slot) : std::string());
+    const std::string slot = "tj_desc" + str(d->slot);
+    const int r = d->rank;
+    const int64_t esize = ir::size_of(d->dtype);
+    // Fields, outermost first.
+    std::string base;
+    std::vector<std::string> size(static_cast<size_t>(r)), stride(static_cast<size_t>(r));
+    const NodeId t = d->tensor;
+    if (d->view != ir::kNoNode || g_.node(t).op != Op::ParamTensor) {
+      base = tensor_ptr(t);
+    } else {
+      base = tensor_ptr(t);
+    }
+    for (int k = 0; k < r; ++k) {
+      size[static_cast<size_t>(k)] = tensor_field(t, 1, k);
+      stride[static_cast<size_t>(k)] = tensor_field(t, 2, k);
+    }
+    line("reinterpret_cast<unsigned*>(" + stage + ")[tid] = 0u;  // " + slot + ": " + std::string(ir::name_of(d->dtype)) +
+         " view " + where(d->first_use));
+    line("__syncwarp();");
+    open("if (tid == 0)");
+    for (int i = 0; i < r; ++i)
+      line("const long long size" + str(i) + " = " + size[static_cast<size_t>(r - 1 - i)] + ";  // innermost first");
+    for (int i = 0; i + 1 < r; ++i)
+      line("const long long stride" + str(i + 1) + " = " + stride[static_cast<size_t>(r - 2 - i)] + " * " + str(esize) +
+           ";  // bytes");
+    if (opt_.debug_checks) {
+      const std::string w = "\"" + where(d->first_use) + "\"";
+      const std::string k = "\"" + entry_ + "\"";
+      line("if (reinterpret_cast<unsigned long long>(" + base + ") % 16 != 0) tj::descriptor_check_failed(" + k + ", " + w +
+           ", \"global_address\", static_cast<long long>(reinterpret_cast<unsigned long long>(" + base +
+           ")), \"16-byte aligned\");");
+      for (int i = 0; i < r; ++i) {
+        line("if (size" + str(i) + " < 1 || size" + str(i) + " > 4294967295ll) tj::descriptor_check_failed(" + k + ", " + w +
+             ", \"global_dim[" + str(i) + "]\", size" + str(i) + ", \"1 <= size < 2^32\");");
+        line("if (" + str(d->box[static_cast<size_t>(r - 1 - i)]) + " > 256) tj::descriptor_check_failed(" + k + ", " + w +
+             ", \"box_dim[" + str(i) + "]\", " + str(d->box[static_cast<size_t>(r - 1 - i)]) + ", \"box <= 256\");");
+      }
+      for (int i = 1; i < r; ++i)
+        line("if (stride" + str(i) + " % 16 != 0 || stride" + str(i) + " <= 0 || stride" + str(i) +
+             " >= (1ll << 40)) tj::descriptor_check_failed(" + k + ", " + w + ", \"global_stride[" + str(i - 1) +
+             "]\", stride" + str(i) + ", \"a positive multiple of 16 bytes below 2^40\");");
+    }
+    line("tj::tensormap_replace_global_address(" + stage + ", " + base + ");");
+    line("tj::tensormap_replace_rank(" + stage + ", " + str(r - 1) + ");");
+    for (int i = 0; i < r; ++i)
+      line("tj::tensormap_replace_box_dim<" + str(i) + ">(" + stage + ", " + str(d->box[static_cast<size_t>(r - 1 - i)]) + ");");
+    for (int i = 0; i < r; ++i)
+      line("tj::tensormap_replace_global_dim<" + str(i) + ">(" + stage + ", static_cast<unsigned>(size" + str(i) + "));");
+    for (int i = 0; i + 1 < r; ++i)
+      line("tj::tensormap_replace_global_stride<" + str(i) + ">(" + stage + ", static_cast<unsigned long long>(stride" +
+           str(i + 1) + "));");
+    for (int i = 0; i < r; ++i)
+      line("tj::tensormap_replace_element_stride<" + str(i) + ">(" + stage + ", " +
+           str(d->estride[static_cast<size_t>(r - 1 - i)]) + ");");
+    line("tj::tensormap_replace_elemtype<" + str(detail::ptx_elemtype(d->dtype)) + ">(" + stage + ");  // " +
+         std::string(ir::name_of(d->dtype)));
+    line("tj::tensormap_replace_interleave_layout<0>(" + stage + ");");
+    line("tj::tensormap_replace_swizzle_mode<0>(" + stage + ");");
+    line("tj::tensormap_replace_fill_mode<" + str(d->fill) + ">(" + stage + ");  // " + (d->fill ? "NaN" : "zero"));
+    close();
+    line("__syncwarp();");
+    line("tj::tensormap_cp_fenceproxy(" + slot + ", " + stage + ");");
+    line("tj::fence_proxy_tensormap_acquire(" + slot + ");");
+  }
+  line("tj::bulk_commit_group();");
+  line("tj::bulk_wait_group_read<0>();");
+  close();
+  line("__syncthreads();");
+}
+
+// ---- regions and nodes --------------------------------------------------------------------
+
+void Emitter::emit_region(uint32_t r) {
+  for (NodeId id : g_.region(r).nodes) emit_node(id);
+}
+
+void Emitter::emit_node(NodeId id) {
+  const ir::Node& n = g_.node(id);
+  switch (n.op) {
+    case Op::ParamTensor: case Op::ParamTensorArray: case Op::MergeView:
+      break;
+    case Op::ParamScalar: {
+      auto it = L_.args.scalar_slot.find(static_cast<int>(g_.int_at(id, 0)));
+      if (it != L_.args.scalar_slot.end()) name_[static_cast<size_t>(id)] = L_.args.names[static_cast<size_t>(it->second)];
+      break;
+    }
+    case Op::Const:
+      name_[static_cast<size_t>(id)] = detail::literal(g_, id);
+      break;
+    case Op::TensorSize: case Op::TensorStride:
+      line("const " + decl(id) + " = " +
+               tensor_field(g_.operand(id, 0), n.op == Op::TensorSize ? 1 : 2, static_cast<int>(g_.int_at(id, 0))) + ";",
+           id);
+      break;
+    case Op::ArrayElem: {
+      auto it = array_prefetch_.find(id);
+      if (it != array_prefetch_.end())
+        for (const Descriptor* d : it->second)
+          line("if (tid == 0) tj::prefetch_tensormap(&d" + str(d->slot) + "[" + at(g_.operand(id, 1)) + "]);", id);
+      break;
+    }
+    case Op::MakeView: {
+      const std::string t = mem_type(n.dtype);
+      line(t + "* const " + var(id) + " = const_cast<" + t + "*>(" + tensor_ptr(g_.operand(id, 0)) + ") + " +
+               at(g_.operand(id, 1)) + ";",
+           id);
+      name_[static_cast<size_t>(id)] = var(id);
+      break;
+    }
+    case Op::ProgramId: case Op::NumPrograms: {
+      static const char* axes[] = {"x", "y", "z"};
+      line("const " + decl(id) + " = static_cast<int>(" + (n.op == Op::ProgramId ? "blockIdx." : "gridDim.") +
+               axes[g_.int_at(id, 0)] + ");",
+           id);
+      break;
+    }
+    case Op::Arange: {
+      const int64_t start = g_.int_at(id, 0);
+      if (uniform(id)) {
+        line("const " + decl(id) + " = " + str(start) + ";", id);
+        break;
+      }
+      line(decl(id) + ";", id);
+      const ValueLayout& v = lay(id);
+      line("#pragma unroll");
+      line("for (int i = 0; i < " + str(v.regs()) + "; ++i) " + var(id) + "[i] = " + (start ? str(start) + " + " : "") +
+           elem(v, "i") + ";");
+      break;
+    }
+    case Op::Broadcast: emit_broadcast(id); break;
+    case Op::Reshape: emit_reshape(id); break;
+    case Op::Permute: emit_permute(id); break;
+    case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::ArgMax: emit_reduce(id); break;
+    case Op::Dot: emit_dot(id); break;
+    case Op::Load: emit_load(id); break;
+    case Op::Store: case Op::AtomicAdd: emit_store(id); break;
+    case Op::DescLoad: emit_desc_load(id); break;
+    case Op::DescStore: emit_desc_store(id); break;
+    case Op::DescPrefetch:
+      line("if (tid == 0) tj::prefetch_tensormap(" + desc_addr(id) + ");", id);
+      break;
+    case Op::For: emit_for(id); break;
+    case Op::If: emit_if(id); break;
+    case Op::LoopIndex: case Op::LoopArg: case Op::LoopResult: case Op::IfResult: case Op::Yield:
+      break;  // named and assigned by the For / If that owns them
+    default:
+      emit_elementwise(id);
+      break;
+  }
+  auto b = builds_.find(id);
+  if (b != builds_.end()) build_descriptors(b->second);
+}
+
+void Emitter::emit_elementwise(NodeId id) {
+  const ir::Node& n = g_.node(id);
+  const auto ops = g_.operands(id);
+  std::string e;
+  if (n.op == Op::Cast) {
+    e = cast(at(ops[0]), g_.node(ops[0]).dtype, n.dtype);
+  } else if (n.op == Op::Where) {
+    e = "(" + at(ops[0]) + " ? " + at(ops[1]) + " : " + at(ops[2]) + ")";
+  } else if (ops.size() == 2) {
+    e = detail::binary(n.op, g_.node(ops[0]).dtype, at(ops[0]), at(ops[1]));
+  } else if (ops.size() == 1) {
+    e = detail::unary(n.op, n.dtype, at(ops[0]));
+  } else {
+    throw InternalError("emitter: unexpected op " + std::string(ir::name_of(n.op)));
+  }
+  if (uniform(id)) {
+    line("const " + decl(id) + " = " + e + ";", id);
+    return;
+  }
+  line(decl(id) + ";", id);
+  element_loop(id, false, false, {var(id) + "[i] = " + e + ";"});
+}
+
+void Emitter::emit_broadcast(NodeId id) {
+  const NodeId x = g_.operand(id, 0);
+  if (uniform(x)) {
+    if (uniform(id)) {
+      line("const " + decl(id) + " = " + at(x) + ";", id);
+      return;
+    }
+    line(decl(id) + ";", id);
+    element_loop(id, false, false, {var(id) + "[i] = " + at(x) + ";"});
+    return;
+  }
+  const ir::Shape &sd = g_.node(id).shape, &sx = g_.node(x).shape;
+  const auto stx = strides_of(sx);
+  std::string src;
+  const int lead = sd.rank - sx.rank;
+  for (int d = 0; d < sd.rank; ++d) {
+    const int dx = d - lead;
+    if (dx < 0 || sx.dims[dx] == 1) continue;
+    src = add_term(src, coord("e", sd, d), stx[static_cast<size_t>(dx)]);
+  }
+  if (src.empty()) src = "0";
+  line(decl(id) + ";", id);
+  open("");
+  auto [p, staged] = shared_source(x, 0);
+  if (staged) line("__syncthreads();");
+  line("const " + mem_type(g_.node(x).dtype) + "* const src = " + p + ";");
+  element_loop(id, true, true, {var(id) + "[i] = " + load_elem("src", src, g_.node(x).dtype) + ";"});
+  close();
+  if (staged) scratch_pending_ = true;
+}
+
+void Emitter::emit_reshape(NodeId id) {
+  const NodeId x = g_.operand(id, 0);
+  const ValueLayout &lx = lay(x), &ly = lay(id);
+  auto res = L_.smem.resident.find(id);
+  if (res != L_.smem.resident.end()) {
+    // A reshaped view of a tile still in shared memory: copy to registers only if used there.
+    if (L_.smem.register_copies.count(id))
+      read_chunks(id, buffer_ptr(res->second, g_.node(id).dtype), note(id) + " (from the TMA tile)");
+    return;
+  }
+  if (lx.kind == ly.kind && (ly.kind == ValueLayout::Uniform || lx.vec == ly.vec)) {
+    name_[static_cast<size_t>(id)] = name_[static_cast<size_t>(x)];  // same elements in the same registers
+    return;
+  }
+  if (ly.kind == ValueLayout::Uniform) {
+    line("const " + decl(id) + " = " + at(x) + ";", id);
+    return;
+  }
+  if (lx.kind == ValueLayout::Uniform) {
+    line(decl(id) + ";", id);
+    element_loop(id, false, false, {var(id) + "[i] = " + at(x) + ";"});
+    return;
+  }
+  // Different vector widths: the elements change threads, so they go through shared memory.
+  line(decl(id) + ";", id);
+  open("");
+  auto [p, staged] = shared_source(x, 0);
+  if (staged) line("__syncthreads();");
+  fill_chunks(id, p);
+  close();
+  if (staged) scratch_pending_ = true;
+}
+
+void Emitter::emit_permute(NodeId id) {
+  const NodeId x = g_.operand(id, 0);
+  const ir::Shape &sd = g_.node(id).shape, &sx = g_.node(x).shape;
+  const auto perm = g_.ints(id);
+  const auto stx = strides_of(sx);
+  if (uniform(x)) {
+    line("const " + decl(id) + " = " + at(x) + ";", id);
+    return;
+  }
+  std::string src;
+  for (int d = 0; d < sd.rank; ++d) src = add_term(src, coord("e", sd, d), stx[static_cast<size_t>(perm[static_cast<size_t>(d)])]);
+  if (src.empty()) src = "0";
+  line(decl(id) + ";", id);
+  open("");
+  auto [p, staged] = shared_source(x, 0);
+  if (staged) line("__syncthreads();");
+  line("const " + mem_type(g_.node(x).dtype) + "* const src = " + p + ";");
+  element_loop(id, true, true, {var(id) + "[i] = " + load_elem("src", src, g_.node(x).dtype) + ";"});
+  close();
+  if (staged) scratch_pending_ = true;
+}
+
+void Emitter::emit_reduce(NodeId id) {
+  const ir::Node& n = g_.node(id);
+  const NodeId x = g_.operand(id, 0);
+  const DType t = g_.node(x).dtype;
+  const ir::Shape& sx = g_.node(x).shape;
+  const int axis = static_cast<int>(g_.int_at(id, 0));
+  const int64_t len = sx.dims[axis];
+  const auto stx = strides_of(sx);
+  const std::string tt = reg_type(t);
+  auto combine = [&](const std::string& acc, const std::string& v) {
+    const Op op = n.op == Op::ReduceSum ? Op::Add : n.op == Op::ReduceMax ? Op::Max : Op::Min;
+    return detail::binary(op, t, acc, v);
+  };
+  if (uniform(x)) {  // one element: the reduction is the element itself
+    line("const " + decl(id) + " = " + (n.op == Op::ArgMax ? std::string("0") : at(x)) + ";", id);
+    return;
+  }
+  // Base offset of the reduced line of output element e.
+  const ir::Shape& sd = n.shape;
+  std::string base;
+  for (int d = 0, dx = 0; d < sd.rank; ++d, ++dx) {
+    if (dx == axis) ++dx;
+    base = add_term(base, coord("e", sd, d), stx[static_cast<size_t>(dx)]);
+  }
+  if (base.empty()) base = "0";
+  const int64_t step = stx[static_cast<size_t>(axis)];
+  line(decl(id) + ";", id);
+  open("");
+  auto [p, staged] = shared_source(x, 0);
+  if (staged) line("__syncthreads();");
+  line("const " + mem_type(t) + "* const src = " + p + ";");
+  std::vector<std::string> body;
+  body.push_back("const " + mem_type(t) + "* const line = src + " + base + ";");
+  const std::string stride = step == 1 ? "j" : "j * " + str(step);
+  if (n.op == Op::ArgMax) {
+    body.push_back(tt + " best = line[0];");
+    body.push_back("int arg = 0;");
+    body.push_back("for (int j = 1; j < " + str(len) + "; ++j) {");
+    body.push_back("  const " + tt + " x = line[" + stride + "];");
+    body.push_back("  if (" + detail::argmax_greater(t, "x", "best") + ") best = x, arg = j;");
+    body.push_back("}");
+    body.push_back(at(id) + " = arg;");
+  } else {
+    body.push_back(tt + " acc = line[0];");
+    body.push_back("for (int j = 1; j < " + str(len) + "; ++j) acc = " + combine("acc", "line[" + stride + "]") + ";");
+    body.push_back(at(id) + " = acc;");
+  }
+  element_loop(id, true, true, body);
+  close();
+  if (staged) scratch_pending_ = true;
+}
+
+void Emitter::emit_dot(NodeId id) {
+  const NodeId a = g_.operand(id, 0), b = g_.operand(id, 1), c = g_.operand(id, 2);
+  const DType ta = g_.node(a).dtype, tc = g_.node(id).dtype;
+  const ir::Shape &sa = g_.node(a).shape, &sc = g_.node(id).shape;
+  const int64_t M = sa.dims[0], K = sa.dims[1], N = sc.dims[1];
+  (void)M;
+  const DType ct = detail::compute_type(tc);
+  // acc += a * b in acc's type: floats with one fused rounding per step, integers wrapping.
+  auto operand = [&](const std::string& x) { return cast(x, ta == DType::i1 ? DType::i1 : ta, ct); };
+  std::string step;
+  const std::string xa = operand("pa[kk]"), xb = operand("pb[kk * " + str(N) + "]");
+  if (ct == DType::f32) step = detail::from_compute("fmaf(" + xa + ", " + xb + ", " + detail::to_compute("acc", tc) + ")", tc);
+  else if (ct == DType::f64) step = "fma(" + xa + ", " + xb + ", acc)";
+  else if (tc == DType::i32 || tc == DType::i64) step = "tj::add_wrap(acc, tj::mul_wrap(" + xa + ", " + xb + "))";
+  else step = "static_cast<" + reg_type(tc) + ">(acc + " + xa + " * " + xb + ")";
+  line(decl(id) + ";", id);
+  if (uniform(id)) {
+    line(var(id) + " = " + at(c) + ";");
+  } else {
+    line("#pragma unroll");
+    line("for (int i = 0; i < " + str(lay(id).regs()) + "; ++i) " + var(id) + "[i] = " + at(c) + ";");
+  }
+  open("");
+  const bool ra = L_.smem.resident.count(a) > 0, rb = L_.smem.resident.count(b) > 0;
+  const int a_bytes = ra ? 0 : static_cast<int>(sa.numel()) * ir::size_of(ta);
+  auto [pa, sta] = shared_source(a, 0);
+  auto [pb, stb] = shared_source(b, ra ? 0 : (a_bytes + 15) / 16 * 16);
+  (void)rb;
+  if (sta || stb) line("__syncthreads();");
+  line("const " + mem_type(ta) + "* const A = " + pa + ";  // [" + str(sa.dims[0]) + ", " + str(K) + "]");
+  line("const " + mem_type(ta) + "* const B = " + pb + ";  // [" + str(K) + ", " + str(N) + "]");
+  element_loop(id, true, true,
+               {"const " + mem_type(ta) + "* const pa = A + " + coord("e", sc, 0) + " * " + str(K) + ";",
+                "const " + mem_type(ta) + "* const pb = B + " + coord("e", sc, 1) + ";",
+                reg_type(tc) + " acc = " + at(id) + ";",
+                "for (int kk = 0; kk < " + str(K) + "; ++kk) acc = " + step + ";", at(id) + " = acc;"});
+  close();
+  if (sta || stb) scratch_pending_ = true;
+}
+
+void Emitter::emit_load(NodeId id) {
+  const ir::Node& n = g_.node(id);
+  const auto ops = g_.operands(id);
+  const bool masked = g_.int_at(id, 0) != 0;
+  const std::string p = tensor_ptr(ops[0]);
+  std::string e = load_elem(p, at(ops[1]), n.dtype);
+  if (masked) e = "(" + at(ops[2]) + " ? " + e + " : " + at(ops[3]) + ")";
+  if (uniform(id)) {
+    line("const " + decl(id) + " = " + e + ";", id);
+    return;
+  }
+  const ValueLayout& v = lay(id);
+  line(decl(id) + (ragged(v) ? " = {};" : ";"), id);
+  element_loop(id, false, true, {var(id) + "[i] = " + e + ";"});
+}
+
+void Emitter::emit_store(NodeId id) {
+  const ir::Node& n = g_.node(id);
+  const auto ops = g_.operands(id);
+  const bool masked = g_.int_at(id, 0) != 0;
+  const std::string p = tensor_ptr(ops[0]);
+  const NodeId offs = ops[1];
+  std::string s;
+  if (n.op == Op::Store) {
+    s = p + "[" + at(offs) + "] = " +
+        (n.dtype == DType::i1 ? "static_cast<unsigned char>(" + at(ops[2]) + ")" : at(ops[2])) + ";";
+  } else {
+    const std::string addr = p + " + " + at(offs);
+    if (n.dtype == DType::f16) s = "tj::red_add_f16(" + addr + ", " + at(ops[2]) + ");";
+    else if (n.dtype == DType::bf16) s = "tj::red_add_bf16(" + addr + ", " + at(ops[2]) + ");";
+    else s = "tj::red_add(" + addr + ", " + at(ops[2]) + ");";
+  }
+  if (masked) s = "if (" + at(ops[3]) + ") " + s;
+  if (uniform(offs)) {
+    line("if (tid == 0) " + (masked ? "{ " + s + " }" : s), id);  // one thread performs a scalar effect
+    return;
+  }
+  line("// " + note(id));
+  element_loop(offs, false, true, {s});
+}
+
+// ---- TMA ------------------------------------------------------------------------------------
+
+void Emitter::emit_desc_load(NodeId id) {
+  const ir::Node& n = g_.node(id);
+  const passes::LoadPlan& lp = L_.smem.loads.at(id);
+  const ir::TmaAttrs a = ir::tma_attrs(g_, id);
+  const std::string bar = "&tj_bar[" + str(lp.barrier) + "]";
+  const std::string buf = "tj_buf" + str(lp.buffer);
+  const int64_t bytes = n.shape.numel() * ir::size_of(n.dtype);
+  std::string shape;
+  for (int i = 0; i < a.rank; ++i) shape += (i ? "x" : "") + str(n.shape.dims[i]);
+  line("// " + note(id) + ": " + shape + " " + std::string(ir::name_of(n.dtype)) + " tile, " + str(bytes) + " bytes");
+  if (lp.repeated && lp.all_threads_wait) line("__syncthreads();  // every thread is done with the previous tile");
+  open("if (tid == 0)");
+  if (lp.repeated && lp.read_by_tma_store)
+    line("tj::bulk_wait_group_read<0>();  // the TMA store of the previous tile has read the buffer");
+  line("tj::mbarrier_arrive_expect_tx(" + bar + ", " + str(bytes) + ");");
+  line("tj::tma_load_" + str(a.rank) + "d(" + buf + ", " + desc_addr(id) + ", " + bar + coords(id, a.rank) + ");");
+  close();
+  const std::string phase = lp.repeated ? "tj_phase" + str(lp.barrier) : "0";
+  const std::string wait = "tj::mbarrier_wait_parity(" + bar + ", " + phase + ");";
+  line(lp.all_threads_wait ? wait : "if (tid == 0) " + wait);
+  if (lp.repeated) line("tj_phase" + str(lp.barrier) + " ^= 1u;");
+  if (L_.smem.register_copies.count(id)) read_chunks(id, buf, "tile elements of this thread");
+}
+
+void Emitter::emit_desc_store(NodeId id) {
+  const ir::Node& n = g_.node(id);
+  const passes::StorePlan& sp = L_.smem.stores.at(id);
+  const ir::TmaAttrs a = ir::tma_attrs(g_, id);
+  const NodeId v = g_.operands(id).back();
+  stores_ = true;
+  static const char* kinds[] = {"store", "reduce_add", "reduce_min", "reduce_max"};
+  const std::string buf = buffer_ptr(sp.buffer, n.dtype);
+  const char* how = sp.mode == passes::StorePlan::FromLoad ? "straight from the loaded tile"
+                    : sp.mode == passes::StorePlan::InPlace ? "computed in place in the loaded tile's buffer"
+                                                           : "staged in its own buffer";
+  line("// " + note(id) + ": " + kinds[a.reduce] + ", " + how);
+  if (sp.mode != passes::StorePlan::FromLoad) {
+    if (sp.mode == passes::StorePlan::Staged && sp.repeated) {
+      line("if (tid == 0) tj::bulk_wait_group_read<0>();  // the previous store has read the buffer");
+      line("__syncthreads();");
+    }
+    write_chunks(v, buf);
+    line("tj::fence_proxy_async_shared();  // make the writes visible to the TMA unit");
+    line("__syncthreads();");
+  }
+  open("if (tid == 0)");
+  line("tj::tma_" + std::string(kinds[a.reduce]) + "_" + str(a.rank) + "d(" + desc_addr(id) + ", " +
+       "tj_buf" + str(sp.buffer) + coords(id, a.rank) + ");");
+  line("tj::bulk_commit_group();");
+  close();
+}
+
+// ---- control flow ------------------------------------------------------------------------------
+
+void Emitter::assign_all(const std::vector<std::pair<NodeId, NodeId>>& dst_src) {
+  // Parallel assignment: when a source is the current value of another destination, go through temporaries.
+  std::set<std::string> dsts;
+  bool clash = false;
+  for (const auto& [d, s] : dst_src) {
+    if (dsts.count(name_[static_cast<size_t>(s)])) clash = true;
+    dsts.insert(name_[static_cast<size_t>(d)]);
+  }
+  std::vector<std::pair<NodeId, std::string>> plan;
+  for (const auto& [d, s] : dst_src) {
+    if (name_[static_cast<size_t>(d)] == name_[static_cast<size_t>(s)]) continue;
+    if (clash) {
+      const std::string tmp = "tj_next" + str(d);
+      if (uniform(d)) {
+        line("const " + reg_type(g_.node(d).dtype) + " " + tmp + " = " + at(s) + ";");
+      } else {
+        line(reg_type(g_.node(d).dtype) + " " + tmp + "[" + str(lay(d).regs()) + "];");
+        line("#pragma unroll");
+        line("for (int i = 0; i < " + str(lay(d).regs()) + "; ++i) " + tmp + "[i] = " + at(s) + ";");
+      }
+      plan.push_back({d, tmp});
+    } else {
+      plan.push_back({d, ""});
+      if (uniform(d)) {
+        line(at(d) + " = " + at(s) + ";");
+      } else {
+        line("#pragma unroll");
+        line("for (int i = 0; i < " + str(lay(d).regs()) + "; ++i) " + at(d) + " = " + at(s) + ";");
+      }
+    }
+  }
+  if (!clash) return;
+  for (const auto& [d, tmp] : plan) {
+    if (uniform(d)) {
+      line(at(d) + " = " + tmp + ";");
+    } else {
+      line("#pragma unroll");
+      line("for (int i = 0; i < " + str(lay(d).regs()) + "; ++i) " + at(d) + " = " + tmp + "[i];");
+    }
+  }
+}
+
+void Emitter::emit_for(NodeId id) {
+  const auto ops = g_.operands(id);
+  const auto body = static_cast<uint32_t>(g_.int_at(id, 0));
+  const size_t carried = ops.size() - 3;
+  NodeId index = ir::kNoNode;
+  std::vector<NodeId> args(carried, ir::kNoNode);
+  for (NodeId b : g_.region(body).nodes) {
+    if (g_.node(b).op == Op::LoopIndex) index = b;
+    if (g_.node(b).op == Op::LoopArg) args[static_cast<size_t>(g_.int_at(b, 0))] = b;
+  }
+  std::vector<std::pair<NodeId, NodeId>> init;
+  for (size_t k = 0; k < carried; ++k) {
+    if (args[k] == ir::kNoNode) continue;
+    line(decl(args[k]) + ";  // loop-carried value " + str(static_cast<int64_t>(k)));
+    init.push_back({args[k], ops[3 + k]});
+  }
+  assign_all(init);
+  const std::string iv = index == ir::kNoNode ? "tj_i" + str(id) : var(index);
+  if (index != ir::kNoNode) name_[static_cast<size_t>(index)] = iv;
+  open("for (int " + iv + " = " + at(ops[0]) + "; " + iv + " < " + at(ops[1]) + "; " + iv + " += " + at(ops[2]) + ")", id);
+  scratch_pending_ = true;  // an earlier iteration may still be reading the scratch arena
+  emit_region(body);
+  const NodeId yield = g_.region(body).nodes.back();
+  std::vector<std::pair<NodeId, NodeId>> next;
+  for (size_t k = 0; k < carried; ++k)
+    if (args[k] != ir::kNoNode) next.push_back({args[k], g_.operand(yield, static_cast<int>(k))});
+  assign_all(next);
+  close();
+  scratch_pending_ = true;
+  for (NodeId u : L_.info.users[static_cast<size_t>(id)]) {
+    if (g_.node(u).op != Op::LoopResult) continue;
+    const NodeId arg = args[static_cast<size_t>(g_.int_at(u, 0))];
+    check_internal(arg != ir::kNoNode, "emitter: loop result without a loop argument");
+    name_[static_cast<size_t>(u)] = name_[static_cast<size_t>(arg)];
+  }
+}
+
+void Emitter::emit_if(NodeId id) {
+  std::vector<NodeId> results;
+  for (NodeId u : L_.info.users[static_cast<size_t>(id)])
+    if (g_.node(u).op == Op::IfResult) results.push_back(u);
+  for (NodeId r : results) line(decl(r) + ";  // if result " + str(g_.int_at(r, 0)));
+  const bool before = scratch_pending_;
+  bool after = false;
+  for (int k = 0; k < 2; ++k) {
+    const auto region = static_cast<uint32_t>(g_.int_at(id, k));
+    const auto& nodes = g_.region(region).nodes;
+    if (k == 1 && nodes.size() == 1 && results.empty()) break;  // empty else
+    if (k == 0) open("if (" + at(g_.operand(id, 0)) + ")", id);
+    else open("else");
+    scratch_pending_ = before;
+    emit_region(region);
+    std::vector<std::pair<NodeId, NodeId>> assign;
+    for (NodeId r : results) assign.push_back({r, g_.operand(nodes.back(), static_cast<int>(g_.int_at(r, 0)))});
+    assign_all(assign);
+    after = after || scratch_pending_;
+    --depth_;
+    line("}");
+  }
+  scratch_pending_ = after || before;
+}
+
+std::string Emitter::run() {
+  std::string kernel = signature() + " {\n";
+  prologue();
+  emit_region(0);
+  if (stores_) line("if (tid == 0) tj::bulk_wait_group_read<0>();  // TMA stores have read shared memory before exit");
+  kernel += out_ + "}\n";
+  std::string src = header();
+  src += "\n";
+  src += detail::prelude_source();
+  src += "\n" + kernel;
+  return src;
+}
+
+}  // namespace
+
+GeneratedKernel generate(const ir::Graph& g, const Options& options) {
+  const passes::Lowered l = passes::lower(g, options, options.dump_ir);
+  char hash[17];
+  std::snprintf(hash, sizeof hash, "%016" PRIx64, g.hash());
+  GeneratedKernel k;
+  k.entry = "tj_" + detail::sanitize(g.kernel_name) + "_" + hash;
+  Emitter e(l, options, k.entry);
+  k.source = e.run();
+  k.plan = l.args.plan;
+  return k;
+}
+
+}  // namespace tilejit::codegen

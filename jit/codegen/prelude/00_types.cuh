@@ -1,0 +1,80 @@
+// Basic types of generated kernels: the opaque TMA descriptor, element storage types, shared-memory vector copies.
+//
+// Generated code never includes cuda.h or cuda_runtime.h: NVRTC's built-in
+// declarations (threadIdx, __syncthreads, math functions, vector types) are all
+// it needs. Every helper is one PTX instruction or a few lines of C++.
+namespace tj {
+
+/// A TMA descriptor (CUtensorMap) as opaque bytes: 128 bytes, 64-byte aligned.
+struct alignas(64) TensorMap {
+  unsigned char bytes[128];
+};
+
+/// Storage of the narrow float types: their bit patterns.
+typedef unsigned short bf16_t;
+typedef unsigned short f16_t;
+typedef unsigned char e4m3_t;
+typedef unsigned char e5m2_t;
+
+/// The 32-bit shared-state-space address of a pointer into shared memory.
+__device__ __forceinline__ unsigned smem_addr(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+/// The generic address of a descriptor (a __grid_constant__ parameter or global memory).
+__device__ __forceinline__ unsigned long long desc_addr(const TensorMap* d) {
+  return reinterpret_cast<unsigned long long>(d);
+}
+
+template <int Bytes> struct VecOf;
+template <> struct VecOf<16> { typedef uint4 type; };
+template <> struct VecOf<8> { typedef uint2 type; };
+template <> struct VecOf<4> { typedef unsigned type; };
+template <> struct VecOf<2> { typedef unsigned short type; };
+template <> struct VecOf<1> { typedef unsigned char type; };
+
+/// Reads N consecutive elements of storage type S (aligned to their size, at
+/// most 16 bytes per access) into registers of type T.
+template <int N, class T, class S>
+__device__ __forceinline__ void lds(T* dst, const S* src) {
+  constexpr int kBytes = N * static_cast<int>(sizeof(S));
+  constexpr int kWidth = kBytes >= 16 ? 16 : kBytes;
+  constexpr int kPer = kWidth / static_cast<int>(sizeof(S));
+  typedef typename VecOf<kWidth>::type V;
+#pragma unroll
+  for (int i = 0; i < kBytes / kWidth; ++i) {
+    union {
+      V v;
+      S e[kPer];
+    } u;
+    u.v = reinterpret_cast<const V*>(src)[i];
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) dst[i * kPer + j] = static_cast<T>(u.e[j]);
+  }
+}
+
+/// Writes N consecutive register elements of type T as storage type S (see lds).
+template <int N, class T, class S>
+__device__ __forceinline__ void sts(S* dst, const T* src) {
+  constexpr int kBytes = N * static_cast<int>(sizeof(S));
+  constexpr int kWidth = kBytes >= 16 ? 16 : kBytes;
+  constexpr int kPer = kWidth / static_cast<int>(sizeof(S));
+  typedef typename VecOf<kWidth>::type V;
+#pragma unroll
+  for (int i = 0; i < kBytes / kWidth; ++i) {
+    union {
+      V v;
+      S e[kPer];
+    } u;
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) u.e[j] = static_cast<S>(src[i * kPer + j]);
+    reinterpret_cast<V*>(dst)[i] = u.v;
+  }
+}
+
+/// The index of this program in the whole grid (x fastest).
+__device__ __forceinline__ unsigned linear_program_id() {
+  return blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+}
+
+}  // namespace tj

@@ -1,0 +1,49 @@
+// Arithmetic with the IR's semantics where C++ differs: wrapping division, NaN-propagating min and max.
+namespace tj {
+
+// i32 / i64 arithmetic wraps modulo 2^32 / 2^64: done on unsigned values, where overflow is defined.
+__device__ __forceinline__ int add_wrap(int a, int b) { return static_cast<int>(static_cast<unsigned>(a) + static_cast<unsigned>(b)); }
+__device__ __forceinline__ int sub_wrap(int a, int b) { return static_cast<int>(static_cast<unsigned>(a) - static_cast<unsigned>(b)); }
+__device__ __forceinline__ int mul_wrap(int a, int b) { return static_cast<int>(static_cast<unsigned>(a) * static_cast<unsigned>(b)); }
+__device__ __forceinline__ int neg_wrap(int a) { return static_cast<int>(0u - static_cast<unsigned>(a)); }
+__device__ __forceinline__ long long add_wrap(long long a, long long b) {
+  return static_cast<long long>(static_cast<unsigned long long>(a) + static_cast<unsigned long long>(b));
+}
+__device__ __forceinline__ long long sub_wrap(long long a, long long b) {
+  return static_cast<long long>(static_cast<unsigned long long>(a) - static_cast<unsigned long long>(b));
+}
+__device__ __forceinline__ long long mul_wrap(long long a, long long b) {
+  return static_cast<long long>(static_cast<unsigned long long>(a) * static_cast<unsigned long long>(b));
+}
+__device__ __forceinline__ long long neg_wrap(long long a) { return static_cast<long long>(0ull - static_cast<unsigned long long>(a)); }
+
+// Division truncates toward zero; INT_MIN / -1 wraps (it is undefined in C++).
+__device__ __forceinline__ int div_i32(int a, int b) { return b == -1 ? static_cast<int>(0u - static_cast<unsigned>(a)) : a / b; }
+__device__ __forceinline__ int rem_i32(int a, int b) { return b == -1 ? 0 : a % b; }
+__device__ __forceinline__ long long div_i64(long long a, long long b) {
+  return b == -1 ? static_cast<long long>(0ull - static_cast<unsigned long long>(a)) : a / b;
+}
+__device__ __forceinline__ long long rem_i64(long long a, long long b) { return b == -1 ? 0 : a % b; }
+
+// min/max of floats propagate NaN (fminf/fmaxf would drop it).
+__device__ __forceinline__ float min_f32(float a, float b) {
+  float r;
+  asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+}
+__device__ __forceinline__ float max_f32(float a, float b) {
+  float r;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+}
+__device__ __forceinline__ double min_f64(double a, double b) {
+  return (a != a || b != b) ? __longlong_as_double(0x7ff8000000000000ll) : fmin(a, b);
+}
+__device__ __forceinline__ double max_f64(double a, double b) {
+  return (a != a || b != b) ? __longlong_as_double(0x7ff8000000000000ll) : fmax(a, b);
+}
+
+__device__ __forceinline__ float sigmoid_f32(float x) { return __fdiv_rn(1.0f, __fadd_rn(1.0f, expf(-x))); }
+__device__ __forceinline__ double sigmoid_f64(double x) { return __ddiv_rn(1.0, __dadd_rn(1.0, exp(-x))); }
+
+}  // namespace tj

@@ -1,0 +1,79 @@
+// The CUDA C++ emitter's interface: generated source plus the launch plan the runtime follows.
+//
+// The plan is the ABI between generated code and the runtime: the kernel's
+// parameters are exactly `slots`, in order, each passed by value.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tilejit/ir/ir.h"
+
+namespace tilejit::codegen {
+
+/// A TMA descriptor the runtime encodes on the host (cuTensorMapEncodeTiled) for
+/// every launch (reused while the tensor's address, sizes and strides are unchanged).
+struct HostDescriptor {
+  int param = -1;                  ///< graph parameter index of the Tensor or TensorArray
+  std::vector<int> merge_groups;   ///< group sizes when the source is a MergeView; empty otherwise
+  ir::DType dtype = ir::DType::f32;
+  int rank = 0;                    ///< rank after merging (1..5)
+  std::array<int32_t, ir::kMaxRank> box{};      ///< outermost first
+  std::array<int32_t, ir::kMaxRank> estride{};  ///< outermost first
+  int fill = 0;                    ///< 0 zero, 1 NaN-request-zero-FMA
+  int swizzle = 0;                 ///< 0 none, 1 32B, 2 64B, 3 128B
+  ir::NodeId first_use = ir::kNoNode;  ///< for error messages (source line of the op)
+};
+
+/// One kernel parameter.
+struct ArgSlot {
+  enum Kind : uint8_t {
+    TensorBase,    ///< void*: the tensor's base address                      (param)
+    TensorSize,    ///< int64_t: size of dimension `index`                     (param, index)
+    TensorStride,  ///< int64_t: stride of dimension `index` in elements       (param, index)
+    Scalar,        ///< the scalar in its type (bool and 8-bit: 1 byte, 16-bit floats: their bits)  (param)
+    HostDesc,      ///< 128-byte, 64-byte aligned __grid_constant__ descriptor  (index = descriptor)
+    DescArray,     ///< const void*: device array of one 128-byte descriptor per tensor of a
+                   ///< TensorArray, encoded on the host                      (index = descriptor)
+    Workspace,     ///< void*: 128-byte aligned global memory for device-built descriptors,
+                   ///< workspace_bytes_per_program bytes per program
+  } kind;
+  int param = -1;
+  int index = 0;
+  int size = 8;    ///< bytes
+  int align = 8;   ///< bytes
+};
+
+struct LaunchPlan {
+  std::vector<ArgSlot> slots;
+  std::vector<HostDescriptor> descriptors;  ///< HostDesc and DescArray slots index this
+  int threads = 128;                        ///< threads per program (num_warps * 32)
+  int shared_bytes = 0;                     ///< dynamic shared memory per program
+  int64_t workspace_bytes_per_program = 0;  ///< 0 when no descriptor is built on the device
+  int device_descriptors = 0;               ///< descriptors each program builds in its workspace (128 bytes each)
+};
+
+struct Options {
+  std::string arch = "sm_90a";
+  bool line_info = false;
+  bool debug_checks = false;  ///< validate device-built descriptors in the kernel and trap with a message
+  /// When set, called with the graph after every rewriting pass of the lowering pipeline
+  /// (the pass name first: "input", "canonicalize", ..., "plan_tma"); TILEJIT_DUMP=ir connects here.
+  std::function<void(std::string_view pass, const ir::Graph&)> dump_ir;
+};
+
+struct GeneratedKernel {
+  std::string entry;   ///< extern "C" name: "tj_<kernel>_<16 hex digits of the graph hash>"
+  std::string source;  ///< complete CUDA C++ translation unit (prelude included), no cuda.h needed
+  LaunchPlan plan;
+};
+
+/// Lowers a verified graph to CUDA C++. Throws UserError for programs the GPU
+/// backend cannot run (naming the op's source line) and InternalError for bugs.
+GeneratedKernel generate(const ir::Graph& g, const Options& options = {});
+
+}  // namespace tilejit::codegen

@@ -1,0 +1,232 @@
+// The lowering passes between a traced graph and the CUDA emitter, and the pipeline that runs them.
+//
+// Every pass is a pure function of its inputs. Rewriting passes return a new
+// graph (the input is never modified); analysis passes return a plan keyed by
+// the node ids of the final graph. The pipeline (`lower`) runs them in one
+// fixed order and calls a dump hook with the graph after every rewriting pass
+// (TILEJIT_DUMP=ir). Order:
+//
+//   verify -> canonicalize -> hoist_invariants -> eliminate_dead_code -> plan_tma
+//          -> assign_layout -> allocate_shared -> plan_arguments
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "tilejit/codegen/codegen.h"
+#include "tilejit/ir/ir.h"
+
+namespace tilejit::passes {
+
+using ir::NodeId;
+
+// ---- structure of a graph -------------------------------------------------------
+
+/// Facts about a graph every later pass needs: users, program order, loops.
+struct GraphInfo {
+  std::vector<std::vector<NodeId>> users;  ///< per node: the nodes that use it, in program order
+  std::vector<int> position;               ///< per node: index in program order (nested regions inline)
+  std::vector<uint32_t> region_parent;     ///< per region: the enclosing region (0 for region 0)
+  std::vector<NodeId> loop;                ///< per node: the innermost For whose body holds it, or kNoNode
+  std::vector<int> region_end;             ///< per For/If node: position of the last node nested in it
+
+  /// True when `id` may run more than once per program (it is inside a loop body).
+  bool in_loop(NodeId id) const { return loop[static_cast<size_t>(id)] != ir::kNoNode; }
+};
+
+GraphInfo analyze(const ir::Graph& g);
+
+/// True for nodes that hold a block value (as opposed to tensors, effects and regions).
+bool is_value(const ir::Graph& g, NodeId id);
+
+// ---- rewriting passes ---------------------------------------------------------
+
+/// Local simplifications: casts to the same type, identity reshapes and
+/// permutations, reshape/broadcast chains, integer arithmetic on constants.
+ir::Graph canonicalize(const ir::Graph& g);
+
+/// Moves pure scalar nodes (and tensor views) whose operands are all defined
+/// outside a loop to just before the loop, so that a device-built descriptor
+/// of a loop-invariant view is built once.
+ir::Graph hoist_invariants(const ir::Graph& g);
+
+/// Removes pure nodes whose value is never used.
+ir::Graph eliminate_dead_code(const ir::Graph& g);
+
+// ---- TMA planning ---------------------------------------------------------------
+
+/// Where a descriptor lives.
+enum class DescKind : uint8_t {
+  Host,    ///< encoded on the host, a __grid_constant__ kernel parameter
+  Array,   ///< encoded on the host into device memory, one per tensor of a TensorArray
+  Device,  ///< built by the kernel in a workspace slot (tensormap.replace + fences)
+};
+std::string_view name_of(DescKind k);
+
+/// One distinct TMA descriptor: same source tensor, box, element strides and fill.
+struct Descriptor {
+  DescKind kind = DescKind::Host;
+  NodeId tensor = ir::kNoNode;   ///< the tensor node the TMA ops name (first one seen)
+  NodeId view = ir::kNoNode;     ///< Device: the MakeView node whose fields are used, kNoNode for a parameter
+  int param = -1;                ///< graph parameter index of the tensor / tensor array (-1 for a view)
+  std::vector<int> merge_groups; ///< group sizes of a merged view (relative to `param` or `view`), else empty
+  ir::DType dtype = ir::DType::f32;
+  int rank = 0;
+  std::array<int32_t, ir::kMaxRank> box{};
+  std::array<int32_t, ir::kMaxRank> estride{1, 1, 1, 1, 1};
+  int fill = 0;
+  int slot = -1;                 ///< Host/Array: index in LaunchPlan::descriptors; Device: workspace slot
+  NodeId first_use = ir::kNoNode;
+  NodeId build_at = ir::kNoNode; ///< Device: the node after which it is built; kNoNode: kernel start
+  bool rebuilt_in_loop = false;  ///< Device: the build runs once per loop iteration
+  bool used_by_store = false;
+  std::vector<NodeId> uses;      ///< the TMA ops using it, in program order
+};
+
+struct TmaPlan {
+  std::vector<Descriptor> descriptors;
+  std::unordered_map<NodeId, int> of;  ///< TMA op (DescLoad / DescStore / DescPrefetch) -> descriptor
+  int num_host = 0, num_array = 0, num_device = 0;
+};
+
+/// Decides every descriptor (see the automatic rules in ARCHITECTURE.md: a kernel
+/// parameter -> host, an element of a tensor array -> array, a MakeView -> device;
+/// the op's placement attribute overrides). Returns the graph with every TMA op's
+/// placement attribute set to the decision (1 host, 2 device) and fills `plan`
+/// with the descriptors of that graph. Throws UserError for impossible requests.
+ir::Graph plan_tma(const ir::Graph& g, TmaPlan& plan);
+
+/// The plan of a graph whose placements are already decided (what plan_tma fills).
+TmaPlan collect_descriptors(const ir::Graph& g, const GraphInfo& info);
+
+// ---- register layout -------------------------------------------------------------
+
+/// How a block value is spread over the threads of a program. Element e
+/// (row-major) belongs to chunk e / vec; thread t holds chunks t, t + threads,
+/// t + 2 * threads, ... in its `slots` register slots of `vec` elements.
+struct ValueLayout {
+  enum Kind : uint8_t {
+    None,         ///< not a value (tensor, effect, region)
+    Uniform,      ///< one element: every thread holds it
+    Distributed,  ///< spread over the threads as described above
+  } kind = None;
+  int vec = 1;
+  int64_t numel = 1;
+  int64_t chunks = 1;
+  int slots = 1;
+  /// Registers per thread.
+  int regs() const { return kind == Distributed ? slots * vec : 1; }
+  /// True when some thread has fewer than `slots` chunks (the last slot needs a guard).
+  bool ragged(int threads) const { return kind == Distributed && chunks % threads != 0; }
+};
+
+struct Layout {
+  int threads = 128;
+  std::vector<ValueLayout> of;  ///< per node
+};
+
+/// Chooses each value's layout. Values combined elementwise (and the values of
+/// one loop-carried or if-result slot) share one vector width so that those
+/// ops never move data between threads: 16 bytes of the widest element type
+/// of the group, reduced while fewer chunks than threads would exist.
+Layout assign_layout(const ir::Graph& g, const GraphInfo& info, int threads);
+
+// ---- shared memory ---------------------------------------------------------------
+
+/// How a DescLoad's tile is consumed.
+struct LoadPlan {
+  int buffer = -1;             ///< index in SmemPlan::buffers
+  int barrier = -1;            ///< mbarrier index
+  bool registers = false;      ///< threads copy their elements into registers after the wait
+  bool all_threads_wait = false;  ///< false: only the issuing thread waits (the tile is only stored back)
+  bool repeated = false;       ///< inside a loop: the buffer is refilled, the phase bit flips per use
+  bool read_by_tma_store = false;  ///< a TMA store reads the buffer (direct or in place)
+};
+
+/// How a DescStore gets its tile into shared memory.
+struct StorePlan {
+  enum Mode : uint8_t {
+    Staged,    ///< threads write the value into the store's own buffer
+    FromLoad,  ///< the value is a loaded tile: stored straight from the load's buffer
+    InPlace,   ///< threads write the value over the tile it was computed from (load buffer)
+  } mode = Staged;
+  NodeId load = ir::kNoNode;  ///< FromLoad / InPlace: the DescLoad whose buffer is used
+  int buffer = -1;            ///< index in SmemPlan::buffers
+  bool repeated = false;      ///< inside a loop: the buffer is rewritten while an older store may read it
+};
+
+struct SmemBuffer {
+  int offset = 0;
+  int bytes = 0;
+  int align = 128;
+  NodeId node = ir::kNoNode;
+  std::string role;  ///< "tma.load", "tma.store", "descriptor staging"
+};
+
+struct SmemPlan {
+  std::vector<SmemBuffer> buffers;
+  int barrier_offset = 0;
+  int num_barriers = 0;
+  int scratch_offset = 0;
+  int scratch_bytes = 0;       ///< one arena shared by every op that exchanges data between threads
+  int desc_stage_offset = -1;  ///< 128-byte staging for device-built descriptors, -1 if none
+  int total_bytes = 0;         ///< dynamic shared memory per program
+  std::unordered_map<NodeId, LoadPlan> loads;
+  std::unordered_map<NodeId, StorePlan> stores;
+  std::unordered_map<NodeId, int> resident;  ///< values readable in place from a buffer: node -> buffer
+  std::unordered_set<NodeId> register_copies;  ///< resident values whose elements are also copied to registers
+};
+
+/// Allocates TMA tile buffers (128-byte aligned), mbarriers (8-byte aligned),
+/// the scratch arena and the descriptor staging area, and chooses how every
+/// TMA load and store uses them. Throws UserError when the total exceeds 227 KiB.
+SmemPlan allocate_shared(const ir::Graph& g, const GraphInfo& info, const Layout& layout, const TmaPlan& tma);
+
+/// Bytes of the scratch arena op `id` needs (0 when it exchanges no data).
+int scratch_bytes_of(const ir::Graph& g, const Layout& layout, const SmemPlan& smem, NodeId id);
+
+// ---- kernel parameters -----------------------------------------------------------
+
+/// The kernel's parameters (LaunchPlan::slots) and the descriptors the runtime
+/// encodes (LaunchPlan::descriptors), plus the C++ name of each parameter.
+struct ArgumentPlan {
+  codegen::LaunchPlan plan;
+  std::vector<std::string> names;  ///< per slot
+  /// (param, what, index) -> slot, what: 0 base, 1 size, 2 stride.
+  std::unordered_map<int64_t, int> tensor_slot;
+  std::unordered_map<int, int> scalar_slot;  ///< param -> slot
+  std::unordered_map<int, int> desc_slot;    ///< Host/Array descriptor index -> slot
+  int workspace_slot = -1;
+  int find_tensor(int param, int what, int index) const;
+};
+
+ArgumentPlan plan_arguments(const ir::Graph& g, const TmaPlan& tma, const SmemPlan& smem, int threads);
+
+// ---- the pipeline ------------------------------------------------------------------
+
+using DumpHook = std::function<void(std::string_view pass, const ir::Graph&)>;
+
+/// Everything the emitter needs.
+struct Lowered {
+  ir::Graph graph;
+  GraphInfo info;
+  TmaPlan tma;
+  Layout layout;
+  SmemPlan smem;
+  ArgumentPlan args;
+};
+
+/// Runs every pass in order on a copy of `g`; `dump` (optional) sees the graph
+/// after each rewriting pass.
+Lowered lower(const ir::Graph& g, const codegen::Options& options, const DumpHook& dump = {});
+
+/// Human-readable plan: one line per descriptor, the shared-memory map.
+std::string describe(const Lowered& l);
+
+}  // namespace tilejit::passes

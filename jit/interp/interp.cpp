@@ -1,0 +1,405 @@
+// The CPU interpreter: checks the arguments, then runs the graph once per program of the grid.
+#include "tilejit/interp/interp.h"
+
+#include <bit>
+
+#include "interp_internal.h"
+#include "tilejit/error.h"
+#include "tilejit/tma_rules.h"
+
+namespace tilejit::interp {
+
+namespace {
+
+using namespace detail;
+using ir::NodeId;
+using ir::Op;
+
+std::string str(int64_t v) { return std::to_string(v); }
+
+/// What a For node needs while it runs.
+struct LoopInfo {
+  NodeId index = ir::kNoNode;  ///< its LoopIndex node (kNoNode when the body never reads it)
+  std::vector<NodeId> args;    ///< its LoopArg nodes by position (kNoNode when unused)
+  NodeId yield = ir::kNoNode;
+  uint32_t body = 0;
+  std::vector<Block> carried, next;
+};
+
+struct IfInfo {
+  NodeId yield[2] = {ir::kNoNode, ir::kNoNode};
+  int taken = 0;
+};
+
+class Machine {
+ public:
+  Machine(const ir::Graph& g, dim3 grid, std::span<const KernelArg> args)
+      : g_(g), grid_(grid), args_(args), vals_(g.size()), tens_(g.size()), aux_(g.size(), -1), invariant_(g.size(), 0) {}
+
+  void run() {
+    check_args();
+    prepare();
+    for (uint32_t z = 0; z < grid_.z; ++z)
+      for (uint32_t y = 0; y < grid_.y; ++y)
+        for (uint32_t x = 0; x < grid_.x; ++x) {
+          pid_[0] = x;
+          pid_[1] = y;
+          pid_[2] = z;
+          eval_region(0);
+          invariants_ready_ = true;
+        }
+  }
+
+ private:
+  // ---- errors -------------------------------------------------------------------------
+  [[noreturn]] void fail(NodeId id, const std::string& rule, std::string value, const std::string& limit) const {
+    const ir::Location& loc = g_.location(id);
+    value += (value.empty() ? "" : " ") + std::string("in program (") + str(pid_[0]) + ", " + str(pid_[1]) + ", " +
+             str(pid_[2]) + ")";
+    throw UserError(rule, value, limit, loc.file, loc.line);
+  }
+  [[noreturn]] void fail_args(const std::string& rule, const std::string& value, const std::string& limit) const {
+    throw UserError(rule, value, limit, g_.kernel_location.file, g_.kernel_location.line);
+  }
+
+  // ---- once per run -------------------------------------------------------------------
+  void check_tensor_arg(size_t p, const TensorArg& a, const ir::Param& param, const std::string& what) const {
+    if (a.dtype != param.dtype)
+      fail_args("interpret: " + what + " has the wrong element type", std::string(ir::name_of(a.dtype)),
+                std::string(ir::name_of(param.dtype)));
+    if (a.rank != param.rank) fail_args("interpret: " + what + " has the wrong rank", str(a.rank), str(param.rank));
+    for (int d = 0; d < a.rank; ++d)
+      if (a.sizes[static_cast<size_t>(d)] < 0)
+        fail_args("interpret: " + what + " has a negative size", "size[" + str(d) + "] = " + str(a.sizes[static_cast<size_t>(d)]),
+                  ">= 0");
+    (void)p;
+  }
+
+  void check_args() const {
+    if (args_.size() != g_.params.size())
+      fail_args("interpret: wrong number of kernel arguments (configuration parameters included)", str(static_cast<int64_t>(args_.size())),
+                str(static_cast<int64_t>(g_.params.size())));
+    static constexpr const char* kKind[] = {"a tensor", "a tensor array", "a scalar", "a configuration value"};
+    for (size_t p = 0; p < args_.size(); ++p) {
+      const ir::Param& param = g_.params[p];
+      const KernelArg& a = args_[p];
+      const std::string what = "argument " + str(static_cast<int64_t>(p)) + " (" + param.name + ")";
+      if (static_cast<int>(a.kind) != static_cast<int>(param.kind))
+        fail_args("interpret: " + what + " has the wrong kind", kKind[a.kind], kKind[param.kind]);
+      if (param.kind == ir::Param::Tensor) check_tensor_arg(p, a.tensor, param, what);
+      if (param.kind == ir::Param::TensorArray)
+        for (size_t k = 0; k < a.array.size(); ++k)
+          check_tensor_arg(p, a.array[k], param, what + " element " + str(static_cast<int64_t>(k)));
+    }
+  }
+
+  void prepare() {
+    for (size_t i = 0; i < g_.size(); ++i) {
+      const auto id = static_cast<NodeId>(i);
+      const ir::Node& n = g_.node(id);
+      switch (n.op) {
+        case Op::DescLoad:
+        case Op::DescStore:
+        case Op::DescPrefetch: {
+          const ir::TmaAttrs a = ir::tma_attrs(g_, id);
+          std::vector<int64_t> box(a.box.begin(), a.box.begin() + a.rank), est;
+          if (n.op != Op::DescStore) est.assign(a.estride.begin(), a.estride.begin() + a.rank);
+          const char* what = n.op == Op::DescLoad ? "descriptor_load" : n.op == Op::DescStore ? "descriptor_store" : "prefetch_descriptor";
+          if (auto v = tma::check_box(what, n.dtype, box, est, a.fill)) {
+            const ir::Location& loc = g_.location(id);
+            throw UserError(v->rule, v->value, v->limit, loc.file, loc.line);
+          }
+          aux_[i] = static_cast<int32_t>(tma_.size());
+          tma_.push_back(a);
+          break;
+        }
+        case Op::For: {
+          LoopInfo L;
+          L.body = static_cast<uint32_t>(g_.int_at(id, 0));
+          L.args.assign(g_.operands(id).size() - 3, ir::kNoNode);
+          for (NodeId b : g_.region(L.body).nodes) {
+            const ir::Node& bn = g_.node(b);
+            if (bn.op == Op::LoopIndex && g_.operand(b, 0) == id) L.index = b;
+            if (bn.op == Op::LoopArg && g_.operand(b, 0) == id) L.args[static_cast<size_t>(g_.int_at(b, 0))] = b;
+          }
+          const auto& body = g_.region(L.body).nodes;
+          check_internal(!body.empty() && g_.node(body.back()).op == Op::Yield, "interpreter: loop body without yield");
+          L.yield = body.back();
+          L.carried.resize(L.args.size());
+          L.next.resize(L.args.size());
+          aux_[i] = static_cast<int32_t>(loops_.size());
+          loops_.push_back(std::move(L));
+          break;
+        }
+        case Op::If: {
+          IfInfo info;
+          for (int k = 0; k < 2; ++k) {
+            const auto& nodes = g_.region(static_cast<uint32_t>(g_.int_at(id, k))).nodes;
+            check_internal(!nodes.empty() && g_.node(nodes.back()).op == Op::Yield, "interpreter: if branch without yield");
+            info.yield[k] = nodes.back();
+          }
+          aux_[i] = static_cast<int32_t>(ifs_.size());
+          ifs_.push_back(info);
+          break;
+        }
+        default: break;
+      }
+    }
+    // Nodes of the kernel body whose value is the same in every program are computed by the first one only.
+    for (NodeId id : g_.region(0).nodes) {
+      const ir::Node& n = g_.node(id);
+      const ir::OpKind k = ir::kind_of(n.op);
+      bool inv = (k == ir::OpKind::Pure || n.op == Op::ParamTensor || n.op == Op::ParamTensorArray || n.op == Op::ParamScalar) &&
+                 n.op != Op::ProgramId && n.op != Op::LoopResult && n.op != Op::IfResult;
+      for (NodeId o : g_.operands(id)) inv = inv && invariant_[static_cast<size_t>(o)];
+      invariant_[static_cast<size_t>(id)] = inv;
+    }
+  }
+
+  // ---- evaluation ------------------------------------------------------------------------
+  void eval_region(uint32_t r) {
+    const bool skip_invariant = r == 0 && invariants_ready_;
+    for (NodeId id : g_.region(r).nodes) {
+      if (skip_invariant && invariant_[static_cast<size_t>(id)]) continue;
+      try {
+        eval(id);
+      } catch (const OpError& e) {
+        fail(id, e.rule, e.value, e.limit);
+      }
+    }
+  }
+
+  const Block& val(NodeId id) const { return vals_[static_cast<size_t>(id)]; }
+  int64_t scalar_i(NodeId id) const { return vals_[static_cast<size_t>(id)].i[0]; }
+  const TensorValue& tensor(NodeId id) const { return tens_[static_cast<size_t>(id)]; }
+
+  void eval(NodeId id) {
+    const ir::Node& n = g_.node(id);
+    const auto ops = g_.operands(id);
+    Block& out = vals_[static_cast<size_t>(id)];
+    switch (n.op) {
+      // ---- parameters and tensors
+      case Op::ParamTensor: {
+        const auto p = static_cast<size_t>(g_.int_at(id, 0));
+        tens_[static_cast<size_t>(id)] = tensor_of_arg(args_[p].tensor, static_cast<int>(p), -1);
+        return;
+      }
+      case Op::ParamTensorArray: return;
+      case Op::ParamScalar: {
+        const KernelArg& a = args_[static_cast<size_t>(g_.int_at(id, 0))];
+        out.reset(n.dtype, n.shape);
+        if (is_float(n.dtype)) {
+          out.f[0] = round_once(n.dtype, is_float(a.dtype) ? a.f : static_cast<double>(a.i));
+        } else {
+          out.i[0] = is_float(a.dtype) ? float_to_int(n.dtype, a.f) : wrap(n.dtype, a.i);
+        }
+        return;
+      }
+      case Op::TensorSize:
+      case Op::TensorStride: {
+        const TensorValue& t = tensor(ops[0]);
+        const auto d = static_cast<size_t>(g_.int_at(id, 0));
+        out.reset(n.dtype, n.shape);
+        out.i[0] = n.op == Op::TensorSize ? t.sizes[d] : t.strides[d];
+        return;
+      }
+      case Op::ArrayElem: {
+        const auto p = static_cast<size_t>(g_.int_at(ops[0], 0));
+        const int64_t idx = scalar_i(ops[1]);
+        const auto& arr = args_[p].array;
+        if (idx < 0 || idx >= static_cast<int64_t>(arr.size()))
+          throw OpError{"tensor array index out of range (" + g_.params[p].name + ")", "index " + str(idx),
+                        arr.empty() ? "the array is empty" : "0.." + str(static_cast<int64_t>(arr.size()) - 1)};
+        tens_[static_cast<size_t>(id)] = tensor_of_arg(arr[static_cast<size_t>(idx)], static_cast<int>(p), idx);
+        return;
+      }
+      case Op::MergeView:
+        tens_[static_cast<size_t>(id)] = merge_view(g_, tensor(ops[0]), g_.ints(id).subspan(1));
+        return;
+      case Op::MakeView: {
+        const auto rank = static_cast<size_t>(g_.int_at(id, 0));
+        int64_t sz[kMaxTensorRank], st[kMaxTensorRank];
+        for (size_t d = 0; d < rank; ++d) {
+          sz[d] = scalar_i(ops[2 + d]);
+          st[d] = scalar_i(ops[2 + rank + d]);
+        }
+        tens_[static_cast<size_t>(id)] =
+            make_view(tensor(ops[0]), scalar_i(ops[1]), std::span<const int64_t>(sz, rank), std::span<const int64_t>(st, rank));
+        return;
+      }
+      // ---- block construction
+      case Op::Const:
+        out.reset(n.dtype, n.shape);
+        if (is_float(n.dtype)) {
+          out.f[0] = std::bit_cast<double>(g_.int_at(id, 0));
+        } else {
+          out.i[0] = wrap(n.dtype, g_.int_at(id, 0));
+        }
+        return;
+      case Op::ProgramId:
+      case Op::NumPrograms: {
+        const auto axis = static_cast<size_t>(g_.int_at(id, 0));
+        const uint32_t dims[3] = {grid_.x, grid_.y, grid_.z};
+        out.reset(n.dtype, n.shape);
+        out.i[0] = wrap(n.dtype, n.op == Op::ProgramId ? pid_[axis] : dims[axis]);
+        return;
+      }
+      case Op::Arange: {
+        out.reset(n.dtype, n.shape);
+        const int64_t start = g_.int_at(id, 0);
+        for (size_t k = 0; k < out.i.size(); ++k) out.i[k] = wrap(n.dtype, start + static_cast<int64_t>(k));
+        return;
+      }
+      case Op::Broadcast:
+        out.reset(n.dtype, n.shape);
+        eval_broadcast(val(ops[0]), out);
+        return;
+      case Op::Reshape: {
+        const Block& x = val(ops[0]);
+        out.reset(n.dtype, n.shape);
+        if (is_float(n.dtype)) {
+          out.f = x.f;
+        } else {
+          out.i = x.i;
+        }
+        return;
+      }
+      case Op::Permute:
+        out.reset(n.dtype, n.shape);
+        eval_permute(val(ops[0]), g_.ints(id), out);
+        return;
+      case Op::Cast:
+        out.reset(n.dtype, n.shape);
+        eval_cast(val(ops[0]), out);
+        return;
+      // ---- elementwise
+      case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Rem: case Op::Min: case Op::Max:
+      case Op::And: case Op::Or: case Op::Xor:
+        out.reset(n.dtype, n.shape);
+        eval_binary(n.op, val(ops[0]), val(ops[1]), out);
+        return;
+      case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge:
+        out.reset(n.dtype, n.shape);
+        eval_compare(n.op, val(ops[0]), val(ops[1]), out);
+        return;
+      case Op::Neg: case Op::Not: case Op::Abs: case Op::Exp: case Op::Exp2: case Op::Log: case Op::Log2:
+      case Op::Sqrt: case Op::Rsqrt: case Op::Sin: case Op::Cos: case Op::Tanh: case Op::Sigmoid: case Op::Erf:
+        out.reset(n.dtype, n.shape);
+        eval_unary(n.op, val(ops[0]), out);
+        return;
+      case Op::Where:
+        out.reset(n.dtype, n.shape);
+        eval_where(val(ops[0]), val(ops[1]), val(ops[2]), out);
+        return;
+      case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::ArgMax:
+        out.reset(n.dtype, n.shape);
+        eval_reduce(n.op, val(ops[0]), static_cast<int>(g_.int_at(id, 0)), out);
+        return;
+      case Op::Dot:
+        out.reset(n.dtype, n.shape);
+        eval_dot(val(ops[0]), val(ops[1]), val(ops[2]), out);
+        return;
+      // ---- memory
+      case Op::Load: {
+        const bool masked = g_.int_at(id, 0) != 0;
+        out.reset(n.dtype, n.shape);
+        eval_load(g_, tensor(ops[0]), val(ops[1]), masked ? &val(ops[2]) : nullptr, masked ? &val(ops[3]) : nullptr, out);
+        return;
+      }
+      case Op::Store:
+      case Op::AtomicAdd: {
+        const bool masked = g_.int_at(id, 0) != 0;
+        eval_store(g_, tensor(ops[0]), val(ops[1]), val(ops[2]), masked ? &val(ops[3]) : nullptr, n.op == Op::AtomicAdd);
+        return;
+      }
+      case Op::DescLoad:
+      case Op::DescStore: {
+        const ir::TmaAttrs& a = tma_[static_cast<size_t>(aux_[static_cast<size_t>(id)])];
+        int64_t coords[ir::kMaxRank];
+        for (int d = 0; d < a.rank; ++d) coords[d] = scalar_i(ops[static_cast<size_t>(1 + d)]);
+        const std::span<const int64_t> c(coords, static_cast<size_t>(a.rank));
+        const TensorValue& t = tensor(ops[0]);
+        if (n.op == Op::DescLoad) {
+          check_tma_global(g_, "descriptor_load", t, a.rank);
+          out.reset(n.dtype, n.shape);
+          eval_tma_load(g_, t, c, a, out);
+        } else {
+          check_tma_global(g_, "descriptor_store", t, a.rank);
+          eval_tma_store(g_, t, c, a, val(ops[static_cast<size_t>(1 + a.rank)]));
+        }
+        return;
+      }
+      case Op::DescPrefetch: {
+        const ir::TmaAttrs& a = tma_[static_cast<size_t>(aux_[static_cast<size_t>(id)])];
+        check_tma_global(g_, "prefetch_descriptor", tensor(ops[0]), a.rank);
+        return;
+      }
+      // ---- control flow
+      case Op::For: run_loop(id, ops); return;
+      case Op::LoopIndex:
+      case Op::LoopArg:
+      case Op::Yield: return;  // set by the enclosing loop / read by the enclosing region op
+      case Op::LoopResult: {
+        const LoopInfo& L = loops_[static_cast<size_t>(aux_[static_cast<size_t>(ops[0])])];
+        out = L.carried[static_cast<size_t>(g_.int_at(id, 0))];
+        return;
+      }
+      case Op::If: {
+        IfInfo& info = ifs_[static_cast<size_t>(aux_[static_cast<size_t>(id)])];
+        info.taken = scalar_i(ops[0]) ? 0 : 1;
+        eval_region(static_cast<uint32_t>(g_.int_at(id, info.taken)));
+        return;
+      }
+      case Op::IfResult: {
+        const IfInfo& info = ifs_[static_cast<size_t>(aux_[static_cast<size_t>(ops[0])])];
+        out = val(g_.operand(info.yield[info.taken], static_cast<int>(g_.int_at(id, 0))));
+        return;
+      }
+    }
+    throw InternalError("interpreter: unknown op " + std::string(ir::name_of(n.op)));
+  }
+
+  void run_loop(NodeId id, std::span<const NodeId> ops) {
+    LoopInfo& L = loops_[static_cast<size_t>(aux_[static_cast<size_t>(id)])];
+    const int64_t lo = scalar_i(ops[0]), hi = scalar_i(ops[1]), step = scalar_i(ops[2]);
+    if (step <= 0) throw OpError{"for_range: the step must be positive", "step " + str(step), "> 0"};
+    const size_t nargs = L.args.size();
+    for (size_t k = 0; k < nargs; ++k) L.carried[k] = val(ops[3 + k]);
+    const auto yielded = g_.operands(L.yield);
+    for (int64_t i = lo; i < hi; i += step) {
+      if (L.index != ir::kNoNode) {
+        Block& b = vals_[static_cast<size_t>(L.index)];
+        b.reset(DType::i32, ir::Shape{});
+        b.i[0] = i;
+      }
+      for (size_t k = 0; k < nargs; ++k)
+        if (L.args[k] != ir::kNoNode) vals_[static_cast<size_t>(L.args[k])] = L.carried[k];
+      eval_region(L.body);
+      // Copy every yielded value before replacing any (a body may yield its arguments swapped).
+      for (size_t k = 0; k < nargs; ++k) L.next[k] = val(yielded[k]);
+      std::swap(L.carried, L.next);
+    }
+  }
+
+  const ir::Graph& g_;
+  dim3 grid_;
+  std::span<const KernelArg> args_;
+  std::vector<Block> vals_;
+  std::vector<TensorValue> tens_;
+  std::vector<int32_t> aux_;
+  std::vector<uint8_t> invariant_;
+  std::vector<LoopInfo> loops_;
+  std::vector<IfInfo> ifs_;
+  std::vector<ir::TmaAttrs> tma_;
+  bool invariants_ready_ = false;
+  uint32_t pid_[3] = {0, 0, 0};
+};
+
+}  // namespace
+
+void run(const ir::Graph& g, dim3 grid, std::span<const KernelArg> args) {
+  Machine m(g, grid, args);
+  m.run();
+}
+
+}  // namespace tilejit::interp

@@ -1,0 +1,146 @@
+// Kernel parameters: which tensor bases, sizes, strides, scalars and descriptors the kernel takes, in order.
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "passes/tensor_source.h"
+#include "tilejit/error.h"
+#include "tilejit/passes/passes.h"
+
+namespace tilejit::passes {
+
+using codegen::ArgSlot;
+using detail::TensorSource;
+using ir::Op;
+
+namespace {
+int64_t tensor_key(int param, int what, int index) {
+  return (static_cast<int64_t>(param) << 8) | (what << 4) | index;
+}
+
+[[noreturn]] void fail_array(const ir::Graph& g, NodeId at, const std::string& what) {
+  const ir::Location& l = g.location(at);
+  throw UserError(what + ": the elements of a TensorArray are reachable through TMA only (descriptor_load / "
+                         "descriptor_store / prefetch_descriptor); the kernel does not receive their addresses",
+                  "an element of a TensorArray", "a Tensor parameter or a view of one", l.file, l.line);
+}
+}  // namespace
+
+int ArgumentPlan::find_tensor(int param, int what, int index) const {
+  auto it = tensor_slot.find(tensor_key(param, what, index));
+  check_internal(it != tensor_slot.end(), "plan_arguments: tensor slot missing");
+  return it->second;
+}
+
+ArgumentPlan plan_arguments(const ir::Graph& g, const TmaPlan& tma, const SmemPlan& smem, int threads) {
+  // What each parameter must provide: param -> {(what, index)}.
+  std::map<int, std::set<std::pair<int, int>>> need;
+  std::set<int> scalars;
+  std::function<void(NodeId, NodeId)> need_pointer = [&](NodeId tensor, NodeId at) {
+    const TensorSource s = detail::resolve_tensor(g, tensor);
+    if (s.kind == TensorSource::Array) fail_array(g, at, "pointer access");
+    if (s.kind == TensorSource::View) return need_pointer(g.operand(s.view, 0), at);
+    need[s.param].insert({0, 0});
+  };
+  for (size_t i = 0; i < g.size(); ++i) {
+    const auto id = static_cast<NodeId>(i);
+    const ir::Node& n = g.node(id);
+    switch (n.op) {
+      case Op::Load: case Op::Store: case Op::AtomicAdd:
+        need_pointer(g.operand(id, 0), id);
+        break;
+      case Op::MakeView:
+        need_pointer(g.operand(id, 0), id);
+        break;
+      case Op::TensorSize: case Op::TensorStride: {
+        const TensorSource s = detail::resolve_tensor(g, g.operand(id, 0));
+        const int d = static_cast<int>(g.int_at(id, 0));
+        if (s.kind == TensorSource::Array) fail_array(g, id, n.op == Op::TensorSize ? "tensor.size" : "tensor.stride");
+        if (s.kind == TensorSource::View) break;
+        const int first = s.first_root_dim(d), count = s.root_dims(d);
+        if (n.op == Op::TensorSize) {
+          for (int k = 0; k < count; ++k) need[s.param].insert({1, first + k});
+        } else {
+          need[s.param].insert({2, first + count - 1});
+        }
+        break;
+      }
+      case Op::ParamScalar:
+        scalars.insert(static_cast<int>(g.int_at(id, 0)));
+        break;
+      default: break;
+    }
+  }
+  // ParamScalar nodes without users are not parameters of the kernel.
+  {
+    std::set<int> used;
+    for (size_t i = 0; i < g.size(); ++i)
+      for (NodeId o : g.operands(static_cast<NodeId>(i)))
+        if (g.node(o).op == Op::ParamScalar) used.insert(static_cast<int>(g.int_at(o, 0)));
+    scalars = used;
+  }
+  for (const Descriptor& d : tma.descriptors) {
+    if (d.kind != DescKind::Device) continue;
+    if (d.view != ir::kNoNode) continue;  // fields come from the view's operands
+    const int rank = g.params[static_cast<size_t>(d.param)].rank;
+    need[d.param].insert({0, 0});
+    for (int k = 0; k < rank; ++k) need[d.param].insert({1, k}), need[d.param].insert({2, k});
+  }
+
+  ArgumentPlan ap;
+  codegen::LaunchPlan& plan = ap.plan;
+  auto add = [&](ArgSlot s, std::string name) {
+    plan.slots.push_back(s);
+    ap.names.push_back(std::move(name));
+    return static_cast<int>(plan.slots.size() - 1);
+  };
+  std::vector<const Descriptor*> table;  // host and array descriptors by table index
+  for (const Descriptor& d : tma.descriptors)
+    if (d.kind != DescKind::Device) table.push_back(&d);
+  std::sort(table.begin(), table.end(), [](const Descriptor* a, const Descriptor* b) { return a->slot < b->slot; });
+  for (const Descriptor* d : table) {
+    codegen::HostDescriptor h;
+    h.param = d->param;
+    h.merge_groups = d->merge_groups;
+    h.dtype = d->dtype;
+    h.rank = d->rank;
+    h.box = d->box;
+    h.estride = d->estride;
+    h.fill = d->fill;
+    h.swizzle = 0;
+    h.first_use = d->first_use;
+    plan.descriptors.push_back(h);
+  }
+  for (size_t p = 0; p < g.params.size(); ++p) {
+    const ir::Param& prm = g.params[p];
+    const int pi = static_cast<int>(p);
+    if (prm.kind == ir::Param::Tensor) {
+      for (auto [what, index] : need[pi]) {
+        ArgSlot s{what == 0 ? ArgSlot::TensorBase : what == 1 ? ArgSlot::TensorSize : ArgSlot::TensorStride, pi, index, 8, 8};
+        const std::string name = what == 0 ? prm.name : prm.name + (what == 1 ? "_size" : "_stride") + std::to_string(index);
+        ap.tensor_slot[tensor_key(pi, what, index)] = add(s, name);
+      }
+    }
+    if (prm.kind == ir::Param::Tensor || prm.kind == ir::Param::TensorArray) {
+      for (const Descriptor* d : table) {
+        if (d->param != pi) continue;
+        const bool array = d->kind == DescKind::Array;
+        ArgSlot s{array ? ArgSlot::DescArray : ArgSlot::HostDesc, pi, d->slot, array ? 8 : 128, array ? 8 : 64};
+        ap.desc_slot[d->slot] = add(s, "d" + std::to_string(d->slot));
+      }
+    }
+    if (prm.kind == ir::Param::Scalar && scalars.count(pi)) {
+      const int bytes = ir::size_of(prm.dtype);
+      ap.scalar_slot[pi] = add(ArgSlot{ArgSlot::Scalar, pi, 0, bytes, bytes}, prm.name);
+    }
+  }
+  if (tma.num_device > 0) ap.workspace_slot = add(ArgSlot{ArgSlot::Workspace, -1, 0, 8, 8}, "workspace");
+  plan.threads = threads;
+  plan.shared_bytes = smem.total_bytes;
+  plan.device_descriptors = tma.num_device;
+  plan.workspace_bytes_per_program = int64_t{128} * tma.num_device;
+  return ap;
+}
+
+}  // namespace tilejit::passes

@@ -1,0 +1,139 @@
+// Local simplifications: no-op casts, reshapes and permutations, op chains, integer constant folding.
+#include <optional>
+
+#include "passes/rewrite.h"
+#include "tilejit/passes/passes.h"
+
+namespace tilejit::passes {
+
+using ir::DType;
+using ir::Op;
+
+namespace {
+
+/// Wraps an integer to the width of `t` (two's complement), as the IR's integer ops do.
+int64_t wrap(DType t, int64_t v) {
+  switch (t) {
+    case DType::i1: return v != 0;
+    case DType::i8: return static_cast<int8_t>(static_cast<uint8_t>(v & 0xff));
+    case DType::u8: return static_cast<uint8_t>(v & 0xff);
+    case DType::i32: return static_cast<int32_t>(static_cast<uint32_t>(v & 0xffffffff));
+    default: return v;
+  }
+}
+
+std::optional<int64_t> fold_binary(Op op, DType t, int64_t a, int64_t b) {
+  const auto ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
+  switch (op) {
+    case Op::Add: return wrap(t, static_cast<int64_t>(ua + ub));
+    case Op::Sub: return wrap(t, static_cast<int64_t>(ua - ub));
+    case Op::Mul: return wrap(t, static_cast<int64_t>(ua * ub));
+    case Op::Div:
+      if (b == 0) return std::nullopt;
+      if (b == -1) return wrap(t, static_cast<int64_t>(0 - ua));
+      return wrap(t, a / b);
+    case Op::Rem:
+      if (b == 0) return std::nullopt;
+      if (b == -1) return 0;
+      return wrap(t, a % b);
+    case Op::Min: return a < b ? a : b;
+    case Op::Max: return a < b ? b : a;
+    case Op::And: return wrap(t, a & b);
+    case Op::Or: return wrap(t, a | b);
+    case Op::Xor: return wrap(t, a ^ b);
+    case Op::Eq: return a == b;
+    case Op::Ne: return a != b;
+    case Op::Lt: return a < b;
+    case Op::Le: return a <= b;
+    case Op::Gt: return a > b;
+    case Op::Ge: return a >= b;
+    default: return std::nullopt;
+  }
+}
+
+bool is_int_const(const ir::Graph& g, NodeId id) {
+  const ir::Node& n = g.node(id);
+  return n.op == Op::Const && n.shape.rank == 0 && !ir::is_float(n.dtype);
+}
+
+NodeId visit(detail::Rewriter& rw, NodeId old) {
+  const ir::Graph& in = rw.in();
+  ir::Graph& out = rw.out();
+  const ir::Node& n = in.node(old);
+  auto same = [&](NodeId x) { return rw.map(x); };
+  switch (n.op) {
+    case Op::Cast: {
+      const NodeId x = in.operand(old, 0);
+      if (in.node(x).dtype == n.dtype) return same(x);
+      const NodeId mx = rw.map(x);
+      if (is_int_const(out, mx) && !ir::is_float(n.dtype)) {
+        const int64_t v = wrap(n.dtype, out.const_i(mx));
+        return rw.add_at(old, Op::Const, n.dtype, n.shape, {}, std::vector<int64_t>{v});
+      }
+      return ir::kNoNode;
+    }
+    case Op::Reshape:
+    case Op::Broadcast: {
+      NodeId x = rw.map(in.operand(old, 0));
+      if (out.node(x).shape == n.shape) return x;
+      if (out.node(x).op == n.op) x = out.operand(x, 0);  // chains of the same op compose
+      if (out.node(x).shape == n.shape) return x;
+      const NodeId ops[] = {x};
+      return rw.add_at(old, n.op, n.dtype, n.shape, ops, {});
+    }
+    case Op::Permute: {
+      const auto perm = in.ints(old);
+      bool identity = true;
+      for (size_t d = 0; d < perm.size(); ++d) identity = identity && perm[d] == static_cast<int64_t>(d);
+      if (identity) return same(in.operand(old, 0));
+      const NodeId x = rw.map(in.operand(old, 0));
+      if (out.node(x).op == Op::Permute) {
+        // result dim d = mid dim perm[d] = source dim inner[perm[d]]
+        const auto inner = out.ints(x);
+        std::vector<int64_t> composed(perm.size());
+        bool id2 = true;
+        for (size_t d = 0; d < perm.size(); ++d) {
+          composed[d] = inner[static_cast<size_t>(perm[d])];
+          id2 = id2 && composed[d] == static_cast<int64_t>(d);
+        }
+        const NodeId src = out.operand(x, 0);
+        if (id2) return src;
+        const NodeId ops[] = {src};
+        return rw.add_at(old, Op::Permute, n.dtype, n.shape, ops, composed);
+      }
+      return ir::kNoNode;
+    }
+    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Rem: case Op::Min: case Op::Max:
+    case Op::And: case Op::Or: case Op::Xor: case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le:
+    case Op::Gt: case Op::Ge: {
+      if (n.shape.rank != 0) return ir::kNoNode;
+      const NodeId a = rw.map(in.operand(old, 0)), b = rw.map(in.operand(old, 1));
+      const DType t = in.node(in.operand(old, 0)).dtype;
+      if (ir::is_float(t)) return ir::kNoNode;
+      const bool ca = is_int_const(out, a), cb = is_int_const(out, b);
+      if (ca && cb) {
+        if (auto v = fold_binary(n.op, t, out.const_i(a), out.const_i(b)))
+          return rw.add_at(old, Op::Const, n.dtype, n.shape, {}, std::vector<int64_t>{*v});
+        return ir::kNoNode;
+      }
+      // x + 0, x - 0, x * 1, x / 1 and their mirror images.
+      const int64_t va = ca ? out.const_i(a) : -7, vb = cb ? out.const_i(b) : -7;
+      if ((n.op == Op::Add && cb && vb == 0) || (n.op == Op::Sub && cb && vb == 0) ||
+          (n.op == Op::Mul && cb && vb == 1) || (n.op == Op::Div && cb && vb == 1))
+        return a;
+      if ((n.op == Op::Add && ca && va == 0) || (n.op == Op::Mul && ca && va == 1)) return b;
+      return ir::kNoNode;
+    }
+    default:
+      return ir::kNoNode;
+  }
+}
+
+}  // namespace
+
+ir::Graph canonicalize(const ir::Graph& g) {
+  detail::Rewriter rw(g);
+  return rw.run(visit);
+}
+
+}  // namespace tilejit::passes

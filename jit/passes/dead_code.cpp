@@ -1,0 +1,23 @@
+// Dead-code elimination: pure nodes whose value nothing uses are dropped.
+#include "passes/rewrite.h"
+#include "tilejit/passes/passes.h"
+
+namespace tilejit::passes {
+
+ir::Graph eliminate_dead_code(const ir::Graph& g) {
+  // Operands always precede their users in id order, so one backward sweep finds every live node.
+  std::vector<char> live(g.size(), 0);
+  for (size_t i = g.size(); i-- > 0;) {
+    const auto id = static_cast<NodeId>(i);
+    const ir::OpKind k = ir::kind_of(g.node(id).op);
+    if (k != ir::OpKind::Pure) live[i] = 1;
+    if (!live[i]) continue;
+    for (NodeId o : g.operands(id)) live[static_cast<size_t>(o)] = 1;
+  }
+  detail::Rewriter rw(g);
+  return rw.run([&](detail::Rewriter&, NodeId old) -> NodeId {
+    return live[static_cast<size_t>(old)] ? ir::kNoNode : detail::Rewriter::kDrop;
+  });
+}
+
+}  // namespace tilejit::passes

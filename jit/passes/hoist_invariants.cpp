@@ -1,0 +1,69 @@
+// Loop-invariant code motion for scalars and tensor views (a view built once is a descriptor built once).
+#include <unordered_map>
+#include <unordered_set>
+
+#include "passes/rewrite.h"
+#include "tilejit/passes/passes.h"
+
+namespace tilejit::passes {
+
+using ir::Op;
+
+namespace {
+
+bool movable(const ir::Graph& g, NodeId id) {
+  const ir::Node& n = g.node(id);
+  if (ir::kind_of(n.op) != ir::OpKind::Pure) return false;
+  switch (n.op) {
+    case Op::LoopResult: case Op::IfResult: return false;
+    case Op::MakeView: case Op::MergeView: case Op::ArrayElem: case Op::TensorSize: case Op::TensorStride:
+      return true;
+    default:
+      return n.shape.rank == 0;
+  }
+}
+
+/// One level of hoisting: nodes of each loop body that depend only on values
+/// defined before the loop move in front of it. Returns false when none moves.
+bool hoist_once(const ir::Graph& g, ir::Graph& out) {
+  const GraphInfo info = analyze(g);
+  std::unordered_map<NodeId, std::vector<NodeId>> hoisted;  // For -> body nodes to move, in order
+  std::unordered_set<NodeId> moving;
+  for (size_t i = 0; i < g.size(); ++i) {
+    const auto loop = static_cast<NodeId>(i);
+    if (g.node(loop).op != Op::For || info.position[i] < 0) continue;
+    const int start = info.position[i];
+    for (NodeId id : g.region(static_cast<uint32_t>(g.int_at(loop, 0))).nodes) {
+      if (!movable(g, id)) continue;
+      bool invariant = true;
+      for (NodeId o : g.operands(id))
+        invariant = invariant && (info.position[static_cast<size_t>(o)] < start || moving.count(o));
+      if (!invariant) continue;
+      hoisted[loop].push_back(id);
+      moving.insert(id);
+    }
+  }
+  if (moving.empty()) return false;
+  detail::Rewriter rw(g);
+  out = rw.run([&](detail::Rewriter& r, NodeId old) -> NodeId {
+    auto it = hoisted.find(old);
+    if (it != hoisted.end())
+      for (NodeId h : it->second) r.visit_node(h);
+    return ir::kNoNode;
+  });
+  return true;
+}
+
+}  // namespace
+
+ir::Graph hoist_invariants(const ir::Graph& g) {
+  ir::Graph cur = g;
+  for (int round = 0; round < 16; ++round) {
+    ir::Graph next;
+    if (!hoist_once(cur, next)) break;
+    cur = std::move(next);
+  }
+  return cur;
+}
+
+}  // namespace tilejit::passes

@@ -1,0 +1,86 @@
+// The lowering pipeline: the passes in their fixed order, with a dump hook after every rewriting pass.
+
+#include "tilejit/passes/passes.h"
+
+namespace tilejit::passes {
+
+Lowered lower(const ir::Graph& g, const codegen::Options& options, const DumpHook& hook) {
+  const DumpHook& dump = hook ? hook : options.dump_ir;
+  auto step = [&](std::string_view name, ir::Graph next) {
+    ir::verify(next);
+    if (dump) dump(name, next);
+    return next;
+  };
+  ir::verify(g);
+  if (dump) dump("input", g);
+  ir::Graph cur = step("canonicalize", canonicalize(g));
+  cur = step("hoist_invariants", hoist_invariants(cur));
+  cur = step("eliminate_dead_code", eliminate_dead_code(cur));
+  TmaPlan tma;
+  cur = step("plan_tma", plan_tma(cur, tma));
+
+  Lowered l{std::move(cur), {}, std::move(tma), {}, {}, {}};
+  l.info = analyze(l.graph);
+  const int threads = l.graph.num_warps * 32;
+  l.layout = assign_layout(l.graph, l.info, threads);
+  l.smem = allocate_shared(l.graph, l.info, l.layout, l.tma);
+  l.args = plan_arguments(l.graph, l.tma, l.smem, threads);
+  return l;
+}
+
+namespace {
+std::string dims(const std::array<int32_t, ir::kMaxRank>& a, int rank) {
+  std::string s = "[";
+  for (int i = 0; i < rank; ++i) s += (i ? ", " : "") + std::to_string(a[static_cast<size_t>(i)]);
+  return s + "]";
+}
+std::string where(const ir::Graph& g, NodeId id) {
+  const ir::Location& l = g.location(id);
+  if (l.file.empty()) return "%" + std::to_string(id);
+  const auto slash = l.file.find_last_of('/');
+  return (slash == std::string::npos ? l.file : l.file.substr(slash + 1)) + ":" + std::to_string(l.line);
+}
+}  // namespace
+
+std::string describe(const Lowered& l) {
+  const ir::Graph& g = l.graph;
+  std::string out;
+  out += "descriptors:\n";
+  if (l.tma.descriptors.empty()) out += "  (none)\n";
+  for (const Descriptor& d : l.tma.descriptors) {
+    std::string line = "  ";
+    line += d.kind == DescKind::Device ? "workspace slot " + std::to_string(d.slot) : "d" + std::to_string(d.slot);
+    line += ": " + std::string(name_of(d.kind));
+    if (d.param >= 0) line += ", param " + g.params[static_cast<size_t>(d.param)].name;
+    if (d.view != ir::kNoNode) line += ", view %" + std::to_string(d.view) + " (" + where(g, d.view) + ")";
+    if (!d.merge_groups.empty()) {
+      line += ", merged {";
+      for (size_t k = 0; k < d.merge_groups.size(); ++k) line += (k ? ", " : "") + std::to_string(d.merge_groups[k]);
+      line += "}";
+    }
+    line += ", " + std::string(ir::name_of(d.dtype)) + ", box " + dims(d.box, d.rank) + ", estride " +
+            dims(d.estride, d.rank) + ", fill " + (d.fill ? "nan" : "zero");
+    if (d.kind == DescKind::Device)
+      line += d.build_at == ir::kNoNode ? ", built at kernel start"
+                                        : std::string(", built at ") + where(g, d.build_at) +
+                                              (d.rebuilt_in_loop ? " (every iteration)" : "");
+    out += line + "\n";
+  }
+  out += "shared memory: " + std::to_string(l.smem.total_bytes) + " bytes\n";
+  for (const SmemBuffer& b : l.smem.buffers)
+    out += "  [" + std::to_string(b.offset) + ", " + std::to_string(b.offset + b.bytes) + ") " + b.role + " %" +
+           std::to_string(b.node) + " (" + where(g, b.node) + ")\n";
+  if (l.smem.desc_stage_offset >= 0)
+    out += "  [" + std::to_string(l.smem.desc_stage_offset) + ", " +
+           std::to_string(l.smem.desc_stage_offset + 128 * l.tma.num_device) + ") descriptor staging\n";
+  if (l.smem.scratch_bytes > 0)
+    out += "  [" + std::to_string(l.smem.scratch_offset) + ", " +
+           std::to_string(l.smem.scratch_offset + l.smem.scratch_bytes) + ") scratch\n";
+  if (l.smem.num_barriers > 0)
+    out += "  [" + std::to_string(l.smem.barrier_offset) + ", " +
+           std::to_string(l.smem.barrier_offset + 8 * l.smem.num_barriers) + ") " +
+           std::to_string(l.smem.num_barriers) + " mbarrier(s)\n";
+  return out;
+}
+
+}  // namespace tilejit::passes

@@ -1,0 +1,95 @@
+// Graph copying for the rewriting passes.
+#include "passes/rewrite.h"
+
+#include "tilejit/error.h"
+
+namespace tilejit::passes::detail {
+
+using ir::NodeId;
+using ir::Op;
+
+Rewriter::Rewriter(const ir::Graph& src) : src_(src), map_(src.size(), ir::kNoNode) {
+  dst_.kernel_name = src.kernel_name;
+  dst_.kernel_location = src.kernel_location;
+  dst_.config = src.config;
+  dst_.num_warps = src.num_warps;
+  dst_.num_stages = src.num_stages;
+}
+
+NodeId Rewriter::map(NodeId old) const {
+  const NodeId n = map_[static_cast<size_t>(old)];
+  check_internal(n != ir::kNoNode, "rewriter: operand used before it was visited");
+  return n;
+}
+
+void Rewriter::locate(NodeId old) {
+  const ir::Location& l = src_.location(old);
+  dst_.set_location(l.file.c_str(), l.line);
+}
+
+NodeId Rewriter::add_at(NodeId loc_of, Op op, ir::DType dtype, const ir::Shape& shape,
+                        std::span<const NodeId> operands, std::span<const int64_t> ints) {
+  locate(loc_of);
+  return dst_.add(op, dtype, shape, operands, ints);
+}
+
+NodeId Rewriter::copy(NodeId old) { return copy_with_ints(old, src_.ints(old)); }
+
+NodeId Rewriter::copy_with_ints(NodeId old, std::span<const int64_t> ints) {
+  const ir::Node& n = src_.node(old);
+  std::vector<NodeId> ops;
+  ops.reserve(n.operand_count);
+  for (NodeId o : src_.operands(old)) ops.push_back(map(o));
+  locate(old);
+  if (n.op == Op::For) {
+    const auto body = static_cast<int64_t>(dst_.num_regions());
+    const NodeId id = dst_.add(n.op, n.dtype, n.shape, ops, {body});
+    check_internal(dst_.new_region(id) == static_cast<uint32_t>(body), "rewriter: loop region numbering");
+    map_[static_cast<size_t>(old)] = id;
+    dst_.push_region(static_cast<uint32_t>(body));
+    walk(static_cast<uint32_t>(src_.int_at(old, 0)));
+    dst_.pop_region();
+    return id;
+  }
+  if (n.op == Op::If) {
+    const auto then_r = static_cast<int64_t>(dst_.num_regions());
+    const NodeId id = dst_.add(n.op, n.dtype, n.shape, ops, {then_r, then_r + 1});
+    check_internal(dst_.new_region(id) == static_cast<uint32_t>(then_r), "rewriter: if region numbering");
+    check_internal(dst_.new_region(id) == static_cast<uint32_t>(then_r + 1), "rewriter: if region numbering");
+    map_[static_cast<size_t>(old)] = id;
+    for (int k = 0; k < 2; ++k) {
+      dst_.push_region(static_cast<uint32_t>(then_r + k));
+      walk(static_cast<uint32_t>(src_.int_at(old, k)));
+      dst_.pop_region();
+    }
+    return id;
+  }
+  const NodeId id = dst_.add(n.op, n.dtype, n.shape, ops, ints);
+  map_[static_cast<size_t>(old)] = id;
+  return id;
+}
+
+void Rewriter::visit_node(NodeId old) {
+  if (mapped(old)) return;
+  NodeId now = ir::kNoNode;
+  if (visit_ && *visit_) now = (*visit_)(*this, old);
+  if (now == kDrop) return;
+  if (now == ir::kNoNode && !mapped(old)) now = copy(old);
+  if (now != ir::kNoNode) map_[static_cast<size_t>(old)] = now;
+}
+
+void Rewriter::walk(uint32_t r) {
+  for (NodeId old : src_.region(r).nodes) visit_node(old);
+}
+
+ir::Graph Rewriter::run(const Visit& visit) {
+  visit_ = &visit;
+  walk(0);
+  visit_ = nullptr;
+  dst_.params = src_.params;
+  for (ir::Param& p : dst_.params)
+    if (p.node != ir::kNoNode) p.node = mapped(p.node) ? map(p.node) : ir::kNoNode;
+  return std::move(dst_);
+}
+
+}  // namespace tilejit::passes::detail

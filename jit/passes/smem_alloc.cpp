@@ -1,0 +1,249 @@
+// Shared-memory allocation: TMA tile buffers, mbarriers, the scratch arena, descriptor staging; how loads and stores use them.
+#include <algorithm>
+#include <deque>
+#include <unordered_set>
+
+#include "tilejit/error.h"
+#include "tilejit/passes/passes.h"
+#include "tilejit/tma_rules.h"
+
+namespace tilejit::passes {
+
+using ir::Op;
+
+namespace {
+
+constexpr int kTileAlign = 128;  // TMA destination / source alignment without swizzle
+
+int align_up(int v, int a) { return (v + a - 1) / a * a; }
+
+int tile_bytes(const ir::Graph& g, NodeId value, ir::DType dtype) {
+  return static_cast<int>(g.node(value).shape.numel()) * ir::size_of(dtype);
+}
+
+/// Whether `user` reads operand slot `k` from registers (false: it can read a shared-memory tile in place).
+bool reads_registers(const ir::Graph& g, NodeId user, size_t k) {
+  switch (g.node(user).op) {
+    case Op::Broadcast: case Op::Permute: case Op::Reshape:
+    case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::ArgMax:
+      return false;
+    case Op::Dot:
+      return k == 2;
+    case Op::DescStore:
+      return k + 1 != g.operands(user).size();
+    default:
+      return true;
+  }
+}
+
+/// Operand slots of `user` that name `value`.
+std::vector<size_t> slots_of(const ir::Graph& g, NodeId user, NodeId value) {
+  std::vector<size_t> s;
+  const auto ops = g.operands(user);
+  for (size_t k = 0; k < ops.size(); ++k)
+    if (ops[k] == value) s.push_back(k);
+  return s;
+}
+
+bool elementwise_or_cast(Op op) {
+  switch (op) {
+    case Op::Cast: case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Rem: case Op::Min: case Op::Max:
+    case Op::And: case Op::Or: case Op::Xor: case Op::Neg: case Op::Abs: case Op::Exp: case Op::Exp2: case Op::Log:
+    case Op::Log2: case Op::Sqrt: case Op::Rsqrt: case Op::Sin: case Op::Cos: case Op::Tanh: case Op::Sigmoid:
+    case Op::Erf: case Op::Where:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+int scratch_bytes_of(const ir::Graph& g, const Layout& layout, const SmemPlan& smem, NodeId id) {
+  const ir::Node& n = g.node(id);
+  auto staged = [&](NodeId v) -> int {
+    if (layout.of[static_cast<size_t>(v)].kind != ValueLayout::Distributed) return 0;
+    if (smem.resident.count(v)) return 0;
+    return tile_bytes(g, v, g.node(v).dtype);
+  };
+  switch (n.op) {
+    case Op::Broadcast: case Op::Permute: case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::ArgMax:
+      return staged(g.operand(id, 0));
+    case Op::Reshape: {
+      const NodeId x = g.operand(id, 0);
+      const ValueLayout &lx = layout.of[static_cast<size_t>(x)], &ly = layout.of[static_cast<size_t>(id)];
+      if (lx.kind != ValueLayout::Distributed || ly.kind != ValueLayout::Distributed || lx.vec == ly.vec) return 0;
+      return staged(x);
+    }
+    case Op::Dot: {
+      const int a = staged(g.operand(id, 0)), b = staged(g.operand(id, 1));
+      return a ? align_up(a, 16) + b : b;
+    }
+    default:
+      return 0;
+  }
+}
+
+SmemPlan allocate_shared(const ir::Graph& g, const GraphInfo& info, const Layout& layout, const TmaPlan& tma) {
+  SmemPlan plan;
+  std::vector<NodeId> order;
+  for (size_t i = 0; i < g.size(); ++i)
+    if (info.position[i] >= 0) order.push_back(static_cast<NodeId>(i));
+  std::sort(order.begin(), order.end(), [&](NodeId a, NodeId b) {
+    return info.position[static_cast<size_t>(a)] < info.position[static_cast<size_t>(b)];
+  });
+  auto add_buffer = [&](NodeId node, int bytes, std::string role) {
+    plan.buffers.push_back(SmemBuffer{0, bytes, kTileAlign, node, std::move(role)});
+    return static_cast<int>(plan.buffers.size() - 1);
+  };
+
+  // Loads and the values readable in place from their tiles (the tile and reshapes of it).
+  std::unordered_map<NodeId, NodeId> root_load;  // resident value -> its DescLoad
+  for (NodeId id : order) {
+    const ir::Node& n = g.node(id);
+    if (n.op == Op::DescLoad) {
+      LoadPlan lp;
+      lp.buffer = add_buffer(id, tile_bytes(g, id, n.dtype), "tma.load");
+      lp.barrier = plan.num_barriers++;
+      lp.repeated = info.in_loop(id);
+      plan.loads[id] = lp;
+      plan.resident[id] = lp.buffer;
+      root_load[id] = id;
+    } else if (n.op == Op::Reshape && plan.resident.count(g.operand(id, 0)) &&
+               layout.of[static_cast<size_t>(id)].kind == ValueLayout::Distributed) {
+      plan.resident[id] = plan.resident[g.operand(id, 0)];
+      root_load[id] = root_load[g.operand(id, 0)];
+    }
+  }
+  // Register copies and readers of each tile.
+  std::unordered_map<NodeId, bool> needs_regs;        // resident value -> some user wants registers
+  std::unordered_map<NodeId, int> other_readers;      // load -> readers of its buffer besides its own register copy
+  for (NodeId id : order) {
+    if (!plan.resident.count(id)) continue;
+    bool regs = false;
+    for (NodeId u : info.users[static_cast<size_t>(id)])
+      for (size_t k : slots_of(g, u, id)) regs = regs || reads_registers(g, u, k);
+    needs_regs[id] = regs;
+    if (regs) plan.register_copies.insert(id);
+    const NodeId load = root_load[id];
+    if (id != load) other_readers[load] += 1;  // an alias reads the tile (its own copy or its users)
+    for (NodeId u : info.users[static_cast<size_t>(id)])
+      for (size_t k : slots_of(g, u, id))
+        if (!reads_registers(g, u, k) && !(g.node(u).op == Op::Reshape && plan.resident.count(u))) other_readers[load] += 1;
+  }
+  for (auto& [id, lp] : plan.loads) {
+    lp.registers = needs_regs[id];
+    bool others = false;
+    for (auto& [v, l] : root_load)
+      if (l == id && v != id) others = true;
+    for (NodeId u : info.users[static_cast<size_t>(id)]) {
+      const Op op = g.node(u).op;
+      for (size_t k : slots_of(g, u, id))
+        if (!reads_registers(g, u, k) && op != Op::DescStore) others = true;
+    }
+    lp.all_threads_wait = lp.registers || others;
+  }
+
+  // Stores.
+  std::unordered_set<NodeId> in_place_taken;
+  for (NodeId id : order) {
+    const ir::Node& n = g.node(id);
+    if (n.op != Op::DescStore) continue;
+    StorePlan sp;
+    const NodeId v = g.operands(id).back();
+    sp.repeated = info.in_loop(id);
+    if (plan.resident.count(v)) {
+      sp.mode = StorePlan::FromLoad;
+      sp.load = root_load[v];
+      sp.buffer = plan.resident[v];
+      plan.loads[sp.load].read_by_tma_store = true;
+      plan.stores[id] = sp;
+      continue;
+    }
+    // In place: the value is an elementwise function of a tile loaded in the same
+    // region, with the same shape, element size and register layout, and that
+    // tile's buffer is read by nothing else.
+    NodeId chosen = ir::kNoNode;
+    std::deque<NodeId> work{v};
+    std::unordered_set<NodeId> seen{v};
+    const ValueLayout& lv = layout.of[static_cast<size_t>(v)];
+    while (!work.empty() && chosen == ir::kNoNode && lv.kind == ValueLayout::Distributed) {
+      const NodeId x = work.front();
+      work.pop_front();
+      const ir::Node& xn = g.node(x);
+      if (xn.op == Op::DescLoad) {
+        const LoadPlan& lp = plan.loads[x];
+        const ValueLayout& lx = layout.of[static_cast<size_t>(x)];
+        const bool ok = xn.region == n.region && xn.shape == g.node(v).shape &&
+                        ir::size_of(xn.dtype) == ir::size_of(n.dtype) && lx.vec == lv.vec && lp.registers &&
+                        other_readers[x] == 0 && !lp.read_by_tma_store && !in_place_taken.count(x);
+        if (ok) chosen = x;
+        continue;
+      }
+      if (!elementwise_or_cast(xn.op)) continue;
+      for (NodeId o : g.operands(x))
+        if (g.node(o).shape == g.node(v).shape && seen.insert(o).second) work.push_back(o);
+    }
+    if (chosen != ir::kNoNode) {
+      sp.mode = StorePlan::InPlace;
+      sp.load = chosen;
+      sp.buffer = plan.loads[chosen].buffer;
+      in_place_taken.insert(chosen);
+      plan.loads[chosen].read_by_tma_store = true;
+    } else {
+      sp.mode = StorePlan::Staged;
+      sp.buffer = add_buffer(id, tile_bytes(g, v, n.dtype), "tma.store");
+    }
+    plan.stores[id] = sp;
+  }
+  // A FromLoad store of a tile chosen for an in-place store before it was seen
+  // cannot happen: in-place needs a tile without other readers, stores included.
+
+  for (NodeId id : order) plan.scratch_bytes = std::max(plan.scratch_bytes, scratch_bytes_of(g, layout, plan, id));
+
+  // Offsets: tiles, descriptor staging, scratch, barriers.
+  int offset = 0;
+  for (SmemBuffer& b : plan.buffers) {
+    offset = align_up(offset, b.align);
+    b.offset = offset;
+    offset += b.bytes;
+  }
+  if (tma.num_device > 0) {
+    offset = align_up(offset, 128);
+    plan.desc_stage_offset = offset;
+    offset += 128 * tma.num_device;
+  }
+  if (plan.scratch_bytes > 0) {
+    offset = align_up(offset, 128);
+    plan.scratch_offset = offset;
+    offset += plan.scratch_bytes;
+  }
+  if (plan.num_barriers > 0) {
+    offset = align_up(offset, 8);
+    plan.barrier_offset = offset;
+    offset += 8 * plan.num_barriers;
+  }
+  plan.total_bytes = align_up(offset, 16);
+  if (plan.total_bytes > tma::kMaxSharedBytes) {
+    // Name the op with the largest share.
+    NodeId culprit = ir::kNoNode;
+    int most = plan.scratch_bytes;
+    std::string what = "the scratch memory of block operations";
+    for (const SmemBuffer& b : plan.buffers)
+      if (b.bytes > most) most = b.bytes, culprit = b.node, what = b.role + " tiles";
+    if (culprit == ir::kNoNode)
+      for (NodeId id : order)
+        if (scratch_bytes_of(g, layout, plan, id) == plan.scratch_bytes) {
+          culprit = id;
+          break;
+        }
+    const ir::Location& l = culprit == ir::kNoNode ? g.kernel_location : g.location(culprit);
+    throw UserError("shared memory: the kernel needs more than one sm_90 program can have (largest: " + what + ", " +
+                        std::to_string(most) + " bytes); use smaller blocks",
+                    std::to_string(plan.total_bytes) + " bytes", std::to_string(tma::kMaxSharedBytes) + " bytes", l.file,
+                    l.line);
+  }
+  return plan;
+}
+
+}  // namespace tilejit::passes

@@ -1,0 +1,59 @@
+// Resolution of tensor nodes to their parameter, array element or view.
+#include "passes/tensor_source.h"
+
+#include "tilejit/error.h"
+
+namespace tilejit::passes::detail {
+
+using ir::Op;
+
+int TensorSource::first_root_dim(int d) const {
+  if (groups.empty()) return d;
+  int r = 0;
+  for (int k = 0; k < d; ++k) r += groups[static_cast<size_t>(k)];
+  return r;
+}
+
+TensorSource resolve_tensor(const ir::Graph& g, ir::NodeId tensor) {
+  const ir::Node& n = g.node(tensor);
+  TensorSource s;
+  switch (n.op) {
+    case Op::ParamTensor:
+      s.kind = TensorSource::Param;
+      s.param = static_cast<int>(g.int_at(tensor, 0));
+      s.root_rank = static_cast<int>(g.int_at(tensor, 1));
+      return s;
+    case Op::ArrayElem: {
+      const ir::NodeId arr = g.operand(tensor, 0);
+      s.kind = TensorSource::Array;
+      s.param = static_cast<int>(g.int_at(arr, 0));
+      s.array_elem = tensor;
+      s.root_rank = static_cast<int>(g.int_at(tensor, 0));
+      return s;
+    }
+    case Op::MakeView:
+      s.kind = TensorSource::View;
+      s.view = tensor;
+      s.root_rank = static_cast<int>(g.int_at(tensor, 0));
+      return s;
+    case Op::MergeView: {
+      s = resolve_tensor(g, g.operand(tensor, 0));
+      const auto ints = g.ints(tensor);
+      std::vector<int> groups;
+      int d = 0;
+      bool identity = true;
+      for (size_t k = 1; k < ints.size(); ++k) {
+        int root = 0;
+        for (int64_t j = 0; j < ints[k]; ++j, ++d) root += s.root_dims(d);
+        groups.push_back(root);
+        identity = identity && root == 1;
+      }
+      s.groups = identity ? std::vector<int>{} : groups;
+      return s;
+    }
+    default:
+      throw InternalError("resolve_tensor: node %" + std::to_string(tensor) + " is not a tensor");
+  }
+}
+
+}  // namespace tilejit::passes::detail

@@ -1,0 +1,148 @@
+// TMA planning: one decision per distinct descriptor (host-encoded, tensor array, or built on the device).
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "passes/rewrite.h"
+#include "passes/tensor_source.h"
+#include "tilejit/error.h"
+#include "tilejit/passes/passes.h"
+
+namespace tilejit::passes {
+
+using detail::TensorSource;
+using ir::Op;
+
+std::string_view name_of(DescKind k) {
+  switch (k) {
+    case DescKind::Host: return "host-encoded";
+    case DescKind::Array: return "array";
+    case DescKind::Device: return "device-built";
+  }
+  return "?";
+}
+
+namespace {
+
+bool is_tma(Op op) { return op == Op::DescLoad || op == Op::DescStore || op == Op::DescPrefetch; }
+
+[[noreturn]] void fail(const ir::Graph& g, NodeId op, std::string rule, std::string value, std::string limit) {
+  const ir::Location& l = g.location(op);
+  throw UserError(std::move(rule), std::move(value), std::move(limit), l.file, l.line);
+}
+
+const char* op_word(Op op) {
+  return op == Op::DescLoad ? "descriptor_load" : op == Op::DescStore ? "descriptor_store" : "prefetch_descriptor";
+}
+
+/// The placement an op gets: 1 host (a parameter's own or a tensor array's), 2 device.
+int decide(const ir::Graph& g, NodeId op) {
+  const ir::TmaAttrs a = ir::tma_attrs(g, op);
+  const TensorSource s = detail::resolve_tensor(g, g.operand(op, 0));
+  const std::string w = op_word(g.node(op).op);
+  if (g.node(op).op == Op::DescStore && (a.reduce == 2 || a.reduce == 3) &&
+      (g.node(op).dtype == ir::DType::f32 || g.node(op).dtype == ir::DType::f64))
+    fail(g, op, w + ": the TMA min/max reduction of sm_90 supports f16, bf16, i32 and i64 elements only",
+         std::string(ir::name_of(g.node(op).dtype)), "f16, bf16, i32, i64");
+  switch (s.kind) {
+    case TensorSource::Param:
+      return a.placement == 2 ? 2 : 1;
+    case TensorSource::Array:
+      if (a.placement == 2)
+        fail(g, op, w + ": tensor array elements have host-encoded descriptors only (the kernel does not know their addresses)",
+             "Placement::device", "Placement::automatic or Placement::host");
+      return 1;
+    case TensorSource::View:
+      if (a.placement == 1)
+        fail(g, op, w + ": a view made in the kernel (make_view / rows) has no host-encoded descriptor; its extent is only known on the device",
+             "Placement::host", "Placement::automatic or Placement::device");
+      return 2;
+  }
+  return 1;
+}
+
+}  // namespace
+
+TmaPlan collect_descriptors(const ir::Graph& g, const GraphInfo& info) {
+  std::vector<NodeId> ops;
+  for (size_t i = 0; i < g.size(); ++i)
+    if (is_tma(g.node(static_cast<NodeId>(i)).op) && info.position[i] >= 0) ops.push_back(static_cast<NodeId>(i));
+  std::sort(ops.begin(), ops.end(), [&](NodeId a, NodeId b) {
+    return info.position[static_cast<size_t>(a)] < info.position[static_cast<size_t>(b)];
+  });
+
+  using Key = std::tuple<int, int, NodeId, std::vector<int>, int, std::array<int32_t, ir::kMaxRank>,
+                         std::array<int32_t, ir::kMaxRank>, int>;
+  std::map<Key, int> index;
+  TmaPlan plan;
+  int next_table = 0;
+  for (NodeId op : ops) {
+    const ir::Node& n = g.node(op);
+    ir::TmaAttrs a = ir::tma_attrs(g, op);
+    const NodeId tensor = g.operand(op, 0);
+    const TensorSource s = detail::resolve_tensor(g, tensor);
+    if (n.op == Op::DescStore) {
+      const ir::Shape& vs = g.node(g.operands(op).back()).shape;
+      for (int i = 0; i < a.rank; ++i) {
+        a.box[i] = vs.dims[i];
+        a.estride[i] = 1;
+      }
+      a.fill = 0;
+    }
+    for (int i = a.rank; i < ir::kMaxRank; ++i) a.box[i] = 0, a.estride[i] = 1;
+    DescKind kind = DescKind::Host;
+    if (a.placement == 2) kind = DescKind::Device;
+    else if (s.kind == TensorSource::Array) kind = DescKind::Array;
+    check_internal(a.placement == 1 || a.placement == 2, "collect_descriptors: placement not decided");
+    check_internal(!(kind == DescKind::Host && s.kind == TensorSource::View), "host descriptor of a view");
+    // Views are identified by the tensor node (its fields are values of this program);
+    // parameters and arrays by the parameter and the merge groups.
+    const bool by_node = s.kind == TensorSource::View;
+    const Key key{static_cast<int>(kind), s.param, by_node ? tensor : ir::kNoNode, s.groups,
+                  static_cast<int>(n.dtype), a.box, a.estride, a.fill};
+    auto [it, fresh] = index.emplace(key, static_cast<int>(plan.descriptors.size()));
+    if (fresh) {
+      Descriptor d;
+      d.kind = kind;
+      d.tensor = tensor;
+      d.view = s.view;
+      d.param = s.param;
+      d.merge_groups = s.groups;
+      d.dtype = n.dtype;
+      d.rank = a.rank;
+      d.box = a.box;
+      d.estride = a.estride;
+      d.fill = a.fill;
+      d.first_use = op;
+      if (kind == DescKind::Device) {
+        d.slot = plan.num_device++;
+        d.build_at = by_node ? tensor : ir::kNoNode;
+        d.rebuilt_in_loop = by_node && info.in_loop(tensor);
+      } else {
+        d.slot = next_table++;
+        (kind == DescKind::Host ? plan.num_host : plan.num_array)++;
+      }
+      plan.descriptors.push_back(std::move(d));
+    }
+    Descriptor& d = plan.descriptors[static_cast<size_t>(it->second)];
+    d.uses.push_back(op);
+    d.used_by_store = d.used_by_store || n.op == Op::DescStore;
+    plan.of[op] = it->second;
+  }
+  return plan;
+}
+
+ir::Graph plan_tma(const ir::Graph& g, TmaPlan& plan) {
+  detail::Rewriter rw(g);
+  ir::Graph out = rw.run([](detail::Rewriter& r, NodeId old) -> NodeId {
+    const ir::Graph& in = r.in();
+    if (!is_tma(in.node(old).op)) return ir::kNoNode;
+    ir::TmaAttrs a = ir::tma_attrs(in, old);
+    a.placement = decide(in, old);
+    return r.copy_with_ints(old, ir::encode_tma_attrs(in.node(old).op, a));
+  });
+  plan = collect_descriptors(out, analyze(out));
+  return out;
+}
+
+}  // namespace tilejit::passes

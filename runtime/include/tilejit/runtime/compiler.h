@@ -1,0 +1,43 @@
+// NVRTC compilation of generated kernels: options, the cubin (or PTX), the log and ptxas's resource report.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tilejit/codegen/codegen.h"
+
+namespace tilejit {
+
+struct CompileOptions {
+  /// Target: "sm_90a" (default) produces a cubin. An architecture NVRTC cannot
+  /// build a cubin for is compiled to PTX for the matching compute_XX instead.
+  std::string arch = "sm_90a";
+  bool line_info = false;             ///< -lineinfo (profilers map SASS to the generated source)
+  std::vector<std::string> extra;     ///< further NVRTC options, passed last
+  /// Where the source is written when compilation fails; empty: a directory under the system temp dir.
+  std::string dump_dir;
+};
+
+struct CompiledBinary {
+  std::string arch;            ///< what was compiled for, e.g. "sm_90a" or "compute_100"
+  std::vector<char> cubin;     ///< empty when only PTX was produced
+  std::string ptx_or_empty;    ///< the PTX to load when no cubin could be built for `arch`, else empty
+  std::string ptx;             ///< the PTX NVRTC produced (also next to a cubin; for TILEJIT_DUMP=ptx)
+  std::string log;             ///< NVRTC's log (including ptxas --verbose)
+  int registers = -1;          ///< per thread, from ptxas; -1 when not reported
+  int spill_stores = -1;       ///< bytes
+  int spill_loads = -1;        ///< bytes
+  int shared_static = -1;      ///< bytes of static shared memory (the dynamic size is in the launch plan)
+  double compile_ms = 0;
+};
+
+/// Compiles a generated kernel with NVRTC (-std=c++17, --ptxas-options=--verbose).
+/// Throws CompileError(kernel_name, log, path of the dumped source) when NVRTC
+/// rejects the program, CudaError when NVRTC itself fails. Thread-safe.
+CompiledBinary compile_cuda(const codegen::GeneratedKernel& kernel, const std::string& kernel_name,
+                            const CompileOptions& options = {});
+
+/// The ptxas resource lines of an NVRTC log, parsed into `out` (registers, spills, shared memory).
+void parse_ptxas_report(const std::string& log, CompiledBinary& out);
+
+}  // namespace tilejit

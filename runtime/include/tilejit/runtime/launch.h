@@ -1,0 +1,49 @@
+// Compiling and launching traced kernels on the GPU (or in the interpreter when asked or when there is no GPU).
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+
+#include "tilejit/codegen/codegen.h"
+#include "tilejit/config.h"
+#include "tilejit/kernel_base.h"
+#include "tilejit/launch_args.h"
+#include "tilejit/runtime/memory.h"
+
+namespace tilejit {
+
+/// Per-launch choices.
+struct LaunchOptions {
+  /// Caller-owned global memory for device-built descriptors (needed under CUDA
+  /// graph capture, where tilejit cannot allocate). At least workspace_bytes()
+  /// bytes, 128-byte aligned. nullptr: tilejit allocates stream-ordered memory.
+  void* workspace = nullptr;
+  size_t workspace_bytes = 0;
+};
+
+namespace runtime {
+
+/// Launches the kernel for `config` over `grid` on `stream`. Tensor arguments
+/// are device pointers. Arguments are checked (TMA alignment and stride rules,
+/// grid limits) before anything reaches the driver; a violation is a
+/// UserError. Compiles on first use for a configuration and device.
+/// With TILEJIT_INTERPRET=1, or on a machine without a CUDA driver, runs the
+/// interpreter instead (tensor data is copied to the host and back when it is
+/// device memory).
+void launch(const KernelBase& kernel, Stream stream, dim3 grid, const Config& config,
+            std::span<const KernelArg> args, const LaunchOptions& options = {});
+
+/// Bytes of workspace a launch over `grid` needs (0 when every descriptor is host-encoded).
+size_t workspace_bytes(const KernelBase& kernel, dim3 grid, const Config& config);
+
+/// The generated CUDA of the kernel for `config` (no GPU needed).
+codegen::GeneratedKernel generate(const KernelBase& kernel, const Config& config);
+
+/// Generates and compiles the kernel for `config` with NVRTC for `arch`
+/// ("sm_90a" by default) without loading it; returns a one-line resource report
+/// (registers, spills, shared memory, compile time). No GPU needed.
+std::string compile_only(const KernelBase& kernel, const Config& config, const std::string& arch = "sm_90a");
+
+}  // namespace runtime
+}  // namespace tilejit

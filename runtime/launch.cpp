@@ -1,0 +1,412 @@
+// Kernel compilation per configuration and device, argument packing, descriptor encoding and launch.
+#include "tilejit/runtime/launch.h"
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <vector>
+
+#include "driver_api.h"
+#include "log_internal.h"
+#include "tensor_map.h"
+#include "tilejit/error.h"
+#include "tilejit/interp/interp.h"
+#include "tilejit/runtime/compiler.h"
+#include "tilejit/runtime/driver.h"
+#include "tilejit/runtime/knobs.h"
+
+namespace tilejit {
+namespace detail {
+namespace {
+
+// A loaded CUlibrary, shared by every kernel object whose generated source is identical.
+struct Library {
+  CUlibrary lib = nullptr;
+  CUkernel kernel = nullptr;
+  ~Library() = default;  // libraries live until process exit: the driver may be gone at teardown
+};
+
+struct LibraryCache {
+  std::mutex m;
+  std::map<std::pair<std::string, std::string>, std::shared_ptr<Library>> by_source;  // (arch, source)
+};
+LibraryCache& library_cache() {
+  static auto* cache = new LibraryCache;  // never destroyed, see Library
+  return *cache;
+}
+
+struct CachedDescriptor {
+  std::mutex m;
+  bool valid = false;
+  TensorArg key;
+  TensorMapBytes bytes;
+};
+
+// One compiled configuration of one kernel in one context.
+struct Entry {
+  Config config;
+  CUcontext ctx = nullptr;
+  std::shared_ptr<const ir::Graph> graph;
+  codegen::GeneratedKernel gen;
+  std::shared_ptr<Library> lib;
+  CUfunction fn = nullptr;
+  std::vector<ir::Location> desc_loc;
+  std::unique_ptr<CachedDescriptor[]> desc_cache;
+};
+
+struct KernelRuntime {
+  std::mutex m;
+  std::vector<std::unique_ptr<Entry>> entries;
+};
+
+KernelRuntime& runtime_of(const KernelBase& k) {
+  std::lock_guard lock(k.runtime_mutex);
+  if (!k.runtime_state) k.runtime_state = std::make_shared<KernelRuntime>();
+  return *static_cast<KernelRuntime*>(k.runtime_state.get());
+}
+
+std::string arch_of_current_device() {
+  auto& d = driver();
+  CUdevice dev;
+  TILEJIT_CHECK_CU(d.cuCtxGetDevice(&dev));
+  int major = 0, minor = 0;
+  TILEJIT_CHECK_CU(d.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev));
+  TILEJIT_CHECK_CU(d.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev));
+  if (major < 9)
+    throw UserError("tilejit kernels use TMA, which needs a Hopper (sm_90) or newer GPU",
+                    "compute capability " + std::to_string(major) + "." + std::to_string(minor), "9.0 or newer");
+  // The architecture-specific variant unlocks tensormap.replace and wgmma.
+  return "sm_" + std::to_string(major) + std::to_string(minor) + (major == 9 ? "a" : "");
+}
+
+codegen::Options codegen_options() {
+  codegen::Options o;
+  o.line_info = knobs().lineinfo;
+  return o;
+}
+
+void dump(const std::string& what, const std::string& name, const std::string& ext, const std::string& text) {
+  const Knobs& k = knobs();
+  if (k.dump_dir.empty()) {
+    logger().info("{} of kernel {}:\n{}", what, name, text);
+    std::fprintf(stderr, "// ---- %s of %s ----\n%s\n", what.c_str(), name.c_str(), text.c_str());
+    return;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(k.dump_dir, ec);
+  const auto path = k.dump_dir / (name + ext);
+  if (FILE* f = std::fopen(path.c_str(), "wb")) {
+    std::fwrite(text.data(), 1, text.size(), f);
+    std::fclose(f);
+  } else {
+    logger().warn("TILEJIT_DUMP_DIR: cannot write {}", path.string());
+  }
+}
+
+codegen::GeneratedKernel generate_for(const ir::Graph& g) {
+  if (knobs().dump_ir) dump("IR", g.kernel_name, ".ir", ir::print(g, true));
+  codegen::GeneratedKernel gen = codegen::generate(g, codegen_options());
+  if (knobs().dump_cuda) dump("CUDA", gen.entry, ".cu", gen.source);
+  return gen;
+}
+
+std::shared_ptr<Library> load_library(const KernelBase& k, const codegen::GeneratedKernel& gen, const std::string& arch) {
+  auto& cache = library_cache();
+  const auto key = std::make_pair(arch, gen.source);
+  {
+    std::lock_guard lock(cache.m);
+    auto it = cache.by_source.find(key);
+    if (it != cache.by_source.end()) return it->second;
+  }
+  CompileOptions opts;
+  opts.arch = arch;
+  opts.line_info = knobs().lineinfo;
+  if (!knobs().dump_dir.empty()) opts.dump_dir = knobs().dump_dir.string();
+  CompiledBinary bin = compile_cuda(gen, k.name(), opts);
+  if (knobs().dump_ptx && !bin.ptx.empty()) dump("PTX", gen.entry, ".ptx", bin.ptx);
+  logger().info("compiled {} for {} in {:.1f} ms: {} registers, {} bytes spilled, {} bytes static shared", gen.entry, arch,
+                bin.compile_ms, bin.registers, bin.spill_stores, bin.shared_static);
+  auto lib = std::make_shared<Library>();
+  auto& d = driver();
+  const void* image = bin.cubin.empty() ? static_cast<const void*>(bin.ptx_or_empty.c_str()) : static_cast<const void*>(bin.cubin.data());
+  TILEJIT_CHECK_CU(d.cuLibraryLoadData(&lib->lib, image, nullptr, nullptr, 0, nullptr, nullptr, 0));
+  TILEJIT_CHECK_CU(d.cuLibraryGetKernel(&lib->kernel, lib->lib, gen.entry.c_str()));
+  std::lock_guard lock(cache.m);
+  auto [it, inserted] = cache.by_source.emplace(key, lib);
+  if (!inserted) d.cuLibraryUnload(lib->lib);  // another thread won the race; use its library
+  return it->second;
+}
+
+Entry& entry_for(const KernelBase& k, const Config& config, CUcontext ctx) {
+  KernelRuntime& rt = runtime_of(k);
+  std::lock_guard lock(rt.m);
+  for (auto& e : rt.entries)
+    if (e->ctx == ctx && e->config == config) return *e;
+  auto e = std::make_unique<Entry>();
+  e->config = config;
+  e->ctx = ctx;
+  e->graph = k.graph(config);
+  e->gen = generate_for(*e->graph);
+  e->lib = load_library(k, e->gen, arch_of_current_device());
+  auto& d = driver();
+  TILEJIT_CHECK_CU(d.cuKernelGetFunction(&e->fn, e->lib->kernel));
+  const int smem = e->gen.plan.shared_bytes;
+  if (smem > 48 * 1024) {
+    CUdevice dev;
+    TILEJIT_CHECK_CU(d.cuCtxGetDevice(&dev));
+    int optin = 0;
+    TILEJIT_CHECK_CU(d.cuDeviceGetAttribute(&optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev));
+    if (smem > optin)
+      throw UserError("kernel '" + k.name() + "' needs more shared memory than the GPU offers per block",
+                      std::to_string(smem) + " bytes with configuration {" + config.str() + "}", std::to_string(optin) + " bytes",
+                      e->graph->kernel_location.file, e->graph->kernel_location.line);
+    TILEJIT_CHECK_CU(d.cuFuncSetAttribute(e->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem));
+  }
+  for (const auto& hd : e->gen.plan.descriptors)
+    e->desc_loc.push_back(hd.first_use != ir::kNoNode ? e->graph->location(hd.first_use) : e->graph->kernel_location);
+  e->desc_cache = std::make_unique<CachedDescriptor[]>(e->gen.plan.descriptors.size());
+  rt.entries.push_back(std::move(e));
+  return *rt.entries.back();
+}
+
+bool same_tensor(const TensorArg& a, const TensorArg& b) {
+  return a.data == b.data && a.dtype == b.dtype && a.rank == b.rank && a.sizes == b.sizes && a.strides == b.strides;
+}
+
+TensorMapBytes host_descriptor(Entry& e, int index, const TensorArg& t) {
+  CachedDescriptor& c = e.desc_cache[static_cast<size_t>(index)];
+  std::lock_guard lock(c.m);
+  if (c.valid && same_tensor(c.key, t)) return c.bytes;
+  const auto& loc = e.desc_loc[static_cast<size_t>(index)];
+  c.bytes = encode_tensor_map(e.gen.plan.descriptors[static_cast<size_t>(index)], t, loc.file, loc.line);
+  c.key = t;
+  c.valid = true;
+  return c.bytes;
+}
+
+void check_grid(const KernelBase& k, dim3 grid) {
+  if (grid.x > 0x7fffffffu) throw UserError("grid.x of kernel '" + k.name() + "' is too large", std::to_string(grid.x), "2^31 - 1");
+  if (grid.y > 65535u) throw UserError("grid.y of kernel '" + k.name() + "' is too large", std::to_string(grid.y), "65535");
+  if (grid.z > 65535u) throw UserError("grid.z of kernel '" + k.name() + "' is too large", std::to_string(grid.z), "65535");
+}
+
+void check_args(const KernelBase& k, const ir::Graph& g, std::span<const KernelArg> args) {
+  if (args.size() != g.params.size())
+    throw UserError("kernel '" + k.name() + "' takes one argument per parameter", std::to_string(args.size()) + " arguments",
+                    std::to_string(g.params.size()));
+  for (size_t i = 0; i < args.size(); ++i) {
+    const ir::Param& p = g.params[i];
+    const KernelArg& a = args[i];
+    const bool ok = (p.kind == ir::Param::Tensor && a.kind == KernelArg::Tensor) ||
+                    (p.kind == ir::Param::TensorArray && a.kind == KernelArg::TensorArray) ||
+                    (p.kind == ir::Param::Scalar && a.kind == KernelArg::Scalar) ||
+                    (p.kind == ir::Param::Config && a.kind == KernelArg::Config);
+    if (!ok) throw UserError("argument " + std::to_string(i) + " of kernel '" + k.name() + "' has the wrong kind", "", "");
+    if (a.kind == KernelArg::Tensor && a.tensor.data == nullptr)
+      throw UserError("tensor argument " + std::to_string(i) + " of kernel '" + k.name() + "' is a null pointer", "nullptr",
+                      "a device address");
+    if (a.kind == KernelArg::TensorArray && a.array.empty())
+      throw UserError("tensor array argument " + std::to_string(i) + " of kernel '" + k.name() + "' is empty", "0 tensors", ">= 1");
+  }
+}
+
+// The bytes of a scalar argument in the kernel's parameter type.
+void write_scalar(unsigned char* dst, const KernelArg& a) {
+  switch (a.dtype) {
+    case ir::DType::f32: { const float v = static_cast<float>(a.f); std::memcpy(dst, &v, 4); break; }
+    case ir::DType::f64: std::memcpy(dst, &a.f, 8); break;
+    case ir::DType::f16: { const uint16_t v = ir::to_f16_bits(a.f); std::memcpy(dst, &v, 2); break; }
+    case ir::DType::bf16: { const uint16_t v = ir::to_bf16_bits(a.f); std::memcpy(dst, &v, 2); break; }
+    case ir::DType::f8e4m3: dst[0] = ir::to_e4m3_bits(a.f); break;
+    case ir::DType::f8e5m2: dst[0] = ir::to_e5m2_bits(a.f); break;
+    case ir::DType::i32: { const auto v = static_cast<int32_t>(a.i); std::memcpy(dst, &v, 4); break; }
+    case ir::DType::i64: std::memcpy(dst, &a.i, 8); break;
+    case ir::DType::i1: dst[0] = a.i != 0; break;
+    case ir::DType::i8: case ir::DType::u8: dst[0] = static_cast<unsigned char>(a.i); break;
+  }
+}
+
+// Stream-ordered device memory released after the kernel that uses it.
+struct StreamAlloc {
+  CUdeviceptr ptr = 0;
+  CUstream stream = nullptr;
+  StreamAlloc(size_t bytes, CUstream s) : stream(s) { TILEJIT_CHECK_CU(driver().cuMemAllocAsync(&ptr, bytes, s)); }
+  ~StreamAlloc() {
+    if (ptr) driver().cuMemFreeAsync(ptr, stream);
+  }
+};
+
+int64_t extent_bytes(const TensorArg& t) {
+  int64_t last = 0;
+  for (int d = 0; d < t.rank; ++d) last += (t.sizes[static_cast<size_t>(d)] - 1) * t.strides[static_cast<size_t>(d)];
+  return (last + 1) * ir::size_of(t.dtype);
+}
+
+// Runs the interpreter on launch arguments, staging device memory through the host.
+void interpret_launch(const KernelBase& k, Stream stream, dim3 grid, const Config& config, std::span<const KernelArg> args) {
+  auto g = k.graph(config);
+  std::vector<KernelArg> host(args.begin(), args.end());
+  struct Staged {
+    TensorArg* arg;
+    CUdeviceptr dev;
+    size_t bytes;
+    std::unique_ptr<unsigned char[]> buf;
+  };
+  std::vector<Staged> staged;
+  const bool have_driver = driver_available();
+  auto stage = [&](TensorArg& t) {
+    if (!have_driver) return;
+    unsigned int mem_type = 0;
+    const auto ptr = reinterpret_cast<CUdeviceptr>(t.data);
+    if (driver().cuPointerGetAttribute(&mem_type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, ptr) != CUDA_SUCCESS ||
+        mem_type != CU_MEMORYTYPE_DEVICE)
+      return;  // host memory: the interpreter reads it directly
+    const auto bytes = static_cast<size_t>(extent_bytes(t));
+    Staged s{&t, ptr, bytes, std::unique_ptr<unsigned char[]>(new (std::align_val_t(128)) unsigned char[bytes])};
+    TILEJIT_CHECK_CU(driver().cuMemcpyDtoH_v2(s.buf.get(), ptr, bytes));
+    t.data = s.buf.get();
+    staged.push_back(std::move(s));
+  };
+  if (have_driver) synchronize(stream);
+  for (auto& a : host) {
+    if (a.kind == KernelArg::Tensor) stage(a.tensor);
+    if (a.kind == KernelArg::TensorArray)
+      for (auto& t : a.array) stage(t);
+  }
+  interp::run(*g, grid, host);
+  for (auto& s : staged) TILEJIT_CHECK_CU(driver().cuMemcpyHtoD_v2(s.dev, s.buf.get(), s.bytes));
+}
+
+}  // namespace
+}  // namespace detail
+
+namespace runtime {
+
+using namespace detail;
+
+codegen::GeneratedKernel generate(const KernelBase& kernel, const Config& config) {
+  return generate_for(*kernel.graph(config));
+}
+
+std::string compile_only(const KernelBase& kernel, const Config& config, const std::string& arch) {
+  const codegen::GeneratedKernel gen = generate(kernel, config);
+  CompileOptions opts;
+  opts.arch = arch;
+  opts.line_info = knobs().lineinfo;
+  const CompiledBinary bin = compile_cuda(gen, kernel.name(), opts);
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%s: %d registers, %d bytes spill stores, %d bytes spill loads, %d + %d bytes shared, %.1f ms",
+                gen.entry.c_str(), bin.registers, bin.spill_stores, bin.spill_loads, bin.shared_static, gen.plan.shared_bytes,
+                bin.compile_ms);
+  return buf;
+}
+
+size_t workspace_bytes(const KernelBase& kernel, dim3 grid, const Config& config) {
+  const auto g = kernel.graph(config);
+  const codegen::GeneratedKernel gen = codegen::generate(*g, codegen_options());
+  return static_cast<size_t>(gen.plan.workspace_bytes_per_program) * grid.count();
+}
+
+void launch(const KernelBase& kernel, Stream stream, dim3 grid, const Config& config, std::span<const KernelArg> args,
+            const LaunchOptions& options) {
+  check_grid(kernel, grid);
+  if (knobs().interpret || !driver_available()) {
+    check_args(kernel, *kernel.graph(config), args);
+    if (grid.count() == 0) return;
+    interpret_launch(kernel, stream, grid, config, args);
+    return;
+  }
+  ensure_context();
+  auto& d = driver();
+  CUcontext ctx = nullptr;
+  TILEJIT_CHECK_CU(d.cuCtxGetCurrent(&ctx));
+  const auto s = reinterpret_cast<CUstream>(stream);
+  {
+    // Compiling during CUDA graph capture would break the capture: ask for a warm-up instead.
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    TILEJIT_CHECK_CU(d.cuStreamIsCapturing(s, &status));
+    if (status != CU_STREAM_CAPTURE_STATUS_NONE) {
+      KernelRuntime& rt = runtime_of(kernel);
+      std::lock_guard lock(rt.m);
+      bool compiled = false;
+      for (auto& e : rt.entries) compiled |= e->ctx == ctx && e->config == config;
+      if (!compiled)
+        throw UserError("kernel '" + kernel.name() + "' would compile during CUDA graph capture",
+                        "configuration {" + config.str() + "} not compiled yet",
+                        "launch it once (or warm it up) before capturing");
+    }
+  }
+  Entry& e = entry_for(kernel, config, ctx);
+  check_args(kernel, *e.graph, args);
+  if (grid.count() == 0) return;
+  const codegen::LaunchPlan& plan = e.gen.plan;
+
+  // Lay the parameters out in one aligned buffer; params[k] points at slot k.
+  size_t total = 0;
+  std::vector<size_t> offset(plan.slots.size());
+  for (size_t i = 0; i < plan.slots.size(); ++i) {
+    const auto align = static_cast<size_t>(plan.slots[i].align);
+    total = (total + align - 1) / align * align;
+    offset[i] = total;
+    total += static_cast<size_t>(plan.slots[i].size);
+  }
+  std::unique_ptr<unsigned char[]> storage(new (std::align_val_t(64)) unsigned char[total + 64]());
+  std::vector<void*> params(plan.slots.size());
+  std::vector<std::unique_ptr<StreamAlloc>> allocations;
+
+  std::unique_ptr<StreamAlloc> workspace;
+  CUdeviceptr workspace_ptr = 0;
+  if (plan.workspace_bytes_per_program > 0) {
+    const size_t need = static_cast<size_t>(plan.workspace_bytes_per_program) * grid.count();
+    if (options.workspace) {
+      if (options.workspace_bytes < need)
+        throw UserError("the workspace given to kernel '" + kernel.name() + "' is too small", std::to_string(options.workspace_bytes) + " bytes",
+                        std::to_string(need) + " bytes (workspace_bytes())");
+      if (reinterpret_cast<uintptr_t>(options.workspace) % 128 != 0)
+        throw UserError("the workspace given to kernel '" + kernel.name() + "' must be 128-byte aligned",
+                        "address % 128 = " + std::to_string(reinterpret_cast<uintptr_t>(options.workspace) % 128), "0");
+      workspace_ptr = reinterpret_cast<CUdeviceptr>(options.workspace);
+    } else {
+      workspace = std::make_unique<StreamAlloc>(need, s);
+      workspace_ptr = workspace->ptr;
+    }
+  }
+
+  for (size_t i = 0; i < plan.slots.size(); ++i) {
+    const codegen::ArgSlot& slot = plan.slots[i];
+    unsigned char* dst = storage.get() + offset[i];
+    params[i] = dst;
+    const KernelArg* a = slot.param >= 0 ? &args[static_cast<size_t>(slot.param)] : nullptr;
+    switch (slot.kind) {
+      case codegen::ArgSlot::TensorBase: std::memcpy(dst, &a->tensor.data, sizeof(void*)); break;
+      case codegen::ArgSlot::TensorSize: std::memcpy(dst, &a->tensor.sizes[static_cast<size_t>(slot.index)], 8); break;
+      case codegen::ArgSlot::TensorStride: std::memcpy(dst, &a->tensor.strides[static_cast<size_t>(slot.index)], 8); break;
+      case codegen::ArgSlot::Scalar: write_scalar(dst, *a); break;
+      case codegen::ArgSlot::HostDesc: {
+        const auto& hd = plan.descriptors[static_cast<size_t>(slot.index)];
+        const TensorMapBytes b = host_descriptor(e, slot.index, args[static_cast<size_t>(hd.param)].tensor);
+        std::memcpy(dst, b.bytes.data(), 128);
+        break;
+      }
+      case codegen::ArgSlot::DescArray: {
+        const auto& hd = plan.descriptors[static_cast<size_t>(slot.index)];
+        const auto& loc = e.desc_loc[static_cast<size_t>(slot.index)];
+        const auto& arr = args[static_cast<size_t>(hd.param)].array;
+        std::vector<TensorMapBytes> maps(arr.size());
+        for (size_t t = 0; t < arr.size(); ++t) maps[t] = encode_tensor_map(hd, arr[t], loc.file, loc.line);
+        allocations.push_back(std::make_unique<StreamAlloc>(maps.size() * 128, s));
+        TILEJIT_CHECK_CU(d.cuMemcpyHtoDAsync_v2(allocations.back()->ptr, maps.data(), maps.size() * 128, s));
+        std::memcpy(dst, &allocations.back()->ptr, 8);
+        break;
+      }
+      case codegen::ArgSlot::Workspace: std::memcpy(dst, &workspace_ptr, 8); break;
+    }
+  }
+  TILEJIT_CHECK_CU(d.cuLaunchKernel(e.fn, grid.x, grid.y, grid.z, static_cast<unsigned>(plan.threads), 1, 1,
+                                    static_cast<unsigned>(plan.shared_bytes), s, params.data(), nullptr));
+}
+
+}  // namespace runtime
+}  // namespace tilejit

@@ -1,0 +1,487 @@
+// The codegen test kernels: one small DSL kernel per feature of the CUDA emitter, registered by name.
+#include "emit_kernels.h"
+
+#include <tilejit/tilejit.h>
+
+namespace tilejit::testing {
+
+namespace {
+
+using namespace tilejit::dsl;
+
+template <class K>
+std::function<std::shared_ptr<const ir::Graph>()> traced(K k, Config c) {
+  return [k, c] { return k.trace(c); };
+}
+
+std::vector<EmitCase> make_cases() {
+  std::vector<EmitCase> cases;
+  auto add = [&](std::string name, std::string what, auto fn, Config config, codegen::Options options = {}) {
+    cases.push_back(EmitCase{name, std::move(what), traced(tilejit::kernel(name, fn), config), std::move(options)});
+  };
+
+  // ---- TMA copies and elementwise work on tiles ---------------------------------------
+  add("scale_bf16", "host descriptors, bf16 -> f32 -> bf16 in place",
+      [](Tensor<bf16, 2> x, Tensor<bf16, 2> y, Scalar<float> alpha, Block<"BM"> BM, Block<"BN"> BN) {
+        auto m = program_id(0) * BM;
+        auto n = program_id(1) * BN;
+        auto t = descriptor_load(x, {m, n}, {BM, BN});
+        descriptor_store(y, {m, n}, (t.to<f32>() * alpha).to<bf16>());
+      },
+      Config{{"BM", 64}, {"BN", 128}});
+
+  add("copy_f32", "pure TMA copy: the store reads the load's buffer",
+      [](Tensor<f32, 2> x, Tensor<f32, 2> y, Block<"B"> B) {
+        auto m = program_id(0) * B, n = program_id(1) * B;
+        descriptor_store(y, {m, n}, descriptor_load(x, {m, n}, {B, B}));
+      },
+      Config{{"B", 64}});
+
+  add("copy_plus_one", "copy + 1 computed in place in the TMA buffer",
+      [](Tensor<f32, 2> x, Tensor<f32, 2> y, Block<"B"> B) {
+        auto m = program_id(0) * B, n = program_id(1) * B;
+        auto t = descriptor_load(x, {m, n}, {B, B});
+        descriptor_store(y, {m, n}, t + 1.0f);
+      },
+      Config{{"B", 64}});
+
+  add("staged_store", "a store of a computed block gets its own staging buffer",
+      [](Tensor<f32, 2> y, Block<"B"> B) {
+        descriptor_store(y, {program_id(0) * B, 0}, full<f32>({B, B}, 3.5f));
+      },
+      Config{{"B", 32}});
+
+  add("two_stores_one_tile", "two stores straight from one loaded tile",
+      [](Tensor<bf16, 2> x, Tensor<bf16, 2> y, Tensor<bf16, 2> z) {
+        auto t = descriptor_load(x, {program_id(0) * 32, 0}, {32, 64});
+        descriptor_store(y, {program_id(0) * 32, 0}, t);
+        descriptor_store(z, {0, program_id(0) * 32}, t);
+      },
+      Config{});
+
+  add("load_sum_rows", "a loaded tile read in place by a reduction and copied to registers",
+      [](Tensor<f32, 2> x, Tensor<f32, 1> y) {
+        auto t = descriptor_load(x, {program_id(0) * 16, 0}, {16, 64});
+        auto s = sum(t * t, 1);
+        descriptor_store(y, {program_id(0) * 16}, s);
+      },
+      Config{});
+
+  // ---- ranks and coordinates ---------------------------------------------------------------------
+  add("rank1", "1-D tile",
+      [](Tensor<f32, 1> x, Tensor<f32, 1> y) {
+        auto t = descriptor_load(x, {program_id(0) * 256}, {256});
+        descriptor_store(y, {program_id(0) * 256}, t * 2.0f);
+      },
+      Config{});
+  add("rank3", "3-D tile, coordinates innermost first",
+      [](Tensor<f16, 3> x, Tensor<f16, 3> y) {
+        auto t = descriptor_load(x, {program_id(2), program_id(1) * 8, program_id(0) * 32}, {2, 8, 32});
+        descriptor_store(y, {program_id(2), program_id(1) * 8, program_id(0) * 32}, -t);
+      },
+      Config{});
+  add("rank4", "4-D tile",
+      [](Tensor<i32, 4> x, Tensor<i32, 4> y) {
+        auto c0 = program_id(0), c1 = program_id(1), c2 = program_id(2);
+        auto t = descriptor_load(x, {c2, c1 * 2, c0 * 4, 0}, {1, 2, 4, 16});
+        descriptor_store(y, {c2, c1 * 2, c0 * 4, 0}, t * 3);
+      },
+      Config{});
+  add("rank5", "5-D tile",
+      [](Tensor<u8, 5> x, Tensor<u8, 5> y) {
+        auto p = program_id(0);
+        auto t = descriptor_load(x, {p, 1, 2, 3, 0}, {1, 2, 2, 4, 32});
+        descriptor_store(y, {p, 1, 2, 3, 0}, t);
+      },
+      Config{});
+
+  // ---- descriptor features -------------------------------------------------------------------------
+  add("nan_fill", "Fill::nan on a host descriptor",
+      [](Tensor<f32, 2> x, Tensor<f32, 2> y) {
+        auto t = descriptor_load(x, {program_id(0) * 32 - 8, -4}, {32, 32}, {}, Fill::nan);
+        descriptor_store(y, {program_id(0) * 32, 0}, t);
+      },
+      Config{});
+  add("element_strides", "element strides (every second row)",
+      [](Tensor<f32, 2> x, Tensor<f32, 2> y) {
+        auto t = descriptor_load(x, {program_id(0) * 64, 0}, {64, 32}, {2, 1});
+        descriptor_store(y, {program_id(0) * 32, 0}, t);
+      },
+      Config{});
+  add("dedup", "identical descriptors are shared, a different box gets its own",
+      [](Tensor<f32, 2> x, Tensor<f32, 2> y) {
+        auto a = descriptor_load(x, {0, 0}, {32, 32});
+        auto b = descriptor_load(x, {32, 0}, {32, 32});
+        auto c = descriptor_load(x, {0, 0}, {16, 32});
+        descriptor_store(y, {0, 0}, a + b);
+        descriptor_store(y, {64, 0}, c);
+      },
+      Config{});
+  add("merged_view", "a merged (3-D as 2-D) host descriptor",
+      [](Tensor<bf16, 3> x, Tensor<bf16, 2> y) {
+        auto v = x.merge({2, 1});
+        auto t = descriptor_load(v, {program_id(0) * 64, 0}, {64, 64});
+        descriptor_store(y, {program_id(0) * 64, 0}, t);
+      },
+      Config{});
+  add("prefetch_host", "prefetch.tensormap of a grid-constant descriptor",
+      [](Tensor<f32, 2> x, Tensor<f32, 2> y) {
+        prefetch_descriptor(x, {32, 32});
+        auto t = descriptor_load(x, {program_id(0) * 32, 0}, {32, 32});
+        descriptor_store(y, {program_id(0) * 32, 0}, t);
+      },
+      Config{});
+  add("tensor_array", "descriptor arrays: one host-encoded descriptor per tensor, indexed in the kernel",
+      [](TensorArray<f32, 2> xs, TensorArray<f32, 2> ys) {
+        auto g = program_id(1);
+        auto t = descriptor_load(xs[g], {program_id(0) * 32, 0}, {32, 32});
+        descriptor_store(ys[g], {program_id(0) * 32, 0}, t * 2.0f);
+      },
+      Config{});
+  add("prefetch_array", "prefetch of an element of a descriptor array",
+      [](TensorArray<bf16, 2> xs, Tensor<bf16, 2> y) {
+        auto x = xs[program_id(1)];
+        prefetch_descriptor(x, {64, 64});
+        descriptor_store(y, {program_id(1) * 64, 0}, descriptor_load(x, {0, 0}, {64, 64}));
+      },
+      Config{});
+  add("tile_view", "tile_view indexing",
+      [](Tensor<f32, 2> x, Tensor<f32, 2> y) {
+        auto tx = tile_view(x, {32, 32});
+        auto ty = tile_view(y, {32, 32});
+        auto t = descriptor_load(tx(program_id(0), program_id(1)));
+        descriptor_store(ty(program_id(1), program_id(0)), t.trans());
+      },
+      Config{});
+
+  // ---- stores that reduce ---------------------------------------------------------------------------
+  add("reduce_add", "TMA reduce-add store (f32)",
+      [](Tensor<f32, 2> x, Tensor<f32, 2> y) {
+        auto t = descriptor_load(x, {program_id(0) * 32, 0}, {32, 64});
+        descriptor_store(y, {0, 0}, t, Reduce::add);
+      },
+      Config{});
+  add("reduce_min", "TMA reduce-min store (i32)",
+      [](Tensor<i32, 2> x, Tensor<i32, 2> y) {
+        auto t = descriptor_load(x, {program_id(0) * 32, 0}, {32, 32});
+        descriptor_store(y, {0, 0}, t, Reduce::min);
+      },
+      Config{});
+  add("reduce_max", "TMA reduce-max store (bf16) of a computed tile",
+      [](Tensor<bf16, 2> x, Tensor<bf16, 2> y) {
+        auto t = descriptor_load(x, {program_id(0) * 32, 0}, {32, 64});
+        descriptor_store(y, {0, 0}, abs(t), Reduce::max);
+      },
+      Config{});
+
+  // ---- descriptors built on the device ----------------------------------------------------------------
+  add("jagged_rows", "rows(start, end): a device-built descriptor from runtime offsets",
+      [](Tensor<bf16, 2> values, Tensor<i32, 1> offsets, Tensor<bf16, 2> out, Block<"BM"> BM, Block<"D"> D) {
+        auto b = program_id(1);
+        auto start = load(offsets, b), end = load(offsets, b + 1);
+        auto seq = values.rows(start, end);
+        auto t = descriptor_load(seq, {program_id(0) * BM, 0}, {BM, D});
+        descriptor_store(out.rows(start, end), {program_id(0) * BM, 0}, (t.to<f32>() * 2.0f).to<bf16>());
+      },
+      Config{{"BM", 64}, {"D", 64}});
+  add("make_view", "make_view with runtime sizes and strides (every tensormap.replace field)",
+      [](Tensor<f32, 2> x, Tensor<f32, 2> y, Scalar<i64> rows, Scalar<i64> cols) {
+        auto v = make_view(x, rows * 4, {rows, cols}, {x.stride(0), 1});
+        auto t = descriptor_load(v, {program_id(0) * 16, 0}, {16, 64}, {}, Fill::nan);
+        descriptor_store(y, {program_id(0) * 16, 0}, t);
+      },
+      Config{});
+  add("make_view_estride", "device-built descriptor with element strides, rank 3",
+      [](Tensor<f16, 3> x, Tensor<f16, 3> y) {
+        auto v = make_view(x, 0, {x.size(0), x.size(1), x.size(2)}, {x.stride(0), x.stride(1), 1});
+        auto t = descriptor_load(v, {0, program_id(0) * 8, 0}, {4, 8, 64}, {2, 1, 1});
+        descriptor_store(y, {0, program_id(0) * 8, 0}, t);
+      },
+      Config{});
+  add("device_placement", "Placement::device on a kernel parameter: built at kernel start",
+      [](Tensor<f32, 2> x, Tensor<f32, 2> y) {
+        auto t = descriptor_load(x.with_placement(Placement::device), {program_id(0) * 32, 0}, {32, 32});
+        descriptor_store(y, {program_id(0) * 32, 0}, t);
+      },
+      Config{});
+  add("prefetch_device", "prefetch of a device-built descriptor",
+      [](Tensor<f32, 2> x, Tensor<f32, 2> y, Scalar<i32> n) {
+        auto v = x.rows(0, n);
+        prefetch_descriptor(v, {32, 32});
+        descriptor_store(y, {program_id(0) * 32, 0}, descriptor_load(v, {program_id(0) * 32, 0}, {32, 32}));
+      },
+      Config{});
+  {
+    codegen::Options checked;
+    checked.debug_checks = true;
+    add("debug_checks", "checked mode: device-built fields validated in the kernel",
+        [](Tensor<bf16, 2> x, Tensor<bf16, 2> y, Scalar<i32> n) {
+          auto v = x.rows(program_id(0), n);
+          descriptor_store(y, {0, 0}, descriptor_load(v, {0, 0}, {16, 64}));
+        },
+        Config{}, checked);
+  }
+  add("merged_make_view", "a merged view of a device-built view",
+      [](Tensor<f32, 3> x, Tensor<f32, 2> y, Scalar<i64> n) {
+        auto v = make_view(x, 0, {n, x.size(1), x.size(2)}, {x.stride(0), x.stride(1), 1}).merge({2, 1});
+        descriptor_store(y, {0, 0}, descriptor_load(v, {program_id(0) * 32, 0}, {32, 32}));
+      },
+      Config{});
+
+  // ---- loops ------------------------------------------------------------------------------------------
+  add("loop_loads", "a TMA load in a loop: the mbarrier phase flips per iteration",
+      [](Tensor<f32, 2> x, Tensor<f32, 1> y, Scalar<i32> k) {
+        auto acc = for_range(0, k, 32, zeros<f32>({32}), [&](Scalar<i32> i, Value<f32, 1> a) {
+          auto t = descriptor_load(x, {program_id(0) * 32, i}, {32, 32});
+          return a + sum(t, 1);
+        });
+        descriptor_store(y, {program_id(0) * 32}, acc);
+      },
+      Config{});
+  add("loop_copy", "copy tiles in a loop: reloads wait for the previous store to read the buffer",
+      [](Tensor<bf16, 2> x, Tensor<bf16, 2> y, Scalar<i32> n) {
+        for_range(0, n, 64, [&](Scalar<i32> j) {
+          descriptor_store(y, {program_id(0) * 64, j}, descriptor_load(x, {program_id(0) * 64, j}, {64, 64}));
+        });
+      },
+      Config{});
+  add("loop_store_staged", "a staged store in a loop waits for the previous store before rewriting",
+      [](Tensor<f32, 2> y, Scalar<i32> n) {
+        for_range(0, n, 1, [&](Scalar<i32> j) {
+          descriptor_store(y, {j * 32, 0}, full<f32>({32, 32}, j.to<f32>()));
+        });
+      },
+      Config{});
+  add("loop_device_view", "a view that changes per iteration is rebuilt in the loop",
+      [](Tensor<f32, 2> x, Tensor<i32, 1> offsets, Tensor<f32, 2> y, Scalar<i32> groups) {
+        for_range(0, groups, 1, [&](Scalar<i32> g) {
+          auto start = load(offsets, g), end = load(offsets, g + 1);
+          auto t = descriptor_load(x.rows(start, end), {0, 0}, {32, 32});
+          descriptor_store(y.rows(start, end), {0, 0}, t * 2.0f);
+        });
+      },
+      Config{});
+  add("loop_invariant_view", "a loop-invariant view is hoisted and built once",
+      [](Tensor<f32, 2> x, Tensor<f32, 1> y, Scalar<i32> n, Scalar<i32> k) {
+        auto acc = for_range(0, k, 32, zeros<f32>({32}), [&](Scalar<i32> i, Value<f32, 1> a) {
+          auto v = x.rows(0, n);
+          return a + sum(descriptor_load(v, {0, i}, {32, 32}), 1);
+        });
+        descriptor_store(y, {program_id(0) * 32}, acc);
+      },
+      Config{});
+  add("gemm_dot", "a K loop of TMA loads feeding dot (shared memory read in place)",
+      [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> c, Scalar<i32> K, Block<"BM"> BM, Block<"BN"> BN,
+         Block<"BK"> BK) {
+        auto m = program_id(0) * BM, n = program_id(1) * BN;
+        auto acc = for_range(0, K, BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
+          auto ta = descriptor_load(a, {m, k}, {BM, BK});
+          auto tb = descriptor_load(b, {k, n}, {BK, BN});
+          return dot(ta, tb, acc);
+        });
+        descriptor_store(c, {m, n}, acc);
+      },
+      Config{{"BM", 64}, {"BN", 64}, {"BK", 32}});
+  add("swap_loop", "loop-carried values swapped each iteration (parallel assignment)",
+      [](Tensor<f32, 1> y, Scalar<i32> n) {
+        auto [a, b] = for_range(0, n, 1, std::tuple{zeros<f32>({128}), full<f32>({128}, 1.0f)},
+                                [&](Scalar<i32>, Value<f32, 1> p, Value<f32, 1> q) { return std::tuple{q, p}; });
+        descriptor_store(y, {0}, a - b);
+      },
+      Config{});
+
+  // ---- block operations ------------------------------------------------------------------------------
+  add("softmax_rows", "row softmax: max, exp, sum, broadcasts",
+      [](Tensor<f32, 2> x, Tensor<f32, 2> y) {
+        auto t = descriptor_load(x, {program_id(0) * 16, 0}, {16, 128}, {}, Fill::nan);
+        auto m = max(t, 1).expand_dims<1>();
+        auto e = exp(t - m);
+        auto s = sum(e, 1).expand_dims<1>();
+        descriptor_store(y, {program_id(0) * 16, 0}, e / s);
+      },
+      Config{});
+  add("argmax_rows", "argmax along rows (i32 result)",
+      [](Tensor<f32, 2> x, Tensor<i32, 1> y) {
+        auto t = descriptor_load(x, {program_id(0) * 64, 0}, {64, 32});
+        descriptor_store(y, {program_id(0) * 64}, argmax(t, 1));
+      },
+      Config{});
+  add("reduce_axis0_scalar", "reductions over axis 0 and down to a scalar",
+      [](Tensor<f32, 2> x, Tensor<f32, 1> y, Tensor<f32, 1> total) {
+        auto t = descriptor_load(x, {0, program_id(0) * 64}, {32, 64});
+        auto col = min(t, 0);
+        descriptor_store(y, {program_id(0) * 64}, col);
+        auto s = sum(col, 0);
+        store(total, Scalar<i32>(0) + program_id(0), s);
+      },
+      Config{});
+  add("permute_3d", "permute of a 3-D block through shared memory",
+      [](Tensor<f32, 3> x, Tensor<f32, 3> y) {
+        auto t = descriptor_load(x, {0, 0, 0}, {4, 8, 16});
+        auto p = (t * 2.0f).permute({2, 0, 1});
+        descriptor_store(y, {0, 0, 0}, p.permute({0, 2, 1}));
+      },
+      Config{});
+  add("broadcast_outer", "outer product by broadcasting a row and a column",
+      [](Tensor<f32, 2> y) {
+        auto r = arange(0, 64).to<f32>();
+        auto c = arange(0, 32).to<f32>();
+        auto o = c.expand_dims<1>() * r.expand_dims<0>();
+        descriptor_store(y, {program_id(0) * 32, 0}, o);
+      },
+      Config{});
+  add("reshape_widths", "reshape between layouts of different vector widths",
+      [](Tensor<bf16, 2> x, Tensor<f32, 2> y) {
+        auto t = descriptor_load(x, {0, 0}, {16, 64});
+        auto f = t.to<f32>().reshape({32, 32});
+        descriptor_store(y, {0, 0}, f + f);
+      },
+      Config{});
+  add("dot_int8", "integer dot (i8 x i8 -> i32)",
+      [](Tensor<i8, 2> a, Tensor<i8, 2> b, Tensor<i32, 2> c) {
+        auto ta = descriptor_load(a, {0, 0}, {32, 32});
+        auto tb = descriptor_load(b, {0, 0}, {32, 32});
+        descriptor_store(c, {0, 0}, dot(ta, tb, zeros<i32>({32, 32})));
+      },
+      Config{});
+
+  // ---- pointer-style memory ----------------------------------------------------------------------------
+  add("pointer_masked", "masked pointer loads and stores with arange offsets",
+      [](Tensor<f32, 1> x, Tensor<f32, 1> y, Scalar<i32> n) {
+        auto offs = program_id(0) * 256 + arange(0, 256);
+        auto mask = offs < n;
+        auto v = load(x, offs, mask, -1.0f);
+        store(y, offs, v * v, mask);
+      },
+      Config{});
+  add("pointer_2d", "2-D pointer offsets from strides",
+      [](Tensor<f16, 2> x, Tensor<f16, 2> y) {
+        auto r = arange(0, 16).expand_dims<1>();
+        auto c = arange(0, 32).expand_dims<0>();
+        auto offs = r.to<i64>() * x.stride(0) + c.to<i64>();
+        store(y, offs, load(x, offs) + load(x, offs));
+      },
+      Config{});
+  add("atomic_add", "atomic adds of f32, bf16 and i64 values",
+      [](Tensor<f32, 1> a, Tensor<bf16, 1> b, Tensor<i64, 1> c) {
+        auto offs = arange(0, 128);
+        atomic_add(a, offs, full<f32>({128}, 1.0f));
+        atomic_add(b, offs % 7, full<bf16>({128}, 0.5f));
+        atomic_add(c, Scalar<i32>(0), Scalar<i64>(1));
+      },
+      Config{});
+
+  // ---- arithmetic ------------------------------------------------------------------------------------------
+  add("casts", "conversions between every element type",
+      [](Tensor<f32, 2> x, Tensor<i8, 2> o1, Tensor<u8, 2> o2, Tensor<i64, 2> o3, Tensor<f16, 2> o4,
+         Tensor<f8e4m3, 2> o5, Tensor<f8e5m2, 2> o6, Tensor<f64, 2> o7, Tensor<i1, 2> o8, Tensor<bf16, 2> o9) {
+        auto t = descriptor_load(x, {0, 0}, {16, 16});
+        descriptor_store(o1, {0, 0}, t.to<i8>());
+        descriptor_store(o2, {0, 0}, t.to<u8>());
+        descriptor_store(o3, {0, 0}, t.to<i64>());
+        descriptor_store(o4, {0, 0}, t.to<f16>());
+        descriptor_store(o5, {0, 0}, t.to<f8e4m3>());
+        descriptor_store(o6, {0, 0}, t.to<f64>().to<f8e5m2>());
+        descriptor_store(o7, {0, 0}, t.to<i32>().to<f64>());
+        descriptor_store(o8, {0, 0}, t > 0.0f);
+        descriptor_store(o9, {0, 0}, t.to<i64>().to<bf16>());
+      },
+      Config{});
+  add("int_wrap", "i32 arithmetic wraps; division and remainder",
+      [](Tensor<i32, 1> x, Tensor<i32, 1> y) {
+        auto t = descriptor_load(x, {0}, {256});
+        auto u = (t * 1664525 + 1013904223) / (t % 7 + 1) - (-t);
+        descriptor_store(y, {0}, abs(u) ^ (u & 255));
+      },
+      Config{});
+  add("minmax_nan", "minimum / maximum of floats propagate NaN",
+      [](Tensor<f32, 2> x, Tensor<bf16, 2> y) {
+        auto t = descriptor_load(x, {0, 0}, {32, 32});
+        auto m = maximum(minimum(t, 6.0f), 0.0f);
+        descriptor_store(y, {0, 0}, m.to<bf16>());
+      },
+      Config{});
+  add("math_unary", "transcendental functions in f32 and bf16",
+      [](Tensor<f32, 1> x, Tensor<bf16, 1> y) {
+        auto t = descriptor_load(x, {0}, {128});
+        auto a = exp(t) + exp2(t) + log(abs(t)) + log2(abs(t) + 1.0f) + sqrt(abs(t)) + rsqrt(abs(t) + 1.0f);
+        auto b = sin(t) + cos(t) + tanh(t) + sigmoid(t) + erf(t);
+        auto h = (a - b).to<bf16>();
+        descriptor_store(y, {0}, exp(h) + sigmoid(h));
+      },
+      Config{});
+  add("f64_math", "f64 arithmetic and math",
+      [](Tensor<f64, 1> x, Tensor<f64, 1> y) {
+        auto t = descriptor_load(x, {0}, {64});
+        descriptor_store(y, {0}, sqrt(t * t + 1.0) / exp(t) - maximum(t, 0.5));
+      },
+      Config{});
+  add("where_select", "where with a comparison mask and bool logic",
+      [](Tensor<f32, 2> x, Tensor<f32, 2> y) {
+        auto t = descriptor_load(x, {0, 0}, {32, 32});
+        auto keep = (t > 0.0f) && !(t > 10.0f);
+        descriptor_store(y, {0, 0}, where(keep, t, 0.0f));
+      },
+      Config{});
+  add("scalar_params", "scalar parameters of every width, passed by value",
+      [](Tensor<f32, 1> y, Scalar<i1> flag, Scalar<i8> a, Scalar<f16> h, Scalar<bf16> b, Scalar<i64> big,
+         Scalar<double> d) {
+        auto v = where(flag, a.to<f32>() + h.to<f32>(), b.to<f32>() + big.to<f32>()) + d.to<f32>();
+        descriptor_store(y, {0}, full<f32>({64}, v));
+      },
+      Config{});
+  add("tensor_size_stride", "tensor sizes and strides as kernel parameters",
+      [](Tensor<f32, 3> x, Tensor<i64, 1> y) {
+        auto s = x.size(0) * x.size(2) + x.stride(1);
+        auto mv = x.merge({2, 1});
+        store(y, Scalar<i32>(0), s + mv.size(0) + mv.stride(0));
+      },
+      Config{});
+
+  // ---- control flow -----------------------------------------------------------------------------------
+  add("if_else_values", "if_else producing a block and a scalar",
+      [](Tensor<f32, 1> x, Tensor<f32, 1> y, Scalar<i32> mode) {
+        auto t = descriptor_load(x, {0}, {128});
+        auto [v, s] = if_else(
+            mode > 0, [&] { return std::tuple{t * 2.0f, Scalar<f32>(1.0f)}; },
+            [&] { return std::tuple{t + 1.0f, Scalar<f32>(2.0f)}; });
+        descriptor_store(y, {0}, v * s);
+      },
+      Config{});
+  add("if_then_store", "a TMA store under a condition",
+      [](Tensor<f32, 2> x, Tensor<f32, 2> y, Scalar<i32> limit) {
+        auto t = descriptor_load(x, {program_id(0) * 32, 0}, {32, 32});
+        if_then(program_id(0) < limit, [&] { descriptor_store(y, {program_id(0) * 32, 0}, t); });
+      },
+      Config{});
+  add("fp8_copy", "fp8 tiles move as bytes (elemtype u8)",
+      [](Tensor<f8e4m3, 2> x, Tensor<f8e4m3, 2> y, Tensor<f32, 2> z) {
+        auto t = descriptor_load(x, {program_id(0) * 64, 0}, {64, 64});
+        descriptor_store(y, {program_id(0) * 64, 0}, t);
+        descriptor_store(z, {program_id(0) * 64, 0}, t.to<f32>());
+      },
+      Config{});
+  add("i64_tiles", "64-bit integer tiles on a device-built descriptor",
+      [](Tensor<i64, 2> x, Tensor<i64, 2> y) {
+        auto v = x.with_placement(Placement::device);
+        auto t = descriptor_load(v, {program_id(0) * 16, 0}, {16, 16});
+        descriptor_store(y.with_placement(Placement::device), {program_id(0) * 16, 0}, t + t);
+      },
+      Config({}, 8, 3));
+  return cases;
+}
+
+}  // namespace
+
+const std::vector<EmitCase>& emit_cases() {
+  static const std::vector<EmitCase> cases = make_cases();
+  return cases;
+}
+
+const EmitCase* find_emit_case(std::string_view name) {
+  for (const auto& c : emit_cases())
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+}  // namespace tilejit::testing

@@ -1,0 +1,142 @@
+// Errors in control flow, configurations and the kernel boundary: loops, if_else, Config values, ops outside a kernel.
+#include <doctest/doctest.h>
+
+#include <tuple>
+
+#include "error_check.h"
+
+using namespace tilejit::dsl;
+using tilejit::test::bad_line;
+using tilejit::test::catch_user_error;
+using tilejit::test::check_user_error;
+using tilejit::test::trace_error;
+
+namespace {
+const std::string kFile = "kernel_errors_test.cpp";
+}  // namespace
+
+TEST_SUITE("error") {
+TEST_CASE("for_range: step 0") {
+  auto k = tilejit::kernel("for_step0", [](Tensor<f32, 1>) {
+    bad_line = __LINE__; for_range(0, 8, 0, [&](Scalar<i32>) {});
+  });
+  check_user_error(trace_error(k), {"for_range: the step must be positive", "0", "> 0"}, kFile);
+}
+
+TEST_CASE("for_range: negative step") {
+  auto k = tilejit::kernel("for_step_negative", [](Tensor<f32, 1>) {
+    bad_line = __LINE__; for_range(8, 0, -2, [&](Scalar<i32>) {});
+  });
+  check_user_error(trace_error(k), {"for_range: the step must be positive", "-2", "> 0"}, kFile);
+}
+
+TEST_CASE("for_range: a loop-carried value that changes shape") {
+  auto k = tilejit::kernel("for_shape", [](Tensor<f32, 1>) {
+    auto init = zeros<f32>({4});
+    bad_line = __LINE__; for_range(0, 8, 1, init, [&](Scalar<i32>, Value<f32, 1>) { return zeros<f32>({8}); });
+  });
+  check_user_error(trace_error(k), {"for_range: value 0 changes shape in the loop body", "[4] -> [8]",
+                                    "the same shape"}, kFile);
+}
+
+TEST_CASE("for_range: the second of two loop-carried values changes shape") {
+  auto k = tilejit::kernel("for_tuple_shape", [](Tensor<f32, 1>) {
+    auto init = std::tuple{zeros<f32>({4}), zeros<i32>({2, 2})};
+    bad_line = __LINE__; for_range(0, 8, 1, init, [&](Scalar<i32>, Value<f32, 1> a, Value<i32, 2>) { return std::tuple{a, zeros<i32>({2, 4})}; });
+  });
+  check_user_error(trace_error(k), {"for_range: value 1 changes shape in the loop body", "[2, 2] -> [2, 4]",
+                                    "the same shape"}, kFile);
+}
+
+TEST_CASE("if_else: branches returning different shapes") {
+  auto k = tilejit::kernel("if_else_shape", [](Tensor<f32, 1>) {
+    auto c = program_id(0) == 0;
+    bad_line = __LINE__; if_else(c, [&] { return zeros<f32>({4}); }, [&] { return zeros<f32>({8}); });
+  });
+  check_user_error(trace_error(k), {"if_else: value 0 has different shapes in the two branches (then -> else)", "[4] -> [8]",
+                                    "the same shape"}, kFile);
+}
+
+TEST_CASE("configuration without a value the kernel needs") {
+  // The error names the kernel's definition (where Block<"BM"> is declared),
+  // the missing name and the names the configuration does define.
+  bad_line = __LINE__; auto k = tilejit::kernel("missing_config", [](Tensor<f32, 2> x, Block<"BM"> BM, Block<"BN"> BN) {
+    descriptor_load(x, {0, 0}, {BM, BN});
+  });
+  const unsigned line = bad_line;
+  const auto e = trace_error(k, tilejit::Config{{"BN", 64}, {"BK", 32}});
+  check_user_error(e, {"the configuration has no value named 'BM'", "configuration {BK=32, BN=64, num_warps=4, num_stages=2}",
+                       "names defined: BK, BN"}, kFile, line);
+}
+
+TEST_CASE("configuration with no values at all") {
+  bad_line = __LINE__; auto k = tilejit::kernel("empty_config", [](Tensor<f32, 1>, Block<"BLOCK"> B) { (void)B; });
+  const unsigned line = bad_line;
+  check_user_error(trace_error(k), {"the configuration has no value named 'BLOCK'", "configuration {num_warps=4, num_stages=2}",
+                                    "no names defined"}, kFile, line);
+}
+
+TEST_CASE("a DSL operation called outside a kernel") {
+  const auto e = catch_user_error([] {
+    bad_line = __LINE__; program_id(0);
+  });
+  check_user_error(e, {"DSL operations may only be called while a kernel is being traced",
+                       "called outside a tilejit::kernel body", ""}, kFile);
+}
+
+TEST_CASE("arange called outside a kernel") {
+  const auto e = catch_user_error([] {
+    bad_line = __LINE__; arange(0, 16);
+  });
+  check_user_error(e, {"DSL operations may only be called while a kernel is being traced",
+                       "called outside a tilejit::kernel body", ""}, kFile);
+}
+
+TEST_CASE("Config.warps(3)") {
+  const auto e = catch_user_error([] {
+    tilejit::Config c{{"BM", 64}};
+    bad_line = __LINE__; c.warps(3);
+  });
+  check_user_error(e, {"num_warps must be a power of two between 1 and 32", "3", "1, 2, 4, 8, 16, 32"}, kFile);
+}
+
+TEST_CASE("Config.stages(0)") {
+  const auto e = catch_user_error([] {
+    tilejit::Config c{{"BM", 64}};
+    bad_line = __LINE__; c.stages(0);
+  });
+  check_user_error(e, {"num_stages must be between 1 and 8", "0", "1..8"}, kFile);
+}
+
+TEST_CASE("Config constructed with 64 warps") {
+  const auto e = catch_user_error([] {
+    bad_line = __LINE__; tilejit::Config c({{"BM", 64}}, 64);
+  });
+  check_user_error(e, {"num_warps must be a power of two between 1 and 32", "64", "1, 2, 4, 8, 16, 32"}, kFile);
+}
+
+TEST_CASE("Config with an empty name") {
+  const auto e = catch_user_error([] {
+    tilejit::Config c;
+    bad_line = __LINE__; c.set("", 4);
+  });
+  check_user_error(e, {"configuration names must not be empty", "\"\"", "a non-empty name"}, kFile);
+}
+
+TEST_CASE("Config lookup of a name it does not have") {
+  const auto e = catch_user_error([] {
+    const tilejit::Config c{{"BM", 64}};
+    bad_line = __LINE__; (void)c.get("BN");
+  });
+  check_user_error(e, {"the configuration has no value named 'BN'", "configuration {BM=64, num_warps=4, num_stages=2}",
+                       "names defined: BM"}, kFile);
+}
+
+TEST_CASE("a failed trace is not cached: the next trace fails the same way") {
+  auto k = tilejit::kernel("retrace", [](Tensor<f32, 2> x) {
+    bad_line = __LINE__; descriptor_load(x, {0, 0}, {512, 64});
+  });
+  check_user_error(trace_error(k), {"box size out of range", "512", "1..256"}, kFile);
+  check_user_error(trace_error(k), {"box size out of range", "512", "1..256"}, kFile);
+}
+}  // TEST_SUITE

@@ -1,0 +1,227 @@
+// GPU vs interpreter: math ops, pointer loads/stores, jagged device-built descriptors, descriptor arrays, control flow.
+#include "gpu_harness.h"
+
+using namespace gpu_test;
+using tilejit::Config;
+using tilejit::dim3;
+using tilejit::cdiv;
+
+namespace {
+constexpr int64_t kM = 37, kN = 72;
+
+// One unary float op on a TMA tile, per dtype.
+template <class T, class F>
+void unary_case(const char* name, F f, double tol) {
+  auto k = tilejit::kernel(name, [f](Tensor<T, 2> x, Tensor<T, 2> y) {
+    auto t = descriptor_load(x, {program_id(0) * 16, 0}, {16, 72});
+    descriptor_store(y, {program_id(0) * 16, 0}, f(t));
+  });
+  Twin<T, 2> x({kM, kN}), y({kM, kN});
+  x.randomize(21, 0.125, 3);
+  y.fill_byte(0);
+  run_both(k, dim3(static_cast<uint32_t>(cdiv(kM, 16))), Config{}, tol, x, y);
+}
+
+template <class T, class F>
+void binary_case(const char* name, F f, double tol) {
+  auto k = tilejit::kernel(name, [f](Tensor<T, 2> x, Tensor<T, 2> y, Tensor<T, 2> z) {
+    auto a = descriptor_load(x, {program_id(0) * 16, 0}, {16, 72});
+    auto b = descriptor_load(y, {program_id(0) * 16, 0}, {16, 72});
+    descriptor_store(z, {program_id(0) * 16, 0}, f(a, b));
+  });
+  Twin<T, 2> x({kM, kN}), y({kM, kN}), z({kM, kN});
+  x.randomize(22, -5, 5);
+  y.randomize(23, 1, 5);
+  z.fill_byte(0);
+  run_both(k, dim3(static_cast<uint32_t>(cdiv(kM, 16))), Config{}, tol, x, y, z);
+}
+}  // namespace
+
+#define UNARY(T, fn, tol) \
+  SUBCASE(#fn " " #T) { unary_case<T>(#fn, [](auto t) { return fn(t); }, tol); }
+
+TEST_CASE("gpu: unary math") {
+  UNARY(f32, exp, 2e-6) UNARY(f32, exp2, 2e-6) UNARY(f32, log, 2e-6) UNARY(f32, log2, 2e-6) UNARY(f32, sqrt, 0)
+  UNARY(f32, rsqrt, 2e-6) UNARY(f32, sin, 2e-6) UNARY(f32, cos, 2e-6) UNARY(f32, tanh, 2e-6) UNARY(f32, sigmoid, 2e-6)
+  UNARY(f32, erf, 2e-6) UNARY(f32, abs, 0)
+  UNARY(f64, exp, 1e-14) UNARY(f64, sqrt, 0) UNARY(f64, log, 1e-14) UNARY(f64, sin, 1e-14)
+  UNARY(bf16, exp, 1e-2) UNARY(bf16, sqrt, 1e-2) UNARY(bf16, abs, 0) UNARY(bf16, tanh, 1e-2)
+  UNARY(f16, exp, 1e-3) UNARY(f16, sqrt, 1e-3) UNARY(f16, sigmoid, 1e-3) UNARY(f16, log2, 1e-3)
+  SUBCASE("neg i32") { unary_case<i32>("neg", [](auto t) { return -t; }, 0); }
+  SUBCASE("abs i32") { unary_case<i32>("absi", [](auto t) { return abs(t); }, 0); }
+  SUBCASE("cast f32->i32->f32") { unary_case<f32>("casts", [](auto t) { return (t * 3.7f).template to<i32>().template to<f32>(); }, 0); }
+  SUBCASE("cast f32->bf16->f32") { unary_case<f32>("castbf", [](auto t) { return t.template to<bf16>().template to<f32>(); }, 0); }
+  SUBCASE("cast f32->f8e4m3->f32") { unary_case<f32>("castf8", [](auto t) { return t.template to<f8e4m3>().template to<f32>(); }, 0); }
+  SUBCASE("cast f32->f8e5m2->f32") { unary_case<f32>("castf8b", [](auto t) { return t.template to<f8e5m2>().template to<f32>(); }, 0); }
+  SUBCASE("cast f32->f16->f32") { unary_case<f32>("castf16", [](auto t) { return t.template to<f16>().template to<f32>(); }, 0); }
+}
+
+#define BINARY(T, name, expr, tol) \
+  SUBCASE(name " " #T) { binary_case<T>(name, [](auto a, auto b) { return expr; }, tol); }
+
+TEST_CASE("gpu: binary ops and comparisons") {
+  BINARY(f32, "add", a + b, 0) BINARY(f32, "sub", a - b, 0) BINARY(f32, "mul", a * b, 0) BINARY(f32, "div", a / b, 0)
+  BINARY(f32, "min", minimum(a, b), 0) BINARY(f32, "max", maximum(a, b), 0)
+  BINARY(f32, "where", where(a < b, a, b * 2.0f), 0) BINARY(f32, "lt", where(a <= b && a > 0.5f, a, 0.0f), 0)
+  BINARY(bf16, "add", a + b, 0) BINARY(bf16, "mul", a * b, 0) BINARY(bf16, "div", a / b, 0) BINARY(bf16, "max", maximum(a, b), 0)
+  BINARY(f16, "add", a + b, 0) BINARY(f16, "mul", a * b, 0) BINARY(f16, "sub", a - b, 0)
+  BINARY(f64, "add", a + b, 0) BINARY(f64, "div", a / b, 0)
+  BINARY(i32, "add", a + b, 0) BINARY(i32, "mul", a * b * 7919, 0) BINARY(i32, "div", a / b, 0) BINARY(i32, "rem", a % b, 0)
+  BINARY(i32, "and", a & b, 0) BINARY(i32, "or", a | b, 0) BINARY(i32, "xor", a ^ b, 0) BINARY(i32, "min", minimum(a, b), 0)
+  BINARY(i32, "eq", where(a == b || a != 2, a, b), 0)
+  BINARY(i64, "add", a + b * 100000007LL, 0) BINARY(i64, "mul", a * b, 0)
+  BINARY(u8, "add", a + b, 0) BINARY(u8, "max", maximum(a, b), 0) BINARY(i8, "sub", a - b, 0)
+}
+
+TEST_CASE("gpu: masked pointer loads and stores (vector add)") {
+  for (int64_t n : {1, 127, 128, 1000, 4099}) {
+    SUBCASE(("n = " + std::to_string(n)).c_str()) {
+      auto k = tilejit::kernel("vadd", [](Tensor<f32, 1> x, Tensor<f32, 1> y, Tensor<f32, 1> z, Block<"B"> B) {
+        auto offs = program_id(0) * B + arange(0, B);
+        auto mask = offs < x.size(0);
+        store(z, offs, load(x, offs, mask) + load(y, offs, mask), mask);
+      });
+      Twin<f32, 1> x({n}), y({n}), z({n});
+      x.randomize(1);
+      y.randomize(2);
+      z.fill_byte(0);
+      run_both(k, dim3(static_cast<uint32_t>(cdiv(n, 256))), Config{{"B", 256}}, 0, x, y, z);
+    }
+  }
+}
+
+TEST_CASE("gpu: jagged sequences with device-built descriptors (seed 002)") {
+  const std::vector<std::vector<int32_t>> layouts = {{0, 5, 5, 70, 71, 200}, {0, 64, 128}, {0, 1}, {0, 300, 301, 333}};
+  for (size_t li = 0; li < layouts.size(); ++li) {
+    SUBCASE(("layout " + std::to_string(li)).c_str()) {
+      const auto& offs = layouts[li];
+      auto k = tilejit::kernel("jagged", [](Tensor<i32, 1> offsets, Tensor<bf16, 2> x, Tensor<bf16, 2> y, Block<"BM"> BM, Block<"D"> D) {
+        auto b = program_id(1);
+        auto start = load(offsets, b);
+        auto end = load(offsets, b + 1);
+        auto m = program_id(0) * BM;
+        auto t = descriptor_load(x.rows(start, end), {m, 0}, {BM, D});
+        descriptor_store(y.rows(start, end), {m, 0}, (t.to<f32>() * 2.0f + 1.0f).to<bf16>());
+      });
+      const int64_t total = offs.back(), D = 64;
+      Twin<i32, 1> o({static_cast<int64_t>(offs.size())});
+      for (size_t i = 0; i < offs.size(); ++i) o.host_data()[i] = offs[i];
+      Twin<bf16, 2> x({total, D}), y({total, D});
+      x.randomize(9);
+      y.fill_byte(0x3c);
+      int64_t longest = 0;
+      for (size_t i = 0; i + 1 < offs.size(); ++i) longest = std::max<int64_t>(longest, offs[i + 1] - offs[i]);
+      run_both(k, dim3(static_cast<uint32_t>(std::max<int64_t>(1, cdiv(longest, 32))), static_cast<uint32_t>(offs.size() - 1)),
+               Config{{"BM", 32}, {"D", D}}, 0, o, x, y);
+    }
+  }
+}
+
+TEST_CASE("gpu: descriptor arrays with prefetch (seed 004)") {
+  for (int count : {1, 3, 8}) {
+    SUBCASE(("tensors = " + std::to_string(count)).c_str()) {
+      auto k = tilejit::kernel("desc_array", [](TensorArray<f32, 2> xs, Tensor<f32, 2> y) {
+        auto b = program_id(0);
+        auto x = xs[b];
+        prefetch_descriptor(x, {16, 32});
+        descriptor_store(y, {b * 16, 0}, descriptor_load(x, {0, 0}, {16, 32}) * 3.0f);
+      });
+      std::vector<std::unique_ptr<Twin<f32, 2>>> xs;
+      tilejit::TensorArrayView<f32, 2> hv, dv;
+      for (int i = 0; i < count; ++i) {
+        xs.push_back(std::make_unique<Twin<f32, 2>>(std::array<int64_t, 2>{10 + i, 24 + 4 * i}));
+        xs.back()->randomize(static_cast<uint32_t>(i));
+        xs.back()->upload();
+        hv.tensors.push_back(xs.back()->host());
+        if (on_gpu()) dv.tensors.push_back(xs.back()->device());
+      }
+      Twin<f32, 2> y({16 * count, 32});
+      y.fill_byte(0);
+      y.upload();
+      k.interpret(dim3(static_cast<uint32_t>(count)), Config{}, hv, y.host());
+      if (!on_gpu()) {
+        CHECK(tilejit::runtime::compile_only(k.base(), Config{}).find("0 bytes spill stores") != std::string::npos);
+      } else {
+        k.launch(nullptr, dim3(static_cast<uint32_t>(count)), Config{}, dv, y.device());
+        tilejit::synchronize(nullptr);
+        CHECK(y.compare(0) == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("gpu: reductions, dot and control flow") {
+  SUBCASE("row sums / max / argmax") {
+    auto k = tilejit::kernel("rowred", [](Tensor<f32, 2> x, Tensor<f32, 1> s, Tensor<f32, 1> mx, Tensor<i32, 1> am) {
+      auto t = descriptor_load(x, {program_id(0) * 16, 0}, {16, 64});
+      auto rows = program_id(0) * 16 + arange(0, 16);
+      store(s, rows, sum(t, 1), rows < 40);
+      store(mx, rows, max(t, 1), rows < 40);
+      store(am, rows, argmax(t, 1), rows < 40);
+    });
+    Twin<f32, 2> x({40, 64});
+    Twin<f32, 1> s({40}), mx({40});
+    Twin<i32, 1> am({40});
+    x.randomize(4);
+    for (size_t i = 0; i < 40 * 64; ++i) x.host_data()[i] = std::round(x.host_data()[i] * 8) / 8;  // exact sums
+    s.fill_byte(0);
+    mx.fill_byte(0);
+    am.fill_byte(0);
+    run_both(k, dim3(3), Config{}, 0, x, s, mx, am);
+  }
+  for (int64_t K : {16, 48, 100}) {
+    SUBCASE(("dot with a K loop, K = " + std::to_string(K)).c_str()) {
+      auto k = tilejit::kernel("matmul", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> c, Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
+        auto m = program_id(0) * BM;
+        auto n = program_id(1) * BN;
+        auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> kk, Value<f32, 2> acc) {
+          return dot(descriptor_load(a, {m, kk}, {BM, BK}), descriptor_load(b, {kk, n}, {BK, BN}), acc);
+        });
+        descriptor_store(c, {m, n}, acc);
+      });
+      Twin<bf16, 2> a({50, K}), b({K, 40});
+      Twin<f32, 2> c({50, 40});
+      a.randomize(1, -2, 2);
+      b.randomize(2, -2, 2);
+      c.fill_byte(0);
+      run_both(k, dim3(static_cast<uint32_t>(cdiv(50, 32)), static_cast<uint32_t>(cdiv(40, 32))), Config{{"BM", 32}, {"BN", 32}, {"BK", 16}},
+               1e-5, a, b, c);
+    }
+  }
+  SUBCASE("if_else on program id with loop-carried tuple") {
+    auto k = tilejit::kernel("branchy", [](Tensor<f32, 2> x, Tensor<f32, 2> y) {
+      auto t = descriptor_load(x, {program_id(0) * 8, 0}, {8, 32});
+      auto [a, b] = for_range(0, 3, 1, std::tuple{t, t * 0.5f}, [&](Scalar<i32> i, Value<f32, 2> a, Value<f32, 2> b) {
+        return std::tuple{a + b * i.to<f32>(), b * 0.5f};
+      });
+      auto r = if_else(program_id(0) % 2 == 0, [&] { return a; }, [&] { return b - a; });
+      descriptor_store(y, {program_id(0) * 8, 0}, r);
+    });
+    Twin<f32, 2> x({30, 32}), y({30, 32});
+    x.randomize(8);
+    y.fill_byte(0);
+    run_both(k, dim3(4), Config{}, 0, x, y);
+  }
+  SUBCASE("atomic_add across programs") {
+    auto k = tilejit::kernel("atomics", [](Tensor<i32, 1> x, Tensor<i32, 1> hist) {
+      auto offs = program_id(0) * 128 + arange(0, 128);
+      auto v = load(x, offs, offs < x.size(0));
+      atomic_add(hist, (v & 15), 1, offs < x.size(0));
+    });
+    Twin<i32, 1> x({1000}), h({16});
+    x.randomize(6, 0, 1000);
+    for (int i = 0; i < 16; ++i) h.host_data()[i] = 0;
+    run_both(k, dim3(8), Config{}, 0, x, h);
+  }
+  SUBCASE("merged TMA view of a rank-4 tensor") {
+    auto k = tilejit::kernel("merged", [](Tensor<f32, 4> x, Tensor<f32, 4> y) {
+      auto xv = x.merge({2, 2});
+      auto yv = y.merge({2, 2});
+      descriptor_store(yv, {program_id(0) * 8, 0}, descriptor_load(xv, {program_id(0) * 8, 0}, {8, 64}) + 1.0f);
+    });
+    Twin<f32, 4> x({3, 5, 4, 16}), y({3, 5, 4, 16});
+    x.randomize(10);
+    y.fill_byte(0);
+    run_both(k, dim3(2), Config{}, 0, x, y);
+  }
+}

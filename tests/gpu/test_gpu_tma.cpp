@@ -1,0 +1,181 @@
+// GPU vs interpreter: TMA copies over dtypes, ranks 1-5, edges, negative coordinates, element strides, fills.
+#include "gpu_harness.h"
+
+using namespace gpu_test;
+using tilejit::Config;
+using tilejit::dim3;
+using tilejit::cdiv;
+
+namespace {
+
+// y = x tile by tile, programs shifted by `shift` elements so that the first
+// and last tiles hang over both edges (negative coordinates, clipping).
+template <class T>
+void copy_2d(int64_t M, int64_t N, int64_t BM, int64_t BN, int shift) {
+  auto k = tilejit::kernel("copy2d", [](Tensor<T, 2> x, Tensor<T, 2> y, Scalar<i32> s, Block<"BM"> bm, Block<"BN"> bn) {
+    auto m = program_id(0) * bm - s;
+    auto n = program_id(1) * bn - s;
+    descriptor_store(y, {m, n}, descriptor_load(x, {m, n}, {bm, bn}));
+  });
+  Twin<T, 2> x({M, N}), y({M, N});
+  x.randomize(static_cast<uint32_t>(M * 131 + N));
+  y.fill_byte(0x5a);
+  int32_t s = shift;
+  run_both(k, dim3(static_cast<uint32_t>(cdiv(M + shift, BM)), static_cast<uint32_t>(cdiv(N + shift, BN))),
+           Config{{"BM", BM}, {"BN", BN}}, 0, x, y, s);
+}
+
+// z = x * a + b elementwise over TMA tiles.
+template <class T>
+void axpb_2d(int64_t M, int64_t N, int64_t BM, int64_t BN) {
+  auto k = tilejit::kernel("axpb", [](Tensor<T, 2> x, Tensor<T, 2> z, Scalar<float> a, Scalar<float> b, Block<"BM"> bm, Block<"BN"> bn) {
+    auto m = program_id(0) * bm;
+    auto n = program_id(1) * bn;
+    auto t = descriptor_load(x, {m, n}, {bm, bn}).template to<f32>();
+    descriptor_store(z, {m, n}, (t * a + b).template to<T>());
+  });
+  Twin<T, 2> x({M, N}), z({M, N});
+  x.randomize(7);
+  z.fill_byte(0);
+  float a = 1.5f, b = -0.25f;
+  run_both(k, dim3(static_cast<uint32_t>(cdiv(M, BM)), static_cast<uint32_t>(cdiv(N, BN))), Config{{"BM", BM}, {"BN", BN}}, 0, x, z,
+           a, b);
+}
+
+}  // namespace
+
+TEST_CASE("gpu: 2-D TMA copy sweep (dtypes x shapes x boxes, tiles over every edge)") {
+  const int64_t shapes[][2] = {{1, 16}, {7, 33}, {64, 64}, {100, 257}, {129, 1000}, {300, 17}};
+  for (auto [M, N] : shapes) {
+    for (int shift : {0, 3}) {
+      SUBCASE(("f32 " + std::to_string(M) + "x" + std::to_string(N) + " shift " + std::to_string(shift)).c_str()) {
+        copy_2d<f32>(M, N, 32, 32, shift);
+      }
+      SUBCASE(("bf16 " + std::to_string(M) + "x" + std::to_string(N) + " shift " + std::to_string(shift)).c_str()) {
+        copy_2d<bf16>(M, N, 16, 64, shift);
+      }
+      SUBCASE(("f16 " + std::to_string(M) + "x" + std::to_string(N) + " shift " + std::to_string(shift)).c_str()) {
+        copy_2d<f16>(M, N, 64, 8, shift);
+      }
+      SUBCASE(("u8 " + std::to_string(M) + "x" + std::to_string(N) + " shift " + std::to_string(shift)).c_str()) {
+        copy_2d<u8>(M, N, 8, 32, shift);
+      }
+      SUBCASE(("i32 " + std::to_string(M) + "x" + std::to_string(N) + " shift " + std::to_string(shift)).c_str()) {
+        copy_2d<i32>(M, N, 8, 4, shift);
+      }
+      SUBCASE(("f64 " + std::to_string(M) + "x" + std::to_string(N) + " shift " + std::to_string(shift)).c_str()) {
+        copy_2d<f64>(M, N, 16, 2, shift);
+      }
+      SUBCASE(("i8 " + std::to_string(M) + "x" + std::to_string(N) + " shift " + std::to_string(shift)).c_str()) {
+        copy_2d<i8>(M, N, 4, 16, shift);
+      }
+      SUBCASE(("f8e4m3 " + std::to_string(M) + "x" + std::to_string(N) + " shift " + std::to_string(shift)).c_str()) {
+        copy_2d<f8e4m3>(M, N, 16, 16, shift);
+      }
+    }
+  }
+}
+
+TEST_CASE("gpu: elementwise a*x+b over TMA tiles") {
+  const int64_t shapes[][2] = {{64, 64}, {65, 130}, {3, 520}};
+  for (auto [M, N] : shapes) {
+    const std::string s = std::to_string(M) + "x" + std::to_string(N);
+    SUBCASE(("f32 " + s).c_str()) { axpb_2d<f32>(M, N, 64, 64); }
+    SUBCASE(("bf16 " + s).c_str()) { axpb_2d<bf16>(M, N, 32, 128); }
+    SUBCASE(("f16 " + s).c_str()) { axpb_2d<f16>(M, N, 16, 64); }
+  }
+}
+
+namespace {
+template <int R>
+void copy_rank(std::array<int64_t, R> sizes, std::array<int64_t, R> box) {
+  auto k = tilejit::kernel("copy_rank", [box](Tensor<f32, R> x, Tensor<f32, R> y) {
+    // Program p handles the box whose outermost coordinate is p * box[0] - 1 (one row before the start).
+    auto c0 = program_id(0) * static_cast<int32_t>(box[0]) - 1;
+    if constexpr (R == 1) {
+      descriptor_store(y, {c0}, descriptor_load(x, {c0}, {box[0]}));
+    } else if constexpr (R == 2) {
+      descriptor_store(y, {c0, 0}, descriptor_load(x, {c0, 0}, {box[0], box[1]}));
+    } else if constexpr (R == 3) {
+      descriptor_store(y, {c0, 0, 0}, descriptor_load(x, {c0, 0, 0}, {box[0], box[1], box[2]}));
+    } else if constexpr (R == 4) {
+      descriptor_store(y, {c0, 0, 0, 0}, descriptor_load(x, {c0, 0, 0, 0}, {box[0], box[1], box[2], box[3]}));
+    } else {
+      descriptor_store(y, {c0, 0, 0, 0, 0}, descriptor_load(x, {c0, 0, 0, 0, 0}, {box[0], box[1], box[2], box[3], box[4]}));
+    }
+  });
+  Twin<f32, R> x(sizes), y(sizes);
+  x.randomize(11);
+  y.fill_byte(0x11);
+  run_both(k, dim3(static_cast<uint32_t>(cdiv(sizes[0] + 1, box[0]))), Config{}, 0, x, y);
+}
+}  // namespace
+
+TEST_CASE("gpu: TMA ranks 1-5 with odd sizes") {
+  SUBCASE("rank 1, 1000") { copy_rank<1>({1000}, {128}); }
+  SUBCASE("rank 1, 7") { copy_rank<1>({7}, {8}); }
+  SUBCASE("rank 1, 257") { copy_rank<1>({257}, {256}); }
+  SUBCASE("rank 2, 37x13") { copy_rank<2>({37, 13}, {8, 16}); }
+  SUBCASE("rank 2, 5x200") { copy_rank<2>({5, 200}, {2, 200}); }
+  SUBCASE("rank 3, 9x5x11") { copy_rank<3>({9, 5, 11}, {4, 5, 12}); }
+  SUBCASE("rank 3, 2x3x64") { copy_rank<3>({2, 3, 64}, {1, 3, 64}); }
+  SUBCASE("rank 4, 5x3x7x9") { copy_rank<4>({5, 3, 7, 9}, {2, 3, 7, 12}); }
+  SUBCASE("rank 4, 3x2x2x31") { copy_rank<4>({3, 2, 2, 31}, {3, 2, 2, 32}); }
+  SUBCASE("rank 5, 3x2x3x5x7") { copy_rank<5>({3, 2, 3, 5, 7}, {2, 2, 3, 5, 8}); }
+  SUBCASE("rank 5, 7x1x2x3x17") { copy_rank<5>({7, 1, 2, 3, 17}, {3, 1, 2, 3, 20}); }
+}
+
+TEST_CASE("gpu: element strides in outer dimensions") {
+  for (int64_t e : {1, 2, 3, 4, 5, 6, 7, 8}) {
+    SUBCASE(("estride " + std::to_string(e)).c_str()) {
+      auto k = tilejit::kernel("strided", [e](Tensor<f32, 2> x, Tensor<f32, 2> y) {
+        auto m = program_id(0) * static_cast<int32_t>(8 * e);
+        auto t = descriptor_load(x, {m, 0}, {8 * e, 32}, {e, 1});  // 8 rows taken every e rows
+        descriptor_store(y, {program_id(0) * 8, 0}, t);
+      });
+      const int64_t M = 8 * e * 5 - 3;
+      Twin<f32, 2> x({M, 30}), y({cdiv(M, 8 * e) * 8, 30});
+      x.randomize(static_cast<uint32_t>(e));
+      y.fill_byte(0);
+      run_both(k, dim3(static_cast<uint32_t>(cdiv(M, 8 * e))), Config{}, 0, x, y);
+    }
+  }
+  for (int64_t e : {2, 3, 4}) {
+    SUBCASE(("3-D estride " + std::to_string(e)).c_str()) {
+      auto k = tilejit::kernel("strided3", [e](Tensor<bf16, 3> x, Tensor<bf16, 3> y) {
+        auto t = descriptor_load(x, {program_id(0) * static_cast<int32_t>(2 * e), -1, 0}, {2 * e, 3 * e, 16}, {e, e, 1});
+        descriptor_store(y, {program_id(0) * 2, 0, 0}, t);
+      });
+      Twin<bf16, 3> x({4 * e + 1, 3 * e, 16}), y({6, 3, 16});
+      x.randomize(3);
+      y.fill_byte(0);
+      run_both(k, dim3(3), Config{}, 0, x, y);
+    }
+  }
+}
+
+TEST_CASE("gpu: NaN fill versus zero fill") {
+  auto k = tilejit::kernel("nanfill", [](Tensor<f32, 2> x, Tensor<f32, 2> y, Tensor<f32, 2> z) {
+    auto a = descriptor_load(x, {-2, -3}, {8, 16}, {}, Fill::nan);
+    auto b = descriptor_load(x, {-2, -3}, {8, 16});
+    descriptor_store(y, {0, 0}, a);
+    descriptor_store(z, {0, 0}, b);
+  });
+  Twin<f32, 2> x({5, 9}), y({8, 16}), z({8, 16});
+  x.randomize(1);
+  y.fill_byte(0);
+  z.fill_byte(0);
+  run_both(k, dim3(1), Config{}, 0, x, y, z);
+}
+
+TEST_CASE("gpu: TMA reduce-add store accumulates across programs") {
+  auto k = tilejit::kernel("reduce_add", [](Tensor<f32, 2> x, Tensor<f32, 2> y) {
+    descriptor_store(y, {0, 0}, descriptor_load(x, {program_id(0) * 16, 0}, {16, 32}), Reduce::add);
+  });
+  Twin<f32, 2> x({64, 32}), y({16, 32});
+  x.randomize(5, -2, 2);
+  for (size_t i = 0; i < 16 * 32; ++i) y.host_data()[i] = 0.0f;
+  // Values are small integers so that the order of the additions does not matter.
+  for (size_t i = 0; i < 64 * 32; ++i) x.host_data()[i] = std::floor(x.host_data()[i]);
+  run_both(k, dim3(4), Config{}, 0, x, y);
+}

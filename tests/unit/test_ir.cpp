@@ -1,0 +1,280 @@
+// Unit tests of the IR: building and hash-consing, the verifier on broken graphs, the structural hash.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "tilejit/tilejit.h"
+
+using namespace tilejit::dsl;
+namespace ir = tilejit::ir;
+using ir::DType;
+using ir::Op;
+using ir::Shape;
+
+namespace {
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+/// A graph with one f32 2-D tensor parameter (node 0).
+ir::Graph graph_with_tensor() {
+  ir::Graph g;
+  g.kernel_name = "hand_built";
+  const ir::NodeId t = g.add(Op::ParamTensor, DType::f32, Shape{}, {}, {0, 2});
+  g.params.push_back(ir::Param{ir::Param::Tensor, DType::f32, 2, "arg0", t});
+  return g;
+}
+
+/// Runs the verifier and returns its message ("" when the graph is valid).
+std::string verify_message(const ir::Graph& g) {
+  try {
+    ir::verify(g);
+  } catch (const tilejit::InternalError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+ir::NodeId i32_const(ir::Graph& g, int64_t v) { return g.add(Op::Const, DType::i32, Shape{}, {}, {v}); }
+
+}  // namespace
+
+TEST_SUITE("ir") {
+TEST_CASE("hash-consing: the same pure node twice is one node") {
+  ir::Graph g;
+  const ir::NodeId a = i32_const(g, 7);
+  const ir::NodeId b = i32_const(g, 7);
+  CHECK(a == b);
+  CHECK(i32_const(g, 8) != a);  // a different attribute is a different node
+  CHECK(g.add(Op::Const, DType::i64, Shape{}, {}, {7}) != a);  // a different dtype too
+
+  const ir::NodeId pid = g.add(Op::ProgramId, DType::i32, Shape{}, {}, {0});
+  const ir::NodeId sum1 = g.add(Op::Add, DType::i32, Shape{}, {pid, a});
+  const ir::NodeId sum2 = g.add(Op::Add, DType::i32, Shape{}, {pid, a});
+  CHECK(sum1 == sum2);
+  CHECK(g.add(Op::Add, DType::i32, Shape{}, {a, pid}) != sum1);  // operand order matters
+  CHECK(g.size() == 6);  // 7, 8, 7 as i64, program_id and the two different adds
+}
+
+TEST_CASE("hash-consing: effects are never merged") {
+  ir::Graph g = graph_with_tensor();
+  const ir::NodeId offs = g.add(Op::Arange, DType::i32, Shape{16}, {}, {0});
+  const ir::NodeId l1 = g.add(Op::Load, DType::f32, Shape{16}, {0, offs}, {0});
+  const ir::NodeId l2 = g.add(Op::Load, DType::f32, Shape{16}, {0, offs}, {0});
+  CHECK(l1 != l2);
+  const ir::NodeId s1 = g.add(Op::Store, DType::f32, Shape{16}, {0, offs, l1}, {0});
+  const ir::NodeId s2 = g.add(Op::Store, DType::f32, Shape{16}, {0, offs, l1}, {0});
+  CHECK(s1 != s2);
+  ir::TmaAttrs a;
+  a.rank = 2;
+  a.box = {8, 8};
+  const auto ints = ir::encode_tma_attrs(Op::DescPrefetch, a);
+  CHECK(g.add(Op::DescPrefetch, DType::f32, Shape{}, {0}, ints) != g.add(Op::DescPrefetch, DType::f32, Shape{}, {0}, ints));
+  // Parameters (Arg) are not merged either.
+  CHECK(g.add(Op::ParamScalar, DType::f32, Shape{}, {}, {1}) != g.add(Op::ParamScalar, DType::f32, Shape{}, {}, {1}));
+}
+
+TEST_CASE("hash-consing: a pure node in a loop body is not merged with the outer one") {
+  ir::Graph g;
+  const ir::NodeId outer = i32_const(g, 3);
+  const ir::NodeId lo = i32_const(g, 0), hi = i32_const(g, 10), step = i32_const(g, 1);
+  const auto body = static_cast<int64_t>(g.num_regions());
+  const ir::NodeId loop = g.add(Op::For, DType::i32, Shape{}, {lo, hi, step}, {body});
+  REQUIRE(g.new_region(loop) == static_cast<uint32_t>(body));
+  g.push_region(static_cast<uint32_t>(body));
+  const ir::NodeId idx = g.add(Op::LoopIndex, DType::i32, Shape{}, {loop});
+  const ir::NodeId inner = i32_const(g, 3);
+  CHECK(inner != outer);
+  CHECK(g.node(inner).region == static_cast<uint32_t>(body));
+  CHECK(i32_const(g, 3) == inner);  // merged within the body
+  g.add(Op::Add, DType::i32, Shape{}, {idx, inner});
+  g.add(Op::Yield, DType::i32, Shape{}, {});
+  g.pop_region();
+  CHECK(i32_const(g, 3) == outer);  // and the outer one is found again after the loop
+  CHECK(verify_message(g).empty());
+}
+
+TEST_CASE("hash-consing through the DSL: program_id twice is one node, two loads are two") {
+  auto k = tilejit::kernel("cse", [](Tensor<f32, 1> x, Tensor<f32, 1> y) {
+    auto a = program_id(0) * 16 + arange(0, 16);
+    auto b = program_id(0) * 16 + arange(0, 16);
+    CHECK(a.id() == b.id());
+    auto va = load(x, a);
+    auto vb = load(x, b);
+    CHECK(va.id() != vb.id());
+    store(y, a, va + vb);
+  });
+  const auto g = k.trace(tilejit::Config{});
+  int loads = 0, pids = 0;
+  for (size_t i = 0; i < g->size(); ++i) {
+    loads += g->node(static_cast<ir::NodeId>(i)).op == Op::Load;
+    pids += g->node(static_cast<ir::NodeId>(i)).op == Op::ProgramId;
+  }
+  CHECK(loads == 2);
+  CHECK(pids == 1);
+}
+
+TEST_CASE("the verifier accepts a traced kernel and rejects broken graphs") {
+  SUBCASE("a valid hand-built graph") {
+    ir::Graph g = graph_with_tensor();
+    const ir::NodeId offs = g.add(Op::Arange, DType::i32, Shape{16}, {}, {0});
+    const ir::NodeId v = g.add(Op::Load, DType::f32, Shape{16}, {0, offs}, {0});
+    g.add(Op::Store, DType::f32, Shape{16}, {0, offs, g.add(Op::Add, DType::f32, Shape{16}, {v, v})}, {0});
+    CHECK(verify_message(g).empty());
+  }
+  SUBCASE("binary op with operands of another dtype") {
+    ir::Graph g;
+    const ir::NodeId a = i32_const(g, 1);
+    const ir::NodeId b = g.add(Op::Const, DType::f32, Shape{}, {}, {0});
+    const ir::NodeId bad = g.add(Op::Add, DType::i32, Shape{}, {a, b});
+    const std::string m = verify_message(g);
+    CHECK(contains(m, "IR verifier: %" + std::to_string(bad) + " (add)"));
+    CHECK(contains(m, "binary op operand dtypes differ from result"));
+  }
+  SUBCASE("binary op with operands of another shape") {
+    ir::Graph g;
+    const ir::NodeId a = g.add(Op::Arange, DType::i32, Shape{16}, {}, {0});
+    const ir::NodeId b = g.add(Op::Arange, DType::i32, Shape{8}, {}, {0});
+    g.add(Op::Mul, DType::i32, Shape{16}, {a, b});
+    CHECK(contains(verify_message(g), "binary op operand shapes differ from result"));
+  }
+  SUBCASE("comparison that does not yield i1") {
+    ir::Graph g;
+    const ir::NodeId a = i32_const(g, 1), b = i32_const(g, 2);
+    g.add(Op::Lt, DType::i32, Shape{}, {a, b});
+    CHECK(contains(verify_message(g), "comparison must yield i1"));
+  }
+  SUBCASE("where with a non-bool condition") {
+    ir::Graph g;
+    const ir::NodeId a = i32_const(g, 1), b = i32_const(g, 2);
+    g.add(Op::Where, DType::i32, Shape{}, {a, a, b});
+    CHECK(contains(verify_message(g), "where condition must be i1"));
+  }
+  SUBCASE("reshape that changes the element count") {
+    ir::Graph g;
+    const ir::NodeId a = g.add(Op::Arange, DType::i32, Shape{16}, {}, {0});
+    g.add(Op::Reshape, DType::i32, Shape{4, 5}, {a});
+    CHECK(contains(verify_message(g), "reshape changes the element count"));
+  }
+  SUBCASE("dot with mismatched shapes") {
+    ir::Graph g;
+    const ir::NodeId z = g.add(Op::Const, DType::f32, Shape{}, {}, {0});
+    const ir::NodeId a = g.add(Op::Broadcast, DType::f32, Shape{16, 32}, {z});
+    const ir::NodeId b = g.add(Op::Broadcast, DType::f32, Shape{16, 8}, {z});
+    const ir::NodeId c = g.add(Op::Broadcast, DType::f32, Shape{16, 8}, {z});
+    g.add(Op::Dot, DType::f32, Shape{16, 8}, {a, b, c});
+    CHECK(contains(verify_message(g), "dot shapes are not MxK, KxN, MxN"));
+  }
+  SUBCASE("TMA load whose shape is not ceil(box / estride)") {
+    ir::Graph g = graph_with_tensor();
+    const ir::NodeId c = i32_const(g, 0);
+    ir::TmaAttrs a;
+    a.rank = 2;
+    a.box = {6, 8};
+    a.estride = {3, 1};
+    g.add(Op::DescLoad, DType::f32, Shape{6, 8}, {0, c, c}, ir::encode_tma_attrs(Op::DescLoad, a));
+    CHECK(contains(verify_message(g), "TMA load shape is not ceil(box / estride)"));
+  }
+  SUBCASE("TMA store with a missing coordinate") {
+    ir::Graph g = graph_with_tensor();
+    const ir::NodeId c = i32_const(g, 0);
+    const ir::NodeId v = g.add(Op::Broadcast, DType::f32, Shape{8, 8}, {g.add(Op::Const, DType::f32, Shape{}, {}, {0})});
+    ir::TmaAttrs a;
+    a.rank = 2;
+    a.box = {8, 8};
+    g.add(Op::DescStore, DType::f32, Shape{}, {0, c, v}, ir::encode_tma_attrs(Op::DescStore, a));
+    CHECK(contains(verify_message(g), "TMA op has the wrong number of operands"));
+  }
+  SUBCASE("loop body without a yield") {
+    ir::Graph g;
+    const ir::NodeId lo = i32_const(g, 0), hi = i32_const(g, 4), step = i32_const(g, 1);
+    const auto body = static_cast<int64_t>(g.num_regions());
+    const ir::NodeId loop = g.add(Op::For, DType::i32, Shape{}, {lo, hi, step}, {body});
+    g.new_region(loop);
+    g.push_region(static_cast<uint32_t>(body));
+    g.add(Op::LoopIndex, DType::i32, Shape{}, {loop});
+    g.pop_region();
+    CHECK(contains(verify_message(g), "loop body must end with yield"));
+  }
+  SUBCASE("loop that yields more values than it carries") {
+    ir::Graph g;
+    const ir::NodeId lo = i32_const(g, 0), hi = i32_const(g, 4), step = i32_const(g, 1);
+    const auto body = static_cast<int64_t>(g.num_regions());
+    const ir::NodeId loop = g.add(Op::For, DType::i32, Shape{}, {lo, hi, step}, {body});
+    g.new_region(loop);
+    g.push_region(static_cast<uint32_t>(body));
+    const ir::NodeId i = g.add(Op::LoopIndex, DType::i32, Shape{}, {loop});
+    g.add(Op::Yield, DType::i32, Shape{}, {i});
+    g.pop_region();
+    CHECK(contains(verify_message(g), "loop yields a different number of values than it carries"));
+  }
+  SUBCASE("a value of a loop body used after the loop") {
+    ir::Graph g;
+    const ir::NodeId lo = i32_const(g, 0), hi = i32_const(g, 4), step = i32_const(g, 1);
+    const auto body = static_cast<int64_t>(g.num_regions());
+    const ir::NodeId loop = g.add(Op::For, DType::i32, Shape{}, {lo, hi, step}, {body});
+    g.new_region(loop);
+    g.push_region(static_cast<uint32_t>(body));
+    const ir::NodeId i = g.add(Op::LoopIndex, DType::i32, Shape{}, {loop});
+    const ir::NodeId twice = g.add(Op::Add, DType::i32, Shape{}, {i, i});
+    g.add(Op::Yield, DType::i32, Shape{}, {});
+    g.pop_region();
+    const ir::NodeId leak = g.add(Op::Mul, DType::i32, Shape{}, {twice, twice});
+    const std::string m = verify_message(g);
+    CHECK(contains(m, "%" + std::to_string(leak) + " (mul)"));
+    CHECK(contains(m, "operand defined in a region not enclosing this use"));
+  }
+  SUBCASE("if branch without a yield") {
+    ir::Graph g;
+    const ir::NodeId c = g.add(Op::Const, DType::i1, Shape{}, {}, {1});
+    const auto then_r = static_cast<int64_t>(g.num_regions());
+    const ir::NodeId node = g.add(Op::If, DType::i1, Shape{}, {c}, {then_r, then_r + 1});
+    g.new_region(node);
+    g.new_region(node);
+    g.push_region(static_cast<uint32_t>(then_r));
+    g.add(Op::Yield, DType::i32, Shape{}, {});
+    g.pop_region();
+    CHECK(contains(verify_message(g), "if branch must end with yield"));
+  }
+  SUBCASE("an operand id that does not exist is refused while building") {
+    ir::Graph g;
+    CHECK_THROWS_AS(g.add(Op::Neg, DType::i32, Shape{}, {42}), tilejit::InternalError);
+  }
+}
+
+TEST_CASE("structural hash: equal for two traces, different when a constant changes") {
+  auto make = [](float factor) {
+    return tilejit::kernel("scale", [factor](Tensor<f32, 2> x, Tensor<f32, 2> y, Block<"BM"> BM, Block<"BN"> BN) {
+      auto m = program_id(0) * BM, n = program_id(1) * BN;
+      descriptor_store(y, {m, n}, descriptor_load(x, {m, n}, {BM, BN}) * factor);
+    });
+  };
+  const tilejit::Config cfg{{"BM", 64}, {"BN", 32}};
+  const auto g1 = make(2.0f).trace(cfg);
+  const auto g2 = make(2.0f).trace(cfg);
+  const auto g3 = make(3.0f).trace(cfg);
+  CHECK(g1 != g2);  // two kernel objects, two traces
+  CHECK(g1->hash() == g2->hash());
+  CHECK(ir::print(*g1) == ir::print(*g2));
+  CHECK(g1->hash() != g3->hash());
+  CHECK(ir::print(*g1) != ir::print(*g3));
+  // The configuration is part of the graph and of its hash.
+  CHECK(make(2.0f).trace(tilejit::Config{{"BM", 64}, {"BN", 64}})->hash() != g1->hash());
+  CHECK(make(2.0f).trace(tilejit::Config({{"BM", 64}, {"BN", 32}}, 8))->hash() != g1->hash());
+  // A kernel object traces once per configuration and caches the graph.
+  auto k = make(2.0f);
+  CHECK(k.trace(cfg) == k.trace(cfg));
+}
+
+TEST_CASE("structural hash: independent of source locations") {
+  auto a = tilejit::kernel("same", [](Tensor<f32, 1> x) { store(x, arange(0, 16), 1.0f); });
+  auto b = tilejit::kernel("same", [](Tensor<f32, 1> x) {
+    store(x, arange(0, 16),
+          1.0f);
+  });
+  const auto ga = a.trace(tilejit::Config{}), gb = b.trace(tilejit::Config{});
+  CHECK(ga->hash() == gb->hash());
+  CHECK(ir::print(*ga) == ir::print(*gb));
+  CHECK(ir::print(*ga, true) != ir::print(*gb, true));  // the locations differ
+  CHECK(contains(ir::print(*ga, true), "test_ir.cpp:"));
+}
+}  // TEST_SUITE
