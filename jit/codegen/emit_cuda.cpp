@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <regex>
 #include <set>
 
 #include "codegen/cuda_text.h"
@@ -58,9 +59,9 @@ std::string coord(const std::string& e, const ir::Shape& s, int d) {
 /// a + b * c, leaving out zero and one factors.
 std::string add_term(const std::string& acc, const std::string& term, int64_t factor) {
   if (factor == 0) return acc;
-  std::string t = factor == 1 ? term : "(" + term + ") * " + str(factor);
-  if (factor != 1 && term.find_first_of(" ") == std::string::npos) t = term + " * " + str(factor);
-  return acc.empty() || acc == "0" ? t : acc + " + " + t;
+  const bool compound = term.find(' ') != std::string::npos;
+  const std::string t = factor == 1 ? term : (compound ? "(" + term + ")" : term) + " * " + str(factor);
+  return acc.empty() ? t : acc + " + " + t;
 }
 
 class Emitter {
@@ -85,16 +86,26 @@ class Emitter {
   void line(const std::string& s) { out_ += std::string(static_cast<size_t>(depth_) * 2, ' ') + s + "\n"; }
   void line(const std::string& s, NodeId at) { line(s + "  // " + note(at)); }
   void open(const std::string& s) {
-    line(s + " {");
+    line(s.empty() ? "{" : s + " {");
     ++depth_;
   }
   void open(const std::string& s, NodeId at) {
-    line(s + " {  // " + note(at));
+    line((s.empty() ? "{" : s + " {") + "  // " + note(at));
     ++depth_;
   }
-  void close(const std::string& tail = "") {
+  /// Emits __syncthreads() and remembers that the current loop iteration has passed one.
+  void sync(const std::string& why = "") {
+    line(why.empty() ? "__syncthreads();" : "__syncthreads();  // " + why);
+    if (!loops_.empty() && loops_.back().if_depth == 0) loops_.back().barrier = true;
+  }
+  /// True when this iteration of the innermost loop has already passed a __syncthreads()
+  /// (unconditionally), so every thread finished the previous iteration's work.
+  bool synced_this_iteration() const { return !loops_.empty() && loops_.back().barrier; }
+  /// Appends to the line just closed ("}" -> "} else {").
+  void line_tail(const std::string& s) { out_ += s + "\n"; }
+  void close() {
     --depth_;
-    line("}" + tail);
+    line("}");
   }
   std::string where(NodeId id) const {
     const ir::Location& l = g_.location(id);
@@ -112,6 +123,8 @@ class Emitter {
     check_internal(!n.empty(), "emitter: value used before it was emitted");
     return uniform(id) ? n : n + "[" + i + "]";
   }
+  /// "T vN[n];" (zero-initialised when some slots hold no element, so that no register is read unset).
+  std::string decl_stmt(NodeId id) { return decl(id) + (ragged(lay(id)) ? " = {};" : ";"); }
   std::string decl(NodeId id) {
     const std::string n = var(id);
     name_[static_cast<size_t>(id)] = n;
@@ -146,7 +159,10 @@ class Emitter {
     if (v.kind == ValueLayout::Uniform) {
       if (need_e) {
         open("");
-        line("const int e = 0;");
+        static const std::regex kUsesE("(^|[^A-Za-z0-9_])e([^A-Za-z0-9_]|$)");
+        bool uses_e = false;
+        for (const auto& s : body) uses_e = uses_e || std::regex_search(s, kUsesE);
+        if (uses_e) line("const int e = 0;");
         for (const auto& s : body) line(s);
         close();
       } else {
@@ -208,7 +224,7 @@ class Emitter {
   // ---- shared memory ------------------------------------------------------
   std::string buffer_ptr(int buffer, DType t) const {
     const passes::SmemBuffer& b = L_.smem.buffers[static_cast<size_t>(buffer)];
-    const DType own = g_.node(b.node).op == Op::DescStore ? g_.node(b.node).dtype : g_.node(b.node).dtype;
+    const DType own = g_.node(b.node).dtype;
     const std::string n = "tj_buf" + str(buffer);
     if (mem_type(own) == mem_type(t)) return n;
     return "reinterpret_cast<" + mem_type(t) + "*>(" + n + ")";
@@ -218,7 +234,7 @@ class Emitter {
   }
   /// Before writing the scratch arena: wait until every thread has read what the previous op left there.
   void scratch_barrier() {
-    if (scratch_pending_) line("__syncthreads();  // the previous user of the scratch arena is done");
+    if (scratch_pending_) sync("the previous user of the scratch arena is done");
     scratch_pending_ = false;
   }
   /// Where the elements of block value `v` can be read by any thread: its TMA
@@ -230,7 +246,11 @@ class Emitter {
     if (it != L_.smem.resident.end()) return {buffer_ptr(it->second, t), false};
     scratch_barrier();
     const std::string p = scratch_ptr(offset, t);
-    write_chunks(v, p);
+    if (uniform(v)) {
+      line("if (tid == 0) " + p + "[0] = " + at(v) + ";");
+    } else {
+      write_chunks(v, p);
+    }
     return {p, true};
   }
   std::string load_elem(const std::string& ptr, const std::string& idx, DType t) const {
@@ -331,6 +351,11 @@ class Emitter {
   bool stores_ = false;
   std::map<NodeId, std::vector<const Descriptor*>> builds_;
   std::map<NodeId, std::vector<const Descriptor*>> array_prefetch_;
+  struct LoopFrame {
+    bool barrier = false;  ///< a __syncthreads() ran since the iteration started
+    int if_depth = 0;      ///< nesting of if-branches since the loop body started
+  };
+  std::vector<LoopFrame> loops_;
 };
 
 // ---- header and signature ------------------------------------------------------
@@ -373,7 +398,8 @@ std::string Emitter::signature() const {
   for (size_t i = 0; i < g_.size(); ++i) {
     const auto id = static_cast<NodeId>(i);
     const Op op = g_.node(id).op;
-    if ((op == Op::Store || op == Op::AtomicAdd) && L_.info.position[i] >= 0) {
+    // Written through a pointer, or the base of a view (whose TMA stores write it).
+    if ((op == Op::Store || op == Op::AtomicAdd || op == Op::MakeView) && L_.info.position[i] >= 0) {
       NodeId t = g_.operand(id, 0);
       while (g_.node(t).op == Op::MergeView || g_.node(t).op == Op::MakeView) t = g_.operand(t, 0);
       if (g_.node(t).op == Op::ParamTensor) written.insert(static_cast<int>(g_.int_at(t, 0)));
@@ -451,7 +477,7 @@ void Emitter::prologue() {
   if (it != builds_.end()) {
     build_descriptors(it->second);  // ends with __syncthreads()
   } else if (others_wait) {
-    line("__syncthreads();  // barriers initialised before any thread waits on them");
+    sync("barriers initialised before any thread waits on them");
   }
 }
 
@@ -469,20 +495,17 @@ void Emitter::build_descriptors(const std::vector<const Descriptor*>& ds) {
     const int r = d->rank;
     const int64_t esize = ir::size_of(d->dtype);
     // Fields, outermost first.
-    std::string base;
     std::vector<std::string> size(static_cast<size_t>(r)), stride(static_cast<size_t>(r));
     const NodeId t = d->tensor;
-    if (d->view != ir::kNoNode || g_.node(t).op != Op::ParamTensor) {
-      base = tensor_ptr(t);
-    } else {
-      base = tensor_ptr(t);
-    }
+    const std::string base = tensor_ptr(t);
     for (int k = 0; k < r; ++k) {
       size[static_cast<size_t>(k)] = tensor_field(t, 1, k);
       stride[static_cast<size_t>(k)] = tensor_field(t, 2, k);
     }
+    const std::string source = d->view != ir::kNoNode ? "view %" + str(d->view)
+                                                      : "param " + g_.params[static_cast<size_t>(d->param)].name;
     line("reinterpret_cast<unsigned*>(" + stage + ")[tid] = 0u;  // " + slot + ": " + std::string(ir::name_of(d->dtype)) +
-         " view " + where(d->first_use));
+         " " + source + ", first used at " + where(d->first_use));
     line("__syncwarp();");
     open("if (tid == 0)");
     for (int i = 0; i < r; ++i)
@@ -499,8 +522,8 @@ void Emitter::build_descriptors(const std::vector<const Descriptor*>& ds) {
       for (int i = 0; i < r; ++i) {
         line("if (size" + str(i) + " < 1 || size" + str(i) + " > 4294967295ll) tj::descriptor_check_failed(" + k + ", " + w +
              ", \"global_dim[" + str(i) + "]\", size" + str(i) + ", \"1 <= size < 2^32\");");
-        line("if (" + str(d->box[static_cast<size_t>(r - 1 - i)]) + " > 256) tj::descriptor_check_failed(" + k + ", " + w +
-             ", \"box_dim[" + str(i) + "]\", " + str(d->box[static_cast<size_t>(r - 1 - i)]) + ", \"box <= 256\");");
+        line("static_assert(" + str(d->box[static_cast<size_t>(r - 1 - i)]) + " <= 256, \"box_dim[" + str(i) +
+             "] must be at most 256\");");
       }
       for (int i = 1; i < r; ++i)
         line("if (stride" + str(i) + " % 16 != 0 || stride" + str(i) + " <= 0 || stride" + str(i) +
@@ -532,7 +555,7 @@ void Emitter::build_descriptors(const std::vector<const Descriptor*>& ds) {
   line("tj::bulk_commit_group();");
   line("tj::bulk_wait_group_read<0>();");
   close();
-  line("__syncthreads();");
+  sync();
 }
 
 // ---- regions and nodes --------------------------------------------------------------------
@@ -568,9 +591,7 @@ void Emitter::emit_node(NodeId id) {
     }
     case Op::MakeView: {
       const std::string t = mem_type(n.dtype);
-      line(t + "* const " + var(id) + " = const_cast<" + t + "*>(" + tensor_ptr(g_.operand(id, 0)) + ") + " +
-               at(g_.operand(id, 1)) + ";",
-           id);
+      line(t + "* const " + var(id) + " = " + tensor_ptr(g_.operand(id, 0)) + " + " + at(g_.operand(id, 1)) + ";", id);
       name_[static_cast<size_t>(id)] = var(id);
       break;
     }
@@ -587,7 +608,7 @@ void Emitter::emit_node(NodeId id) {
         line("const " + decl(id) + " = " + str(start) + ";", id);
         break;
       }
-      line(decl(id) + ";", id);
+      line(decl_stmt(id), id);
       const ValueLayout& v = lay(id);
       line("#pragma unroll");
       line("for (int i = 0; i < " + str(v.regs()) + "; ++i) " + var(id) + "[i] = " + (start ? str(start) + " + " : "") +
@@ -637,7 +658,7 @@ void Emitter::emit_elementwise(NodeId id) {
     line("const " + decl(id) + " = " + e + ";", id);
     return;
   }
-  line(decl(id) + ";", id);
+  line(decl_stmt(id), id);
   element_loop(id, false, false, {var(id) + "[i] = " + e + ";"});
 }
 
@@ -648,7 +669,7 @@ void Emitter::emit_broadcast(NodeId id) {
       line("const " + decl(id) + " = " + at(x) + ";", id);
       return;
     }
-    line(decl(id) + ";", id);
+    line(decl_stmt(id), id);
     element_loop(id, false, false, {var(id) + "[i] = " + at(x) + ";"});
     return;
   }
@@ -662,10 +683,10 @@ void Emitter::emit_broadcast(NodeId id) {
     src = add_term(src, coord("e", sd, d), stx[static_cast<size_t>(dx)]);
   }
   if (src.empty()) src = "0";
-  line(decl(id) + ";", id);
+  line(decl_stmt(id), id);
   open("");
   auto [p, staged] = shared_source(x, 0);
-  if (staged) line("__syncthreads();");
+  if (staged) sync();
   line("const " + mem_type(g_.node(x).dtype) + "* const src = " + p + ";");
   element_loop(id, true, true, {var(id) + "[i] = " + load_elem("src", src, g_.node(x).dtype) + ";"});
   close();
@@ -686,23 +707,8 @@ void Emitter::emit_reshape(NodeId id) {
     name_[static_cast<size_t>(id)] = name_[static_cast<size_t>(x)];  // same elements in the same registers
     return;
   }
-  if (ly.kind == ValueLayout::Uniform) {
-    line("const " + decl(id) + " = " + at(x) + ";", id);
-    return;
-  }
-  if (lx.kind == ValueLayout::Uniform) {
-    line(decl(id) + ";", id);
-    element_loop(id, false, false, {var(id) + "[i] = " + at(x) + ";"});
-    return;
-  }
-  // Different vector widths: the elements change threads, so they go through shared memory.
-  line(decl(id) + ";", id);
-  open("");
-  auto [p, staged] = shared_source(x, 0);
-  if (staged) line("__syncthreads();");
-  fill_chunks(id, p);
-  close();
-  if (staged) scratch_pending_ = true;
+  // assign_layout gives a reshape and its operand one vector width, and one-element values are uniform.
+  throw InternalError("emitter: reshape between different register layouts");
 }
 
 void Emitter::emit_permute(NodeId id) {
@@ -717,10 +723,10 @@ void Emitter::emit_permute(NodeId id) {
   std::string src;
   for (int d = 0; d < sd.rank; ++d) src = add_term(src, coord("e", sd, d), stx[static_cast<size_t>(perm[static_cast<size_t>(d)])]);
   if (src.empty()) src = "0";
-  line(decl(id) + ";", id);
+  line(decl_stmt(id), id);
   open("");
   auto [p, staged] = shared_source(x, 0);
-  if (staged) line("__syncthreads();");
+  if (staged) sync();
   line("const " + mem_type(g_.node(x).dtype) + "* const src = " + p + ";");
   element_loop(id, true, true, {var(id) + "[i] = " + load_elem("src", src, g_.node(x).dtype) + ";"});
   close();
@@ -753,10 +759,10 @@ void Emitter::emit_reduce(NodeId id) {
   }
   if (base.empty()) base = "0";
   const int64_t step = stx[static_cast<size_t>(axis)];
-  line(decl(id) + ";", id);
+  line(decl_stmt(id), id);
   open("");
   auto [p, staged] = shared_source(x, 0);
-  if (staged) line("__syncthreads();");
+  if (staged) sync();
   line("const " + mem_type(t) + "* const src = " + p + ";");
   std::vector<std::string> body;
   body.push_back("const " + mem_type(t) + "* const line = src + " + base + ";");
@@ -783,18 +789,34 @@ void Emitter::emit_dot(NodeId id) {
   const NodeId a = g_.operand(id, 0), b = g_.operand(id, 1), c = g_.operand(id, 2);
   const DType ta = g_.node(a).dtype, tc = g_.node(id).dtype;
   const ir::Shape &sa = g_.node(a).shape, &sc = g_.node(id).shape;
-  const int64_t M = sa.dims[0], K = sa.dims[1], N = sc.dims[1];
-  (void)M;
-  const DType ct = detail::compute_type(tc);
-  // acc += a * b in acc's type: floats with one fused rounding per step, integers wrapping.
-  auto operand = [&](const std::string& x) { return cast(x, ta == DType::i1 ? DType::i1 : ta, ct); };
+  const int64_t K = sa.dims[1], N = sc.dims[1];
+  line(decl_stmt(id), id);
+  const std::string acc = at(id);
+  const std::string ea = "A[" + coord("e", sc, 0) + " * " + str(K) + " + kk]", eb = "B[kk * " + str(N) + " + " + coord("e", sc, 1) + "]";
+  // acc += a * b, as the IR defines it: each product is rounded (to f32, or f64 for f64 inputs)
+  // and then added to the accumulator in its type, in order k = 0, 1, ... (no fused multiply-add).
   std::string step;
-  const std::string xa = operand("pa[kk]"), xb = operand("pb[kk * " + str(N) + "]");
-  if (ct == DType::f32) step = detail::from_compute("fmaf(" + xa + ", " + xb + ", " + detail::to_compute("acc", tc) + ")", tc);
-  else if (ct == DType::f64) step = "fma(" + xa + ", " + xb + ", acc)";
-  else if (tc == DType::i32 || tc == DType::i64) step = "tj::add_wrap(acc, tj::mul_wrap(" + xa + ", " + xb + "))";
-  else step = "static_cast<" + reg_type(tc) + ">(acc + " + xa + " * " + xb + ")";
-  line(decl(id) + ";", id);
+  if (ir::is_float(ta)) {
+    const bool wide = ta == DType::f64;
+    const std::string prod = wide ? "__dmul_rn(" + ea + ", " + eb + ")"
+                                  : "__fmul_rn(" + cast(ea, ta, DType::f32) + ", " + cast(eb, ta, DType::f32) + ")";
+    if (tc == DType::f64) {
+      step = "__dadd_rn(" + acc + ", " + (wide ? prod : "static_cast<double>(" + prod + ")") + ")";
+    } else if (wide) {
+      step = detail::from_compute("__double2float_rn(__dadd_rn(static_cast<double>(" + detail::to_compute(acc, tc) + "), " + prod + "))", tc);
+    } else {
+      step = detail::from_compute("__fadd_rn(" + detail::to_compute(acc, tc) + ", " + prod + ")", tc);
+    }
+  } else if (ir::is_float(tc)) {
+    // Integer products (wrapping in 64 bits) added to a float accumulator with one rounding.
+    const std::string prod = "tj::mul_wrap(static_cast<long long>(" + ea + "), static_cast<long long>(" + eb + "))";
+    const std::string sum = "__dadd_rn(static_cast<double>(" + detail::to_compute(acc, tc) + "), tj::i64_to_f64_odd(" + prod + "))";
+    step = tc == DType::f64 ? sum : detail::from_compute("__double2float_rn(" + sum + ")", tc);
+  } else if (tc == DType::i32 || tc == DType::i64) {
+    step = "tj::add_wrap(" + acc + ", tj::mul_wrap(" + cast(ea, ta, tc) + ", " + cast(eb, ta, tc) + "))";
+  } else {
+    step = "static_cast<" + reg_type(tc) + ">(" + acc + " + " + cast(ea, ta, DType::i32) + " * " + cast(eb, ta, DType::i32) + ")";
+  }
   if (uniform(id)) {
     line(var(id) + " = " + at(c) + ";");
   } else {
@@ -802,19 +824,17 @@ void Emitter::emit_dot(NodeId id) {
     line("for (int i = 0; i < " + str(lay(id).regs()) + "; ++i) " + var(id) + "[i] = " + at(c) + ";");
   }
   open("");
-  const bool ra = L_.smem.resident.count(a) > 0, rb = L_.smem.resident.count(b) > 0;
+  const bool ra = L_.smem.resident.count(a) > 0;
   const int a_bytes = ra ? 0 : static_cast<int>(sa.numel()) * ir::size_of(ta);
   auto [pa, sta] = shared_source(a, 0);
   auto [pb, stb] = shared_source(b, ra ? 0 : (a_bytes + 15) / 16 * 16);
-  (void)rb;
-  if (sta || stb) line("__syncthreads();");
+  if (sta || stb) sync();
   line("const " + mem_type(ta) + "* const A = " + pa + ";  // [" + str(sa.dims[0]) + ", " + str(K) + "]");
   line("const " + mem_type(ta) + "* const B = " + pb + ";  // [" + str(K) + ", " + str(N) + "]");
-  element_loop(id, true, true,
-               {"const " + mem_type(ta) + "* const pa = A + " + coord("e", sc, 0) + " * " + str(K) + ";",
-                "const " + mem_type(ta) + "* const pb = B + " + coord("e", sc, 1) + ";",
-                reg_type(tc) + " acc = " + at(id) + ";",
-                "for (int kk = 0; kk < " + str(K) + "; ++kk) acc = " + step + ";", at(id) + " = acc;"});
+  // k outermost: every accumulator still sums its products in order k = 0, 1, ...
+  open("for (int kk = 0; kk < " + str(K) + "; ++kk)");
+  element_loop(id, true, true, {acc + " = " + step + ";"});
+  close();
   close();
   if (sta || stb) scratch_pending_ = true;
 }
@@ -830,8 +850,7 @@ void Emitter::emit_load(NodeId id) {
     line("const " + decl(id) + " = " + e + ";", id);
     return;
   }
-  const ValueLayout& v = lay(id);
-  line(decl(id) + (ragged(v) ? " = {};" : ";"), id);
+  line(decl_stmt(id), id);
   element_loop(id, false, true, {var(id) + "[i] = " + e + ";"});
 }
 
@@ -872,7 +891,7 @@ void Emitter::emit_desc_load(NodeId id) {
   std::string shape;
   for (int i = 0; i < a.rank; ++i) shape += (i ? "x" : "") + str(n.shape.dims[i]);
   line("// " + note(id) + ": " + shape + " " + std::string(ir::name_of(n.dtype)) + " tile, " + str(bytes) + " bytes");
-  if (lp.repeated && lp.all_threads_wait) line("__syncthreads();  // every thread is done with the previous tile");
+  if (lp.repeated && lp.all_threads_wait && !synced_this_iteration()) sync("every thread is done with the previous tile");
   open("if (tid == 0)");
   if (lp.repeated && lp.read_by_tma_store)
     line("tj::bulk_wait_group_read<0>();  // the TMA store of the previous tile has read the buffer");
@@ -901,11 +920,11 @@ void Emitter::emit_desc_store(NodeId id) {
   if (sp.mode != passes::StorePlan::FromLoad) {
     if (sp.mode == passes::StorePlan::Staged && sp.repeated) {
       line("if (tid == 0) tj::bulk_wait_group_read<0>();  // the previous store has read the buffer");
-      line("__syncthreads();");
+      sync();
     }
     write_chunks(v, buf);
     line("tj::fence_proxy_async_shared();  // make the writes visible to the TMA unit");
-    line("__syncthreads();");
+    sync();
   }
   open("if (tid == 0)");
   line("tj::tma_" + std::string(kinds[a.reduce]) + "_" + str(a.rank) + "d(" + desc_addr(id) + ", " +
@@ -928,7 +947,7 @@ void Emitter::assign_all(const std::vector<std::pair<NodeId, NodeId>>& dst_src) 
   for (const auto& [d, s] : dst_src) {
     if (name_[static_cast<size_t>(d)] == name_[static_cast<size_t>(s)]) continue;
     if (clash) {
-      const std::string tmp = "tj_next" + str(d);
+      const std::string tmp = name_[static_cast<size_t>(d)] + "_next";
       if (uniform(d)) {
         line("const " + reg_type(g_.node(d).dtype) + " " + tmp + " = " + at(s) + ";");
       } else {
@@ -979,12 +998,14 @@ void Emitter::emit_for(NodeId id) {
   if (index != ir::kNoNode) name_[static_cast<size_t>(index)] = iv;
   open("for (int " + iv + " = " + at(ops[0]) + "; " + iv + " < " + at(ops[1]) + "; " + iv + " += " + at(ops[2]) + ")", id);
   scratch_pending_ = true;  // an earlier iteration may still be reading the scratch arena
+  loops_.push_back(LoopFrame{});
   emit_region(body);
   const NodeId yield = g_.region(body).nodes.back();
   std::vector<std::pair<NodeId, NodeId>> next;
   for (size_t k = 0; k < carried; ++k)
     if (args[k] != ir::kNoNode) next.push_back({args[k], g_.operand(yield, static_cast<int>(k))});
   assign_all(next);
+  loops_.pop_back();
   close();
   scratch_pending_ = true;
   for (NodeId u : L_.info.users[static_cast<size_t>(id)]) {
@@ -1006,10 +1027,17 @@ void Emitter::emit_if(NodeId id) {
     const auto region = static_cast<uint32_t>(g_.int_at(id, k));
     const auto& nodes = g_.region(region).nodes;
     if (k == 1 && nodes.size() == 1 && results.empty()) break;  // empty else
-    if (k == 0) open("if (" + at(g_.operand(id, 0)) + ")", id);
-    else open("else");
+    if (k == 0) {
+      open("if (" + at(g_.operand(id, 0)) + ")", id);
+    } else {
+      out_.erase(out_.size() - 1);  // the newline after the then-branch's "}"
+      line_tail(" else {");
+      ++depth_;
+    }
     scratch_pending_ = before;
+    if (!loops_.empty()) ++loops_.back().if_depth;
     emit_region(region);
+    if (!loops_.empty()) --loops_.back().if_depth;
     std::vector<std::pair<NodeId, NodeId>> assign;
     for (NodeId r : results) assign.push_back({r, g_.operand(nodes.back(), static_cast<int>(g_.int_at(r, 0)))});
     assign_all(assign);

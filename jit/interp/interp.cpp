@@ -63,7 +63,7 @@ class Machine {
   }
 
   // ---- once per run -------------------------------------------------------------------
-  void check_tensor_arg(size_t p, const TensorArg& a, const ir::Param& param, const std::string& what) const {
+  void check_tensor_arg(const TensorArg& a, const ir::Param& param, const std::string& what) const {
     if (a.dtype != param.dtype)
       fail_args("interpret: " + what + " has the wrong element type", std::string(ir::name_of(a.dtype)),
                 std::string(ir::name_of(param.dtype)));
@@ -72,7 +72,6 @@ class Machine {
       if (a.sizes[static_cast<size_t>(d)] < 0)
         fail_args("interpret: " + what + " has a negative size", "size[" + str(d) + "] = " + str(a.sizes[static_cast<size_t>(d)]),
                   ">= 0");
-    (void)p;
   }
 
   void check_args() const {
@@ -86,10 +85,10 @@ class Machine {
       const std::string what = "argument " + str(static_cast<int64_t>(p)) + " (" + param.name + ")";
       if (static_cast<int>(a.kind) != static_cast<int>(param.kind))
         fail_args("interpret: " + what + " has the wrong kind", kKind[a.kind], kKind[param.kind]);
-      if (param.kind == ir::Param::Tensor) check_tensor_arg(p, a.tensor, param, what);
+      if (param.kind == ir::Param::Tensor) check_tensor_arg(a.tensor, param, what);
       if (param.kind == ir::Param::TensorArray)
         for (size_t k = 0; k < a.array.size(); ++k)
-          check_tensor_arg(p, a.array[k], param, what + " element " + str(static_cast<int64_t>(k)));
+          check_tensor_arg(a.array[k], param, what + " element " + str(static_cast<int64_t>(k)));
     }
   }
 
@@ -108,6 +107,12 @@ class Machine {
           if (auto v = tma::check_box(what, n.dtype, box, est, a.fill)) {
             const ir::Location& loc = g_.location(id);
             throw UserError(v->rule, v->value, v->limit, loc.file, loc.line);
+          }
+          if (n.op == Op::DescStore) {
+            const ir::Shape& vs = g_.node(g_.operand(id, 1 + a.rank)).shape;
+            bool same = vs.rank == a.rank;
+            for (int d = 0; same && d < a.rank; ++d) same = vs.dims[d] == a.box[static_cast<size_t>(d)];
+            check_internal(same, "interpreter: descriptor_store value shape differs from its box");
           }
           aux_[i] = static_cast<int32_t>(tma_.size());
           tma_.push_back(a);

@@ -396,7 +396,8 @@ void eval_dot(const Block& a, const Block& b, const Block& acc, Block& out) {
     double* c = out.f.data();
     if (is_float(a.dtype)) {
       // Products are rounded to f32 (f64 when the inputs are f64), then added to the
-      // accumulator in its type, sequentially over k (no fused multiply-add).
+      // accumulator in its type, sequentially over k (no fused multiply-add). Tensor cores
+      // sum in another order, so GPU results agree within a tolerance, not bit for bit.
       const DType pt = a.dtype == DType::f64 ? DType::f64 : DType::f32;
       for (int64_t m = 0; m < M; ++m)
         for (int64_t k = 0; k < K; ++k) {

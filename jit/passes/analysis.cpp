@@ -18,17 +18,9 @@ struct Walker {
       info.loop[i] = loop;
       const ir::Node& n = g.node(id);
       if (n.op == Op::For) {
-        const auto body = static_cast<uint32_t>(g.int_at(id, 0));
-        info.region_parent[body] = r;
-        walk(body, id);
-        info.region_end[i] = next - 1;
+        walk(static_cast<uint32_t>(g.int_at(id, 0)), id);
       } else if (n.op == Op::If) {
-        for (int k = 0; k < 2; ++k) {
-          const auto b = static_cast<uint32_t>(g.int_at(id, k));
-          info.region_parent[b] = r;
-          walk(b, loop);
-        }
-        info.region_end[i] = next - 1;
+        for (int k = 0; k < 2; ++k) walk(static_cast<uint32_t>(g.int_at(id, k)), loop);
       }
     }
   }
@@ -40,8 +32,6 @@ GraphInfo analyze(const ir::Graph& g) {
   info.users.resize(g.size());
   info.position.assign(g.size(), -1);
   info.loop.assign(g.size(), ir::kNoNode);
-  info.region_end.assign(g.size(), -1);
-  info.region_parent.assign(g.num_regions(), 0);
   Walker w{g, info};
   w.walk(0, ir::kNoNode);
   std::vector<NodeId> by_position(g.size(), ir::kNoNode);
@@ -65,6 +55,19 @@ bool is_value(const ir::Graph& g, NodeId id) {
       return false;
     default:
       return true;
+  }
+}
+
+bool is_elementwise(Op op) {
+  switch (op) {
+    case Op::Cast: case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Rem: case Op::Min: case Op::Max:
+    case Op::And: case Op::Or: case Op::Xor: case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt:
+    case Op::Ge: case Op::Neg: case Op::Not: case Op::Abs: case Op::Exp: case Op::Exp2: case Op::Log: case Op::Log2:
+    case Op::Sqrt: case Op::Rsqrt: case Op::Sin: case Op::Cos: case Op::Tanh: case Op::Sigmoid: case Op::Erf:
+    case Op::Where:
+      return true;
+    default:
+      return false;
   }
 }
 

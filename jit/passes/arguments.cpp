@@ -51,6 +51,8 @@ ArgumentPlan plan_arguments(const ir::Graph& g, const TmaPlan& tma, const SmemPl
         need_pointer(g.operand(id, 0), id);
         break;
       case Op::MakeView:
+        if (detail::resolve_tensor(g, g.operand(id, 0)).kind == TensorSource::Array)
+          fail_array(g, id, "make_view / rows");
         need_pointer(g.operand(id, 0), id);
         break;
       case Op::TensorSize: case Op::TensorStride: {

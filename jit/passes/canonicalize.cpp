@@ -122,6 +122,8 @@ NodeId visit(detail::Rewriter& rw, NodeId old) {
           (n.op == Op::Mul && cb && vb == 1) || (n.op == Op::Div && cb && vb == 1))
         return a;
       if ((n.op == Op::Add && ca && va == 0) || (n.op == Op::Mul && ca && va == 1)) return b;
+      if (n.op == Op::Mul && ((ca && va == 0) || (cb && vb == 0)))
+        return rw.add_at(old, Op::Const, n.dtype, n.shape, {}, std::vector<int64_t>{0});
       return ir::kNoNode;
     }
     default:

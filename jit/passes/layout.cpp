@@ -26,19 +26,6 @@ struct UnionFind {
   }
 };
 
-bool elementwise(Op op) {
-  switch (op) {
-    case Op::Cast: case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Rem: case Op::Min: case Op::Max:
-    case Op::And: case Op::Or: case Op::Xor: case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt:
-    case Op::Ge: case Op::Neg: case Op::Not: case Op::Abs: case Op::Exp: case Op::Exp2: case Op::Log: case Op::Log2:
-    case Op::Sqrt: case Op::Rsqrt: case Op::Sin: case Op::Cos: case Op::Tanh: case Op::Sigmoid: case Op::Erf:
-    case Op::Where:
-      return true;
-    default:
-      return false;
-  }
-}
-
 /// The LoopArg nodes of loop `f`, by slot.
 std::vector<NodeId> loop_args(const ir::Graph& g, NodeId f) {
   std::vector<NodeId> args(g.operands(f).size() - 3, ir::kNoNode);
@@ -63,7 +50,7 @@ Layout assign_layout(const ir::Graph& g, const GraphInfo& info, int threads) {
     if (info.position[i] < 0) continue;
     const ir::Node& n = g.node(id);
     const auto ops = g.operands(id);
-    if (elementwise(n.op) || n.op == Op::Reshape) {
+    if (is_elementwise(n.op) || n.op == Op::Reshape) {
       for (NodeId o : ops) unite_values(id, o);
     } else if (n.op == Op::Dot) {
       unite_values(id, ops[2]);

@@ -45,18 +45,6 @@ std::vector<size_t> slots_of(const ir::Graph& g, NodeId user, NodeId value) {
   return s;
 }
 
-bool elementwise_or_cast(Op op) {
-  switch (op) {
-    case Op::Cast: case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Rem: case Op::Min: case Op::Max:
-    case Op::And: case Op::Or: case Op::Xor: case Op::Neg: case Op::Abs: case Op::Exp: case Op::Exp2: case Op::Log:
-    case Op::Log2: case Op::Sqrt: case Op::Rsqrt: case Op::Sin: case Op::Cos: case Op::Tanh: case Op::Sigmoid:
-    case Op::Erf: case Op::Where:
-      return true;
-    default:
-      return false;
-  }
-}
-
 }  // namespace
 
 int scratch_bytes_of(const ir::Graph& g, const Layout& layout, const SmemPlan& smem, NodeId id) {
@@ -69,12 +57,6 @@ int scratch_bytes_of(const ir::Graph& g, const Layout& layout, const SmemPlan& s
   switch (n.op) {
     case Op::Broadcast: case Op::Permute: case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::ArgMax:
       return staged(g.operand(id, 0));
-    case Op::Reshape: {
-      const NodeId x = g.operand(id, 0);
-      const ValueLayout &lx = layout.of[static_cast<size_t>(x)], &ly = layout.of[static_cast<size_t>(id)];
-      if (lx.kind != ValueLayout::Distributed || ly.kind != ValueLayout::Distributed || lx.vec == ly.vec) return 0;
-      return staged(x);
-    }
     case Op::Dot: {
       const int a = staged(g.operand(id, 0)), b = staged(g.operand(id, 1));
       return a ? align_up(a, 16) + b : b;
@@ -180,7 +162,7 @@ SmemPlan allocate_shared(const ir::Graph& g, const GraphInfo& info, const Layout
         if (ok) chosen = x;
         continue;
       }
-      if (!elementwise_or_cast(xn.op)) continue;
+      if (!is_elementwise(xn.op)) continue;
       for (NodeId o : g.operands(x))
         if (g.node(o).shape == g.node(v).shape && seen.insert(o).second) work.push_back(o);
     }

@@ -312,7 +312,7 @@ std::vector<EmitCase> make_cases() {
         auto col = min(t, 0);
         descriptor_store(y, {program_id(0) * 64}, col);
         auto s = sum(col, 0);
-        store(total, Scalar<i32>(0) + program_id(0), s);
+        store(total, program_id(0), s);
       },
       Config{});
   add("permute_3d", "permute of a 3-D block through shared memory",
@@ -330,7 +330,7 @@ std::vector<EmitCase> make_cases() {
         descriptor_store(y, {program_id(0) * 32, 0}, o);
       },
       Config{});
-  add("reshape_widths", "reshape between layouts of different vector widths",
+  add("reshape_free", "reshape and expand_dims keep every element in its registers",
       [](Tensor<bf16, 2> x, Tensor<f32, 2> y) {
         auto t = descriptor_load(x, {0, 0}, {16, 64});
         auto f = t.to<f32>().reshape({32, 32});
@@ -342,6 +342,20 @@ std::vector<EmitCase> make_cases() {
         auto ta = descriptor_load(a, {0, 0}, {32, 32});
         auto tb = descriptor_load(b, {0, 0}, {32, 32});
         descriptor_store(c, {0, 0}, dot(ta, tb, zeros<i32>({32, 32})));
+      },
+      Config{});
+
+  add("edge_shapes", "one-element blocks, odd extents, dot with a one-element operand",
+      [](Tensor<f32, 2> x, Tensor<f32, 1> y, Tensor<f32, 2> z) {
+        auto a = descriptor_load(x, {0, 0}, {1, 4});
+        auto b = descriptor_load(x, {0, 0}, {4, 4});
+        auto r = sum(a, 1);
+        auto d = dot(a.reshape({4, 1}).permute({1, 0}), b, zeros<f32>({1, 4}));
+        auto e = dot(r.reshape({1, 1}), a, zeros<f32>({1, 4}));
+        descriptor_store(z, {0, 0}, d + e);
+        store(y, program_id(0), sum(sum(b, 1), 0));
+        auto odd = arange(0, 3).to<f32>();
+        store(y, arange(0, 3), max(odd.expand_dims<0>().broadcast_to({5, 3}), 0));
       },
       Config{});
 
@@ -367,7 +381,7 @@ std::vector<EmitCase> make_cases() {
         auto offs = arange(0, 128);
         atomic_add(a, offs, full<f32>({128}, 1.0f));
         atomic_add(b, offs % 7, full<bf16>({128}, 0.5f));
-        atomic_add(c, Scalar<i32>(0), Scalar<i64>(1));
+        atomic_add(c, program_id(0), Scalar<i64>(int64_t{1}));
       },
       Config{});
 
@@ -434,7 +448,7 @@ std::vector<EmitCase> make_cases() {
       [](Tensor<f32, 3> x, Tensor<i64, 1> y) {
         auto s = x.size(0) * x.size(2) + x.stride(1);
         auto mv = x.merge({2, 1});
-        store(y, Scalar<i32>(0), s + mv.size(0) + mv.stride(0));
+        store(y, program_id(0), s + mv.size(0) + mv.stride(0));
       },
       Config{});
 

@@ -1,0 +1,105 @@
+// Compiles every registered test kernel with NVRTC for sm_90a and checks ptxas's resource report.
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "emit_kernels.h"
+#include "tilejit/error.h"
+#include "tilejit/runtime/compiler.h"
+#include "tilejit/tma_rules.h"
+
+using tilejit::CompiledBinary;
+using tilejit::compile_cuda;
+using tilejit::testing::emit_cases;
+
+TEST_CASE("every codegen test kernel compiles for sm_90a without local-memory spills") {
+  REQUIRE(emit_cases().size() >= 40);
+  int compiled = 0;
+  for (const auto& c : emit_cases()) {
+    INFO("kernel: " << c.name);
+    const auto g = c.trace();
+    const auto k = tilejit::codegen::generate(*g, c.options);
+    CompiledBinary bin;
+    try {
+      bin = compile_cuda(k, c.name);
+    } catch (const tilejit::CompileError& e) {
+      FAIL_CHECK("NVRTC rejected " << c.name << " (source: " << e.source_path() << "):\n" << e.log());
+      continue;
+    }
+    char line[256];
+    std::snprintf(line, sizeof line, "%-22s %3d registers, spills %d/%d bytes, %5d bytes dynamic smem, %6.1f ms",
+                  c.name.c_str(), bin.registers, bin.spill_stores, bin.spill_loads, k.plan.shared_bytes, bin.compile_ms);
+    MESSAGE(line);
+    CHECK(bin.arch == "sm_90a");
+    CHECK_FALSE(bin.cubin.empty());
+    CHECK_FALSE(bin.ptx.empty());
+    CHECK(bin.ptx_or_empty.empty());
+    CHECK(bin.registers > 0);
+    CHECK(bin.registers * k.plan.threads <= 65536);  // one program fits in the register file
+    CHECK(bin.spill_stores == 0);
+    CHECK(bin.spill_loads == 0);
+    CHECK(bin.shared_static == 0);  // all shared memory is dynamic, sized by the launch plan
+    CHECK(k.plan.shared_bytes <= tilejit::tma::kMaxSharedBytes);
+    ++compiled;
+  }
+  CHECK(compiled == static_cast<int>(emit_cases().size()));
+}
+
+TEST_CASE("a program NVRTC rejects throws CompileError with the log and the dumped source") {
+  const auto* c = tilejit::testing::find_emit_case("copy_f32");
+  REQUIRE(c != nullptr);
+  auto k = tilejit::codegen::generate(*c->trace(), c->options);
+  k.source += "\nthis is not C++;\n";
+  const auto dir = std::filesystem::temp_directory_path() / "tilejit-codegen-test-failures";
+  tilejit::CompileOptions opts;
+  opts.dump_dir = dir.string();
+  try {
+    compile_cuda(k, "copy_f32", opts);
+    FAIL("compile_cuda accepted a broken program");
+  } catch (const tilejit::CompileError& e) {
+    CHECK(std::string(e.what()).find("copy_f32") != std::string::npos);
+    CHECK(e.log().find("error") != std::string::npos);
+    REQUIRE(std::filesystem::exists(e.source_path()));
+    CHECK(std::filesystem::path(e.source_path()).parent_path() == dir);
+    std::ifstream in(e.source_path());
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK(text == k.source);
+    std::filesystem::remove(e.source_path());
+  }
+}
+
+TEST_CASE("a virtual architecture gives PTX instead of a cubin") {
+  const auto* c = tilejit::testing::find_emit_case("copy_plus_one");
+  REQUIRE(c != nullptr);
+  const auto k = tilejit::codegen::generate(*c->trace(), c->options);
+  tilejit::CompileOptions opts;
+  opts.arch = "compute_90a";
+  opts.line_info = true;
+  const CompiledBinary bin = compile_cuda(k, "copy_plus_one", opts);
+  CHECK(bin.cubin.empty());
+  CHECK(bin.ptx_or_empty.find(".target sm_90a") != std::string::npos);
+  CHECK(bin.ptx_or_empty.find(k.entry) != std::string::npos);
+  CHECK(bin.ptx_or_empty.find("cp.async.bulk.tensor.2d") != std::string::npos);
+  CHECK(bin.registers == -1);  // ptxas did not run
+}
+
+TEST_CASE("ptxas resource lines are parsed") {
+  CompiledBinary bin;
+  tilejit::parse_ptxas_report(
+      "ptxas info    : Compiling entry function 'k' for 'sm_90a'\n"
+      "ptxas info    : Function properties for k\n"
+      "ptxas         .     8 bytes stack frame, 12 bytes spill stores, 16 bytes spill loads\n"
+      "ptxas info    : Used 40 registers, used 1 barriers, 1024 bytes smem, 8 bytes cumulative stack size\n",
+      bin);
+  CHECK(bin.registers == 40);
+  CHECK(bin.spill_stores == 12);
+  CHECK(bin.spill_loads == 16);
+  CHECK(bin.shared_static == 1024);
+  CompiledBinary none;
+  tilejit::parse_ptxas_report("", none);
+  CHECK(none.registers == -1);
+  CHECK(none.shared_static == -1);
+}

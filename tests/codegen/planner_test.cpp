@@ -1,0 +1,375 @@
+// Unit tests of the lowering passes: TMA planning, shared-memory allocation, register layout, kernel arguments.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include <tilejit/tilejit.h>
+
+#include "tilejit/error.h"
+#include "tilejit/passes/passes.h"
+
+using namespace tilejit::dsl;
+using tilejit::Config;
+using tilejit::codegen::ArgSlot;
+using tilejit::ir::Op;
+using tilejit::passes::DescKind;
+using tilejit::passes::StorePlan;
+
+namespace {
+
+template <class K>
+tilejit::passes::Lowered lower(const K& k, const Config& c = Config{}) {
+  return tilejit::passes::lower(*k.trace(c), tilejit::codegen::Options{});
+}
+
+/// The TMA ops of the lowered graph, in program order.
+std::vector<tilejit::ir::NodeId> tma_ops(const tilejit::passes::Lowered& l, Op op) {
+  std::vector<std::pair<int, tilejit::ir::NodeId>> v;
+  for (size_t i = 0; i < l.graph.size(); ++i)
+    if (l.graph.node(static_cast<int>(i)).op == op && l.info.position[i] >= 0)
+      v.push_back({l.info.position[i], static_cast<int>(i)});
+  std::sort(v.begin(), v.end());
+  std::vector<tilejit::ir::NodeId> ids;
+  for (auto& [p, id] : v) ids.push_back(id);
+  return ids;
+}
+
+int op_line = 0;  // set by kernels to the line of the op expected in an error
+
+}  // namespace
+
+TEST_CASE("descriptor placement: parameters host, tensor arrays array, views device, overrides respected") {
+  auto k = tilejit::kernel("placement", [](Tensor<f32, 2> x, TensorArray<f32, 2> arr, Tensor<f32, 2> y, Tensor<f32, 2> z,
+                                           Scalar<i32> n) {
+    auto a = descriptor_load(x, {0, 0}, {32, 32});
+    auto b = descriptor_load(arr[program_id(0)], {0, 0}, {32, 32});
+    auto c = descriptor_load(x.rows(0, n), {0, 0}, {32, 32});
+    auto d = descriptor_load(y.with_placement(Placement::device), {0, 0}, {32, 32});
+    descriptor_store(z, {0, 0}, a + b + c + d);
+  });
+  const auto l = lower(k);
+  const auto& ds = l.tma.descriptors;
+  REQUIRE(ds.size() == 5);
+  CHECK(ds[0].kind == DescKind::Host);
+  CHECK(ds[0].param == 0);
+  CHECK(ds[0].slot == 0);
+  CHECK(ds[1].kind == DescKind::Array);
+  CHECK(ds[1].param == 1);
+  CHECK(ds[1].slot == 1);
+  CHECK(ds[2].kind == DescKind::Device);
+  CHECK(ds[2].view != tilejit::ir::kNoNode);
+  CHECK(ds[2].build_at == ds[2].view);
+  CHECK(ds[2].slot == 0);
+  CHECK(ds[3].kind == DescKind::Device);
+  CHECK(ds[3].param == 2);
+  CHECK(ds[3].build_at == tilejit::ir::kNoNode);  // built at kernel start
+  CHECK(ds[3].slot == 1);
+  CHECK(ds[4].kind == DescKind::Host);
+  CHECK(ds[4].param == 3);
+  CHECK(ds[4].used_by_store);
+  CHECK(l.tma.num_host == 2);
+  CHECK(l.tma.num_array == 1);
+  CHECK(l.tma.num_device == 2);
+
+  // The graph records each decision in the op's placement attribute.
+  const auto loads = tma_ops(l, Op::DescLoad);
+  REQUIRE(loads.size() == 4);
+  CHECK(tilejit::ir::tma_attrs(l.graph, loads[0]).placement == 1);
+  CHECK(tilejit::ir::tma_attrs(l.graph, loads[1]).placement == 1);
+  CHECK(tilejit::ir::tma_attrs(l.graph, loads[2]).placement == 2);
+  CHECK(tilejit::ir::tma_attrs(l.graph, loads[3]).placement == 2);
+
+  // Launch plan: host and array descriptors for the runtime, a workspace for the two built on the device.
+  const auto& plan = l.args.plan;
+  REQUIRE(plan.descriptors.size() == 3);
+  CHECK(plan.descriptors[0].param == 0);
+  CHECK(plan.descriptors[1].param == 1);
+  CHECK(plan.descriptors[2].param == 3);
+  CHECK(plan.descriptors[0].box[0] == 32);
+  CHECK(plan.descriptors[0].box[1] == 32);
+  CHECK(plan.device_descriptors == 2);
+  CHECK(plan.workspace_bytes_per_program == 256);
+  CHECK(plan.threads == 128);
+  std::vector<ArgSlot::Kind> kinds;
+  for (const auto& s : plan.slots) kinds.push_back(s.kind);
+  // x: base (for the view), size 1, strides 0 and 1, d0; arr: d1; y: base, sizes, strides; z: d2; n; workspace.
+  const std::vector<ArgSlot::Kind> want = {
+      ArgSlot::TensorBase, ArgSlot::TensorSize, ArgSlot::TensorStride, ArgSlot::TensorStride, ArgSlot::HostDesc,
+      ArgSlot::DescArray,  ArgSlot::TensorBase, ArgSlot::TensorSize,   ArgSlot::TensorSize,   ArgSlot::TensorStride,
+      ArgSlot::TensorStride, ArgSlot::HostDesc, ArgSlot::Scalar,       ArgSlot::Workspace};
+  CHECK(kinds == want);
+  CHECK(plan.slots[4].size == 128);
+  CHECK(plan.slots[4].align == 64);
+  CHECK(plan.slots[4].index == 0);
+  CHECK(plan.slots[5].index == 1);
+  CHECK(plan.slots[5].size == 8);
+  CHECK(plan.slots[12].size == 4);
+  CHECK(plan.slots[12].param == 4);
+}
+
+TEST_CASE("identical descriptors are shared, any difference makes a new one") {
+  auto k = tilejit::kernel("dedup", [](Tensor<f32, 2> x, Tensor<f32, 1> y) {
+    auto a = descriptor_load(x, {0, 0}, {32, 32});
+    auto b = descriptor_load(x, {32, 0}, {32, 32});                  // same as a
+    auto c = descriptor_load(x, {0, 0}, {64, 32}, {2, 1});            // element strides
+    auto d = descriptor_load(x, {0, 0}, {32, 32}, {}, Fill::nan);     // fill
+    auto e = descriptor_load(x.merge({2}), {0}, {64});                // merged view
+    descriptor_store(x, {0, 0}, a + b + c + d);                       // same as a (fill zero, strides 1)
+    descriptor_store(y, {0}, e);
+    prefetch_descriptor(x, {32, 32});                                 // same as a
+  });
+  const auto l = lower(k);
+  const auto loads = tma_ops(l, Op::DescLoad);
+  const auto stores = tma_ops(l, Op::DescStore);
+  const auto prefetches = tma_ops(l, Op::DescPrefetch);
+  REQUIRE(loads.size() == 5);
+  REQUIRE(stores.size() == 2);
+  REQUIRE(prefetches.size() == 1);
+  const auto& of = l.tma.of;
+  CHECK(of.at(loads[0]) == of.at(loads[1]));
+  CHECK(of.at(loads[0]) != of.at(loads[2]));
+  CHECK(of.at(loads[0]) != of.at(loads[3]));
+  CHECK(of.at(loads[2]) != of.at(loads[3]));
+  CHECK(of.at(stores[0]) == of.at(loads[0]));
+  CHECK(of.at(prefetches[0]) == of.at(loads[0]));
+  CHECK(l.tma.descriptors.size() == 5);
+  const auto& merged = l.tma.descriptors[static_cast<size_t>(of.at(loads[4]))];
+  CHECK(merged.rank == 1);
+  CHECK(merged.merge_groups == std::vector<int>{2});
+  CHECK(l.tma.descriptors[static_cast<size_t>(of.at(loads[0]))].uses.size() == 4);
+  CHECK(l.tma.descriptors[static_cast<size_t>(of.at(loads[3]))].fill == 1);
+  CHECK(l.tma.descriptors[static_cast<size_t>(of.at(loads[2]))].estride[0] == 2);
+}
+
+TEST_CASE("shared memory: 128-byte aligned tiles, 8-byte aligned barriers, one scratch arena") {
+  auto k = tilejit::kernel("smem", [](Tensor<bf16, 2> x, Tensor<f32, 1> y, Tensor<f32, 2> z) {
+    auto a = descriptor_load(x, {0, 0}, {8, 24});      // 384 bytes
+    auto b = descriptor_load(z, {0, 0}, {16, 64});     // 4096 bytes
+    descriptor_store(y, {0}, sum(b * b, 1));           // staged: 64 bytes; sum stages 4096 bytes of scratch
+    descriptor_store(x, {8, 0}, a);                    // from the load's buffer
+  });
+  const auto l = lower(k);
+  const auto& sm = l.smem;
+  REQUIRE(sm.buffers.size() == 3);
+  CHECK(sm.buffers[0].bytes == 384);
+  CHECK(sm.buffers[0].offset == 0);
+  CHECK(sm.buffers[1].bytes == 4096);
+  CHECK(sm.buffers[1].offset == 384);
+  CHECK(sm.buffers[2].bytes == 64);
+  CHECK(sm.buffers[2].offset == 4480);
+  for (const auto& b : sm.buffers) CHECK(b.offset % 128 == 0);
+  CHECK(sm.scratch_bytes == 4096);
+  CHECK(sm.scratch_offset == 4608);
+  CHECK(sm.num_barriers == 2);
+  CHECK(sm.barrier_offset == 8704);
+  CHECK(sm.barrier_offset % 8 == 0);
+  CHECK(sm.total_bytes == 8720);
+  CHECK(l.args.plan.shared_bytes == 8720);
+  CHECK(sm.desc_stage_offset == -1);
+
+  const auto stores = tma_ops(l, Op::DescStore);
+  REQUIRE(stores.size() == 2);
+  CHECK(sm.stores.at(stores[0]).mode == StorePlan::Staged);
+  CHECK(sm.stores.at(stores[1]).mode == StorePlan::FromLoad);
+  const auto loads = tma_ops(l, Op::DescLoad);
+  CHECK(sm.loads.at(loads[0]).read_by_tma_store);
+  CHECK_FALSE(sm.loads.at(loads[0]).all_threads_wait);  // only the issuing thread needs the tile
+  CHECK(sm.loads.at(loads[1]).all_threads_wait);
+  CHECK(sm.loads.at(loads[1]).registers);
+}
+
+TEST_CASE("stores computed from a loaded tile reuse its buffer; other readers prevent it") {
+  auto k = tilejit::kernel("in_place", [](Tensor<f32, 2> x, Tensor<f32, 2> y, Tensor<f32, 1> z) {
+    auto a = descriptor_load(x, {0, 0}, {32, 32});
+    descriptor_store(y, {0, 0}, a * 2.0f);             // in place in a's buffer
+    auto b = descriptor_load(x, {32, 0}, {32, 32});
+    descriptor_store(z, {0}, sum(b, 1));                // the reduction reads b's buffer
+    descriptor_store(y, {32, 0}, b + 1.0f);             // so this one is staged
+    auto c = descriptor_load(x, {64, 0}, {32, 32});
+    descriptor_store(y, {64, 0}, c.to<i32>().to<f32>());  // element size kept: in place
+  });
+  const auto l = lower(k);
+  const auto stores = tma_ops(l, Op::DescStore);
+  REQUIRE(stores.size() == 4);
+  CHECK(l.smem.stores.at(stores[0]).mode == StorePlan::InPlace);
+  CHECK(l.smem.stores.at(stores[1]).mode == StorePlan::Staged);
+  CHECK(l.smem.stores.at(stores[2]).mode == StorePlan::Staged);
+  CHECK(l.smem.stores.at(stores[3]).mode == StorePlan::InPlace);
+  CHECK(l.smem.buffers.size() == 5);  // 3 loads + 2 staged stores
+}
+
+TEST_CASE("loads in loops are repeated; device views built in loops are rebuilt") {
+  auto k = tilejit::kernel("loops", [](Tensor<f32, 2> x, Tensor<i32, 1> offs, Tensor<f32, 2> y, Scalar<i32> n) {
+    for_range(0, n, 1, [&](Scalar<i32> i) {
+      auto v = x.rows(load(offs, i), load(offs, i + 1));
+      auto w = x.rows(0, n);  // invariant: hoisted out of the loop
+      descriptor_store(y, {i * 32, 0}, descriptor_load(v, {0, 0}, {32, 32}) + descriptor_load(w, {0, 0}, {32, 32}));
+    });
+  });
+  const auto l = lower(k);
+  REQUIRE(l.tma.descriptors.size() == 3);
+  int rebuilt = 0, once = 0;
+  for (const auto& d : l.tma.descriptors) {
+    if (d.kind != DescKind::Device) continue;
+    (d.rebuilt_in_loop ? rebuilt : once)++;
+    CHECK(d.build_at != tilejit::ir::kNoNode);
+  }
+  CHECK(rebuilt == 1);
+  CHECK(once == 1);
+  CHECK(l.args.plan.workspace_bytes_per_program == 256);
+  CHECK(l.smem.desc_stage_offset >= 0);
+  CHECK(l.smem.desc_stage_offset % 128 == 0);
+  for (const auto& [id, lp] : l.smem.loads) CHECK(lp.repeated);
+  for (const auto& [id, sp] : l.smem.stores) CHECK(sp.repeated);
+}
+
+TEST_CASE("register layout: 16-byte vectors of the widest type of a group, enough chunks for the threads") {
+  auto k = tilejit::kernel("layout", [](Tensor<bf16, 2> x, Tensor<bf16, 2> y, Tensor<f32, 1> z) {
+    auto a = descriptor_load(x, {0, 0}, {64, 64});
+    descriptor_store(y, {0, 0}, a + a);                           // bf16 only: 8 per chunk
+    auto b = descriptor_load(x, {64, 0}, {64, 64});
+    descriptor_store(y, {64, 0}, (b.to<f32>() * 2.0f).to<bf16>());  // with f32: 4 per chunk
+    auto c = descriptor_load(x, {128, 0}, {2, 64});
+    descriptor_store(z, {0}, sum(c.to<f32>(), 0));                // 64 elements, 128 threads: 1 per chunk
+  });
+  const auto l = lower(k);
+  const auto loads = tma_ops(l, Op::DescLoad);
+  REQUIRE(loads.size() == 3);
+  const auto& la = l.layout.of[static_cast<size_t>(loads[0])];
+  CHECK(la.kind == tilejit::passes::ValueLayout::Distributed);
+  CHECK(la.vec == 8);
+  CHECK(la.chunks == 512);
+  CHECK(la.slots == 4);
+  CHECK(la.regs() == 32);
+  CHECK(l.layout.of[static_cast<size_t>(loads[1])].vec == 4);
+  CHECK(l.layout.of[static_cast<size_t>(loads[2])].vec == 1);  // 128 elements over 128 threads
+  for (size_t i = 0; i < l.graph.size(); ++i) {
+    const auto& n = l.graph.node(static_cast<int>(i));
+    if (n.op == Op::ReduceSum) {
+      const auto& lr = l.layout.of[i];
+      CHECK(lr.numel == 64);
+      CHECK(lr.vec == 1);
+      CHECK(lr.ragged(128));
+    }
+    if (n.op == Op::ProgramId || n.op == Op::Const) CHECK(l.layout.of[i].kind == tilejit::passes::ValueLayout::Uniform);
+  }
+}
+
+TEST_CASE("the pipeline dumps the graph after every rewriting pass") {
+  auto k = tilejit::kernel("dump", [](Tensor<f32, 1> x, Tensor<f32, 1> y) {
+    descriptor_store(y, {0}, descriptor_load(x, {0}, {64}));
+  });
+  std::vector<std::string> passes;
+  std::string last;
+  tilejit::passes::lower(*k.trace(Config{}), tilejit::codegen::Options{},
+                         [&](std::string_view pass, const tilejit::ir::Graph& g) {
+                           passes.emplace_back(pass);
+                           last = tilejit::ir::print(g);
+                         });
+  CHECK(passes == std::vector<std::string>{"input", "canonicalize", "hoist_invariants", "eliminate_dead_code", "plan_tma"});
+  CHECK(last.find("tma.load") != std::string::npos);
+  // The same hook through codegen::Options.
+  int calls = 0;
+  tilejit::codegen::Options o;
+  o.dump_ir = [&](std::string_view, const tilejit::ir::Graph&) { ++calls; };
+  tilejit::codegen::generate(*k.trace(Config{}), o);
+  CHECK(calls == 5);
+}
+
+TEST_CASE("canonicalize folds integer constants and no-op shape changes; dead code goes") {
+  auto k = tilejit::kernel("fold", [](Tensor<i32, 1> y) {
+    auto unused = arange(0, 64) * 3;
+    (void)unused;
+    auto c = program_id(0) * 0 + (program_id(1) + 0) * 1;
+    auto v = arange(0, 64).reshape({64}).permute({0});
+    store(y, v, v + c);
+  });
+  const auto g = k.trace(Config{});
+  const auto l = tilejit::passes::lower(*g, tilejit::codegen::Options{});
+  int muls = 0, reshapes = 0, permutes = 0, aranges = 0;
+  for (size_t i = 0; i < l.graph.size(); ++i) {
+    const Op op = l.graph.node(static_cast<int>(i)).op;
+    muls += op == Op::Mul;
+    reshapes += op == Op::Reshape;
+    permutes += op == Op::Permute;
+    aranges += op == Op::Arange;
+  }
+  CHECK(muls == 0);
+  CHECK(reshapes == 0);
+  CHECK(permutes == 0);
+  CHECK(aranges == 1);
+  CHECK(l.graph.size() < g->size());
+}
+
+TEST_CASE("impossible descriptor requests are user errors at the op's line") {
+  SUBCASE("host placement of a view made in the kernel") {
+    auto k = tilejit::kernel("host_view", [](Tensor<f32, 2> x, Scalar<i32> n) {
+      op_line = __LINE__; auto t = descriptor_load(x.rows(0, n).with_placement(Placement::host), {0, 0}, {32, 32});
+      descriptor_store(x, {0, 0}, t);
+    });
+    try {
+      lower(k);
+      FAIL("no error");
+    } catch (const tilejit::UserError& e) {
+      CHECK(e.line() == static_cast<unsigned>(op_line));
+      CHECK(e.rule().find("host-encoded") != std::string::npos);
+      CHECK(e.value() == "Placement::host");
+    }
+  }
+  SUBCASE("device placement of a tensor array element") {
+    auto k = tilejit::kernel("device_array", [](TensorArray<f32, 2> xs, Tensor<f32, 2> y) {
+      op_line = __LINE__; auto t = descriptor_load(xs[0].with_placement(Placement::device), {0, 0}, {32, 32});
+      descriptor_store(y, {0, 0}, t);
+    });
+    try {
+      lower(k);
+      FAIL("no error");
+    } catch (const tilejit::UserError& e) {
+      CHECK(e.line() == static_cast<unsigned>(op_line));
+      CHECK(e.value() == "Placement::device");
+    }
+  }
+  SUBCASE("f32 min reduction, which sm_90 TMA lacks") {
+    auto k = tilejit::kernel("f32_min", [](Tensor<f32, 2> x) {
+      auto t = descriptor_load(x, {0, 0}, {32, 32});
+      op_line = __LINE__; descriptor_store(x, {0, 0}, t, Reduce::min);
+    });
+    try {
+      lower(k);
+      FAIL("no error");
+    } catch (const tilejit::UserError& e) {
+      CHECK(e.line() == static_cast<unsigned>(op_line));
+      CHECK(e.value() == "f32");
+    }
+  }
+  SUBCASE("pointer access to a tensor array element") {
+    auto k = tilejit::kernel("array_pointer", [](TensorArray<f32, 1> xs, Tensor<f32, 1> y) {
+      op_line = __LINE__; auto v = load(xs[0], arange(0, 32));
+      store(y, arange(0, 32), v);
+    });
+    try {
+      lower(k);
+      FAIL("no error");
+    } catch (const tilejit::UserError& e) {
+      CHECK(e.line() == static_cast<unsigned>(op_line));
+    }
+  }
+  SUBCASE("more shared memory than a program can have") {
+    auto k = tilejit::kernel("too_big", [](Tensor<f32, 2> x) {
+      auto a = descriptor_load(x, {0, 0}, {256, 64});
+      auto b = descriptor_load(x, {256, 0}, {256, 64});
+      auto c = descriptor_load(x, {512, 0}, {256, 64});
+      op_line = __LINE__; auto d = descriptor_load(x, {768, 0}, {256, 64});
+      descriptor_store(x, {0, 0}, a + b + c + d);
+    });
+    try {
+      lower(k);
+      FAIL("no error");
+    } catch (const tilejit::UserError& e) {
+      CHECK(e.rule().find("shared memory") != std::string::npos);
+      CHECK(e.value() == std::to_string(4 * 65536 + 32) + " bytes");
+      CHECK(e.limit() == "232448 bytes");
+    }
+  }
+}

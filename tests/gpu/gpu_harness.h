@@ -43,14 +43,17 @@ class Twin {
   Twin(std::array<int64_t, R> sizes, std::array<int64_t, R> strides) : sizes_(sizes), strides_(strides), host_(bytes()) {
     if (on_gpu()) dev_ = std::make_unique<tilejit::DeviceBuffer>(bytes());
   }
-  explicit Twin(std::array<int64_t, R> sizes) : Twin(sizes, row_major(sizes)) {}
+  explicit Twin(std::array<int64_t, R> sizes) : Twin(sizes, padded(sizes)) {}
 
-  static std::array<int64_t, R> row_major(const std::array<int64_t, R>& s) {
+  /// Row-major strides with every row padded to a multiple of 16 bytes, as TMA requires.
+  static std::array<int64_t, R> padded(const std::array<int64_t, R>& s) {
+    const int64_t per16 = 16 / tilejit::ir::size_of(dtype_v<T>);
     std::array<int64_t, R> st{};
     int64_t m = 1;
     for (int d = R - 1; d >= 0; --d) {
       st[static_cast<size_t>(d)] = m;
       m *= s[static_cast<size_t>(d)];
+      if (d == R - 1) m = (m + per16 - 1) / per16 * per16;
     }
     return st;
   }

@@ -114,6 +114,29 @@ TEST_CASE("tuple-carried values yielded swapped (Fibonacci) and of mixed types")
   }
 }
 
+TEST_CASE("a loop that yields its own arguments swapped") {
+  auto k = tilejit::kernel("swap", [](dsl::Tensor<dsl::f32, 1> out, dsl::Scalar<dsl::i32> n) {
+    using namespace tilejit::dsl;
+    auto [a, b, c] = for_range(0, n, 1, std::tuple{full<f32>({3}, 1.0f), full<f32>({3}, 2.0f), full<f32>({3}, 3.0f)},
+                               [&](Scalar<i32>, Value<f32, 1> x, Value<f32, 1> y, Value<f32, 1> z) { return std::tuple{z, x, y}; });
+    store(out, arange(0, 3), a);
+    store(out, arange(3, 6), b);
+    store(out, arange(6, 9), c);
+  });
+  for (int n : {0, 1, 2, 3, 7}) {
+    SUBCASE(("n = " + std::to_string(n)).c_str()) {
+      Buffer out(DType::f32, 9);
+      tilejit::interp::run(*k.trace(Config{}), dim3(1), std::vector<KernelArg>{tensor_arg(out.arg1()), scalar_arg(DType::i32, n)});
+      double v[3] = {1, 2, 3};
+      for (int i = 0; i < n; ++i) {
+        const double t[3] = {v[2], v[0], v[1]};
+        std::copy(t, t + 3, v);
+      }
+      for (int64_t j = 0; j < 9; ++j) CHECK(out.getf(j) == v[j / 3]);
+    }
+  }
+}
+
 TEST_CASE("nested loops and values recomputed on every iteration") {
   // out[j] = sum over i < n of sum over k <= i of (k * 4 + j): the inner loop's bound depends on the outer index,
   // and the block arange(0, 4) + k * 4 is rebuilt inside the inner body each time.

@@ -508,3 +508,36 @@ TEST_CASE("bf16 and f16 arithmetic rounds through f32 after every op") {
     }
   }
 }
+
+TEST_CASE("integer results wrap to their width before they feed the next op") {
+  for (DType t : kIntTypes) {
+    SUBCASE(name(t).c_str()) {
+      // (a + b) / 3 and (a * b) % 7 with operands near the type's limits.
+      const std::vector<int64_t> av = {int_max(t), int_max(t) - 5, int_min(t), int_min(t) + 3, 100, -77};
+      const std::vector<int64_t> bv = {1, 17, -1, -9, int_max(t), int_min(t)};
+      const auto n = static_cast<int64_t>(av.size());
+      Buffer a(t, n), b(t, n), q(t, n), m(t, n), neg(DType::i1, n);
+      for (int64_t k = 0; k < n; ++k) {
+        a.seti(k, av[static_cast<size_t>(k)]);
+        b.seti(k, bv[static_cast<size_t>(k)]);
+      }
+      Builder B;
+      const NodeId ta = B.tensor(t), tb = B.tensor(t), tq = B.tensor(t), tm = B.tensor(t), tn = B.tensor(DType::i1);
+      const ir::Shape s{n};
+      const NodeId offs = B.iota(s);
+      const NodeId x = B.load(ta, offs), y = B.load(tb, offs);
+      const NodeId sum = B.op(Op::Add, t, s, {x, y}), prod = B.op(Op::Mul, t, s, {x, y});
+      B.store(tq, offs, B.op(Op::Div, t, s, {sum, B.bcast(B.ci(t, 3), s)}));
+      B.store(tm, offs, B.op(Op::Rem, t, s, {prod, B.bcast(B.ci(t, 7), s)}));
+      B.store(tn, offs, B.op(Op::Lt, DType::i1, s, {sum, B.bcast(B.ci(t, 0), s)}));
+      B.run(dim3(1), {tensor_arg(a.arg1()), tensor_arg(b.arg1()), tensor_arg(q.arg1()), tensor_arg(m.arg1()), tensor_arg(neg.arg1())});
+      for (int64_t k = 0; k < n; ++k) {
+        const int64_t sw = ref_int_binary(Op::Add, t, a.geti(k), b.geti(k));
+        const int64_t pw = ref_int_binary(Op::Mul, t, a.geti(k), b.geti(k));
+        CHECK(q.geti(k) == ref_int_binary(Op::Div, t, sw, 3));
+        CHECK(m.geti(k) == ref_int_binary(Op::Rem, t, pw, 7));
+        CHECK(neg.geti(k) == (sw < 0 ? 1 : 0));
+      }
+    }
+  }
+}

@@ -37,10 +37,10 @@ __device__ __forceinline__ float max_f32(float a, float b) {
   return r;
 }
 __device__ __forceinline__ double min_f64(double a, double b) {
-  return (a != a || b != b) ? __longlong_as_double(0x7ff8000000000000ll) : fmin(a, b);
+  return (a != a || b != b) ? __longlong_as_double(0x7fffffffffffffffll) : fmin(a, b);
 }
 __device__ __forceinline__ double max_f64(double a, double b) {
-  return (a != a || b != b) ? __longlong_as_double(0x7ff8000000000000ll) : fmax(a, b);
+  return (a != a || b != b) ? __longlong_as_double(0x7fffffffffffffffll) : fmax(a, b);
 }
 
 __device__ __forceinline__ float sigmoid_f32(float x) { return __fdiv_rn(1.0f, __fadd_rn(1.0f, expf(-x))); }

@@ -31,10 +31,8 @@ using ir::NodeId;
 /// Facts about a graph every later pass needs: users, program order, loops.
 struct GraphInfo {
   std::vector<std::vector<NodeId>> users;  ///< per node: the nodes that use it, in program order
-  std::vector<int> position;               ///< per node: index in program order (nested regions inline)
-  std::vector<uint32_t> region_parent;     ///< per region: the enclosing region (0 for region 0)
+  std::vector<int> position;               ///< per node: index in program order (nested regions inline), -1 if unreachable
   std::vector<NodeId> loop;                ///< per node: the innermost For whose body holds it, or kNoNode
-  std::vector<int> region_end;             ///< per For/If node: position of the last node nested in it
 
   /// True when `id` may run more than once per program (it is inside a loop body).
   bool in_loop(NodeId id) const { return loop[static_cast<size_t>(id)] != ir::kNoNode; }
@@ -44,6 +42,10 @@ GraphInfo analyze(const ir::Graph& g);
 
 /// True for nodes that hold a block value (as opposed to tensors, effects and regions).
 bool is_value(const ir::Graph& g, NodeId id);
+
+/// True for ops computed element by element from operands of the result's shape
+/// (arithmetic, comparisons, math, casts, where).
+bool is_elementwise(ir::Op op);
 
 // ---- rewriting passes ---------------------------------------------------------
 

@@ -1,0 +1,132 @@
+// The kernels of samples 01 to 06, shared by the sample programs and tilejit-demo.
+//
+// Each function returns a tilejit kernel object: the lambda is traced into IR
+// once per configuration (the values of its Block<"..."> parameters), then run
+// by launch() on the GPU, or in the CPU interpreter on a machine without one.
+#pragma once
+
+#include <tilejit/tilejit.h>
+
+namespace tilejit::samples {
+
+using namespace tilejit::dsl;
+
+/// Sample 01: out = x + y with masked pointer-style loads and stores.
+///
+/// The Triton "hello world": each program (CUDA block) adds B consecutive
+/// elements. When the vectors are not a multiple of B long, the last program's
+/// block runs past their end; a mask switches those lanes off (masked loads
+/// read 0 and touch no memory, masked stores write nothing).
+inline auto vector_add_kernel() {
+  // Block<"B"> is a configuration value: a constant of the traced kernel, chosen per launch.
+  return tilejit::kernel("vector_add", [](Tensor<f32, 1> x, Tensor<f32, 1> y, Tensor<f32, 1> out, Block<"B"> B) {
+    auto start = program_id(0) * B;     // Scalar<i32>: first element of this program
+    auto offs = start + arange(0, B);   // Value<i32, 1>: [start, start + B)
+    auto mask = offs < x.size(0);       // Value<i1, 1>: lanes inside the vector
+    auto a = load(x, offs, mask);       // masked lanes read 0
+    auto b = load(y, offs, mask);
+    store(out, offs, a + b, mask);      // masked lanes are not written
+  });
+}
+
+/// Sample 02: y = a * x + b, tile by tile with TMA descriptor_load / descriptor_store.
+///
+/// Each program moves one BM x BN tile. The tensor need not be a multiple of
+/// the tile: TMA handles the edges without any mask. A load fills the part of
+/// the box outside the tensor with zeros, and a store writes only the part inside it.
+inline auto axpb_kernel() {
+  return tilejit::kernel("axpb", [](Tensor<f32, 2> x, Tensor<f32, 2> y, Scalar<f32> a, Scalar<f32> b,
+                                    Block<"BM"> BM, Block<"BN"> BN) {
+    // Coordinates and boxes are written outermost dimension first: {row, column}.
+    auto m = program_id(0) * BM;
+    auto n = program_id(1) * BN;
+    auto t = descriptor_load(x, {m, n}, {BM, BN});  // Value<f32, 2> of shape [BM, BN]
+    descriptor_store(y, {m, n}, t * a + b);         // clipped at y's edges
+  });
+}
+
+/// Sample 03: jagged sequences with TMA (seed 002): per-sequence views built in the kernel.
+///
+/// `values` packs sequences of different lengths one after the other; sequence s
+/// holds rows offsets[s] .. offsets[s + 1]. A TMA descriptor of the whole tensor
+/// would read the next sequence's rows past the end of this one, so each program
+/// makes a view of its own sequence with values.rows(start, end). Its extent is
+/// known only in the kernel, so tilejit builds that descriptor on the device.
+/// Loads past the sequence end then read zeros, and stores stop at its end.
+/// out = 2 * values + 1; tile_sums[s, tile] = the sum of the tile as loaded.
+inline auto jagged_scale_kernel() {
+  return tilejit::kernel("jagged_scale", [](Tensor<i32, 1> offsets, Tensor<bf16, 2> values, Tensor<bf16, 2> out,
+                                            Tensor<f32, 2> tile_sums, Block<"BM"> BM, Block<"D"> D) {
+    auto s = program_id(1);                          // the sequence
+    auto start = load(offsets, s);                   // Scalar<i32> read from memory
+    auto end = load(offsets, s + 1);
+    auto m = program_id(0) * BM;                     // first row of this tile inside the sequence
+    auto t = descriptor_load(values.rows(start, end), {m, 0}, {BM, D});  // rows past `end` read 0
+    auto y = (t.to<f32>() * 2.0f + 1.0f).to<bf16>();
+    descriptor_store(out.rows(start, end), {m, 0}, y);  // rows past `end` are not written
+    // The sum of the loaded tile shows the zero fill: the next sequence's rows add nothing.
+    auto total = sum(sum(t.to<f32>(), 1), 0);
+    store(tile_sums, s * tile_sums.stride(0) + program_id(0), total);
+  });
+}
+
+/// Sample 04: a strided TMA tile (seed 001, figure 1 right): every third row of a box.
+///
+/// In seed 001 the box is (6, 4) and the element strides (1, 3): the tile takes
+/// every third element of the *innermost* dimension. On Hopper the innermost
+/// element stride is ignored by the hardware, so tilejit refuses anything but 1
+/// there. The same picture transposed is allowed: element strides {3, 1} on a
+/// box {6, 4} (outermost first) read rows m and m + 3, columns n .. n + 3, as a
+/// tile of ceil(6 / 3) x 4 = 2 x 4 elements.
+///
+/// The stride must divide the box (6 % 3 == 0). With box 6 and stride 4, the
+/// hardware would leave the elements after the last strided one unfilled near
+/// the tensor's edge (the "fundamental theorem of TMA correctness"), so
+/// tilejit rejects that box when the kernel is traced.
+inline auto every_third_row_kernel() {
+  return tilejit::kernel("every_third_row", [](Tensor<f32, 2> x, Tensor<f32, 2> y) {
+    auto i = program_id(0), j = program_id(1);
+    auto t = descriptor_load(x, {i * 6, j * 4}, {6, 4}, {3, 1});  // Value<f32, 2> of shape [2, 4]
+    descriptor_store(y, {i * 2, j * 4}, t);                       // y row r holds x row 3 r
+  });
+}
+
+/// Sample 05: CuTe-style tile views (seed 003): a blocked transpose, y = x^T.
+///
+/// tile_view(t, {T, T}) sees t as a grid of T x T boxes. Indexing it with tile
+/// indices (i, j) does not compute an address: like CuTe's TMA tensors, whose
+/// strides are basis vectors, it yields the TMA *coordinate* (i * T, j * T)
+/// that descriptor_load / descriptor_store pass to the hardware.
+inline auto transpose_kernel() {
+  return tilejit::kernel("transpose", [](Tensor<f32, 2> x, Tensor<f32, 2> y, Block<"T"> T) {
+    auto xt = tile_view(x, {T, T});  // x as tiles of T x T
+    auto yt = tile_view(y, {T, T});
+    auto i = program_id(0), j = program_id(1);
+    auto tile = descriptor_load(xt(i, j));     // x[i*T : i*T+T, j*T : j*T+T], zeros outside x
+    descriptor_store(yt(j, i), tile.trans());  // y[j*T .., i*T ..] = its transpose, clipped at y's edges
+  });
+}
+
+/// Sample 06: an array of TMA descriptors (seed 004): one tensor per program, chosen at run time.
+///
+/// A TensorArray<T, R> parameter is several tensors of one type and rank, each
+/// with its own shape (seed 004's batches x levels). tilejit encodes one TMA
+/// descriptor per tensor on the host into device memory; arr[k] picks one by a
+/// runtime index. prefetch_descriptor() emits prefetch.tensormap so that the
+/// descriptor is in cache by the time the load needs it. out[l] = (l + 1) * in[l].
+inline auto scale_levels_kernel() {
+  return tilejit::kernel("scale_levels", [](TensorArray<f32, 2> in, TensorArray<f32, 2> out, Block<"BM"> BM,
+                                            Block<"BN"> BN) {
+    auto level = program_id(2);  // which tensor of the arrays this program works on
+    auto src = in[level];
+    auto dst = out[level];
+    prefetch_descriptor(src, {BM, BN});  // same box as the load below
+    prefetch_descriptor(dst, {BM, BN});
+    auto m = program_id(0) * BM, n = program_id(1) * BN;
+    auto t = descriptor_load(src, {m, n}, {BM, BN});  // tiles past a small level's edge read zeros
+    auto factor = (level + 1).to<f32>();
+    descriptor_store(dst, {m, n}, t * factor);  // and store nothing
+  });
+}
+
+}  // namespace tilejit::samples
