@@ -14,10 +14,22 @@ echo "== device"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
 "$BUILD/tools/tilejit-info" | tee "$OUT/info.txt"
 
-echo "== gpu tests"
-"$BUILD/tests/gpu/gpu_vs_interp" 2>&1 | tee "$OUT/gpu_tests.txt" | tail -n 40
-gpu_line=$(grep -E "test cases:" "$OUT/gpu_tests.txt" | tail -n 1)
-summary+=("gpu_vs_interp: $gpu_line")
+echo "== gpu tests (one process per test case, so that a fault in one cannot hide the others)"
+gpu="$BUILD/tests/gpu/gpu_vs_interp"
+: >"$OUT/gpu_tests.txt"
+while IFS= read -r tc; do
+  if "$gpu" --test-case="$tc" >>"$OUT/gpu_tests.txt" 2>&1; then
+    summary+=("PASS  $tc")
+  else
+    summary+=("FAIL  $tc")
+    # Re-run the failing case under compute-sanitizer to name the faulting kernel and instruction.
+    compute-sanitizer --tool memcheck --print-limit 5 "$gpu" --test-case="$tc" 2>&1 | grep -vE "^\[doctest\]" | head -n 60 >>"$OUT/gpu_failures.txt"
+  fi
+done < <("$gpu" --list-test-cases 2>/dev/null | grep '^gpu:')  # test case names hold no commas
+grep -hE "^(TEST CASE|  |.*ERROR|.*CHECK)" "$OUT/gpu_tests.txt" | head -n 60
+asserts=$(grep -E "assertions:" "$OUT/gpu_tests.txt" | awk '{p+=$5; f+=$8} END {print p " passed, " f " failed"}')
+cases=$(grep -E "^tilejit gpu suite: [0-9]+ cases" "$OUT/gpu_tests.txt" | awk '{c+=$4; m+=$6} END {print c " cases run, " m " matched the interpreter"}')
+summary+=("gpu_vs_interp: $cases; assertions $asserts")
 
 echo "== compute-sanitizer memcheck on the samples"
 for s in "$BUILD"/samples/sample_*; do

@@ -228,10 +228,10 @@ std::string binary(Op op, DType t, const std::string& a0, const std::string& b0)
     case Op::Sub: return narrow ? "static_cast<" + rt + ">(" + a + " - " + b + ")" : call("tj::sub_wrap", a, b);
     case Op::Mul: return narrow ? "static_cast<" + rt + ">(" + a + " * " + b + ")" : call("tj::mul_wrap", a, b);
     case Op::Div:
-      if (narrow) return "static_cast<" + rt + ">(" + a + " / " + b + ")";
+      if (narrow) return "static_cast<" + rt + ">(" + call("tj::div_narrow", a, b) + ")";
       return call(t == DType::i32 ? "tj::div_i32" : "tj::div_i64", a, b);
     case Op::Rem:
-      if (narrow) return "static_cast<" + rt + ">(" + a + " % " + b + ")";
+      if (narrow) return "static_cast<" + rt + ">(" + call("tj::rem_narrow", a, b) + ")";
       return call(t == DType::i32 ? "tj::rem_i32" : "tj::rem_i64", a, b);
     case Op::Min: return "(" + a + " < " + b + " ? " + a + " : " + b + ")";
     case Op::Max: return "(" + a + " < " + b + " ? " + b + " : " + a + ")";

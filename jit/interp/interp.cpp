@@ -92,10 +92,26 @@ class Machine {
     }
   }
 
+  static bool is_tensor_op(Op op) {
+    return op == Op::ParamTensor || op == Op::ArrayElem || op == Op::MergeView || op == Op::MakeView;
+  }
+
   void prepare() {
     for (size_t i = 0; i < g_.size(); ++i) {
       const auto id = static_cast<NodeId>(i);
       const ir::Node& n = g_.node(id);
+      switch (n.op) {
+        case Op::TensorSize: case Op::TensorStride: case Op::MergeView: case Op::MakeView: case Op::Load: case Op::Store:
+        case Op::AtomicAdd: case Op::DescLoad: case Op::DescStore: case Op::DescPrefetch:
+          if (!is_tensor_op(g_.node(g_.operand(id, 0)).op))
+            throw InternalError("interpreter: %" + str(id) + " (" + std::string(ir::name_of(n.op)) + ") reads a tensor from %" +
+                                str(g_.operand(id, 0)) + ", which is not a tensor");
+          break;
+        case Op::ArrayElem:
+          check_internal(g_.node(g_.operand(id, 0)).op == Op::ParamTensorArray, "interpreter: tensor_array.elem of a non-array");
+          break;
+        default: break;
+      }
       switch (n.op) {
         case Op::DescLoad:
         case Op::DescStore:

@@ -90,20 +90,15 @@ void int_map2(const Block& a, const Block& b, Block& out, F f) {
   for (size_t k = 0; k < n; ++k) po[k] = wrap(t, f(pa[k], pb[k]));
 }
 
-[[noreturn]] void divide_by_zero(const Block& out, size_t lane, bool rem) {
-  throw OpError{std::string("integer ") + (rem ? "remainder" : "division") + " by zero",
-                out.shape.rank ? "divisor 0 in element " + lane_str(out.shape, static_cast<int64_t>(lane)) : "divisor 0",
-                "a nonzero divisor"};
-}
-
 void int_divide(const Block& a, const Block& b, Block& out, bool rem) {
   const size_t n = out.i.size();
   const DType t = out.dtype;
   for (size_t k = 0; k < n; ++k) {
     const int64_t x = a.i[k], y = b.i[k];
-    if (y == 0) divide_by_zero(out, k, rem);
     int64_t r;
-    if (y == -1) {
+    if (y == 0) {
+      r = rem ? x : -1;  // defined in ir.h: x / 0 = -1, x % 0 = x
+    } else if (y == -1) {
       r = rem ? 0 : wrapping_sub(0, x);  // avoids INT64_MIN / -1; narrower types wrap below
     } else {
       r = rem ? x % y : x / y;

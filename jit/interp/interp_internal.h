@@ -1,4 +1,4 @@
-// Private parts of the CPU interpreter: block values, tensor values, element access and rounding helpers.
+// Private parts of the CPU interpreter: block values, tensor values, element access and rounding functions.
 #pragma once
 
 #include <array>

@@ -1,6 +1,8 @@
 // The codegen test kernels: one small DSL kernel per feature of the CUDA emitter, registered by name.
 #include "emit_kernels.h"
 
+#include <source_location>
+
 #include <tilejit/tilejit.h>
 
 namespace tilejit::testing {
@@ -16,8 +18,11 @@ std::function<std::shared_ptr<const ir::Graph>()> traced(K k, Config c) {
 
 std::vector<EmitCase> make_cases() {
   std::vector<EmitCase> cases;
-  auto add = [&](std::string name, std::string what, auto fn, Config config, codegen::Options options = {}) {
-    cases.push_back(EmitCase{name, std::move(what), traced(tilejit::kernel(name, fn), config), std::move(options)});
+  // Each kernel records the line of its registration as its source location.
+  auto add = [&](std::string name, std::string what, auto fn, Config config, codegen::Options options = {},
+                 std::source_location where = std::source_location::current()) {
+    cases.push_back(
+        EmitCase{name, std::move(what), traced(tilejit::kernel(name, fn, where), config), std::move(options)});
   };
 
   // ---- TMA copies and elementwise work on tiles ---------------------------------------

@@ -21,6 +21,10 @@ namespace gpu_test {
 
 using namespace tilejit::dsl;
 
+/// Cases run and cases whose every tensor matched, for the suite's closing line.
+inline int g_cases = 0;
+inline int g_matched = 0;
+
 /// True when the suite runs kernels on a GPU; otherwise it compiles them with
 /// NVRTC for sm_90a and runs only the interpreter side.
 inline bool on_gpu() {
@@ -136,13 +140,15 @@ void upload_arg(X& x) {
   if constexpr (is_twin<std::remove_cvref_t<X>>::value) x.upload();
 }
 template <class X>
-void compare_arg(X& x, double tol, int index) {
+bool compare_arg(X& x, double tol, int index) {
   if constexpr (is_twin<std::remove_cvref_t<X>>::value) {
     std::string first;
     const size_t bad = x.compare(tol, &first);
     INFO("tensor argument " << index << ": " << first);
     CHECK(bad == 0);
+    return bad == 0;
   }
+  return true;
 }
 
 /// Runs `k` in the interpreter (host copies) and on the GPU (device copies) from
@@ -151,6 +157,7 @@ void compare_arg(X& x, double tol, int index) {
 template <class K, class... A>
 void run_both(const K& k, tilejit::dim3 grid, const tilejit::Config& cfg, double tol, A&... args) {
   (upload_arg(args), ...);
+  ++g_cases;
   k.interpret(grid, cfg, host_arg(args)...);
   if (!on_gpu()) {
     const std::string report = tilejit::runtime::compile_only(k.base(), cfg);
@@ -160,7 +167,8 @@ void run_both(const K& k, tilejit::dim3 grid, const tilejit::Config& cfg, double
   k.launch(nullptr, grid, cfg, dev_arg(args)...);
   tilejit::synchronize(nullptr);
   int index = 0;
-  (compare_arg(args, tol, index++), ...);
+  const bool all = (compare_arg(args, tol, index++) & ...);
+  g_matched += all;
 }
 
 }  // namespace gpu_test

@@ -4,7 +4,7 @@
 
 #include <cstdio>
 
-#include "tilejit/runtime/driver.h"
+#include "gpu_harness.h"
 
 int main(int argc, char** argv) {
   if (tilejit::has_gpu()) {
@@ -15,5 +15,9 @@ int main(int argc, char** argv) {
                 tilejit::driver_error().c_str());
   }
   doctest::Context ctx(argc, argv);
-  return ctx.run();
+  const int rc = ctx.run();
+  if (!ctx.shouldExit())
+    std::printf("tilejit gpu suite: %d cases, %d matched the interpreter%s\n", gpu_test::g_cases, gpu_test::g_matched,
+                gpu_test::on_gpu() ? "" : " (no GPU: compiled only)");
+  return rc;
 }

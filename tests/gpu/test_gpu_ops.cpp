@@ -13,7 +13,8 @@ constexpr int64_t kM = 37, kN = 72;
 template <class T, class F>
 void unary_case(const char* name, F f, double tol) {
   auto k = tilejit::kernel(name, [f](Tensor<T, 2> x, Tensor<T, 2> y) {
-    auto t = descriptor_load(x, {program_id(0) * 16, 0}, {16, 72});
+    // The box is wider than the tensor (80 > 72 columns): TMA fills the extra columns and clips them on store.
+    auto t = descriptor_load(x, {program_id(0) * 16, 0}, {16, 80});
     descriptor_store(y, {program_id(0) * 16, 0}, f(t));
   });
   Twin<T, 2> x({kM, kN}), y({kM, kN});
@@ -25,8 +26,8 @@ void unary_case(const char* name, F f, double tol) {
 template <class T, class F>
 void binary_case(const char* name, F f, double tol) {
   auto k = tilejit::kernel(name, [f](Tensor<T, 2> x, Tensor<T, 2> y, Tensor<T, 2> z) {
-    auto a = descriptor_load(x, {program_id(0) * 16, 0}, {16, 72});
-    auto b = descriptor_load(y, {program_id(0) * 16, 0}, {16, 72});
+    auto a = descriptor_load(x, {program_id(0) * 16, 0}, {16, 80});
+    auto b = descriptor_load(y, {program_id(0) * 16, 0}, {16, 80});
     descriptor_store(z, {program_id(0) * 16, 0}, f(a, b));
   });
   Twin<T, 2> x({kM, kN}), y({kM, kN}), z({kM, kN});
@@ -142,19 +143,22 @@ TEST_CASE("gpu: descriptor arrays with prefetch (seed 004)") {
       Twin<f32, 2> y({16 * count, 32});
       y.fill_byte(0);
       y.upload();
+      ++g_cases;
       k.interpret(dim3(static_cast<uint32_t>(count)), Config{}, hv, y.host());
       if (!on_gpu()) {
         CHECK(tilejit::runtime::compile_only(k.base(), Config{}).find("0 bytes spill stores") != std::string::npos);
       } else {
         k.launch(nullptr, dim3(static_cast<uint32_t>(count)), Config{}, dv, y.device());
         tilejit::synchronize(nullptr);
-        CHECK(y.compare(0) == 0);
+        const bool ok = y.compare(0) == 0;
+        CHECK(ok);
+        g_matched += ok;
       }
     }
   }
 }
 
-TEST_CASE("gpu: reductions, dot and control flow") {
+TEST_CASE("gpu: reductions and dot and control flow") {
   SUBCASE("row sums / max / argmax") {
     auto k = tilejit::kernel("rowred", [](Tensor<f32, 2> x, Tensor<f32, 1> s, Tensor<f32, 1> mx, Tensor<i32, 1> am) {
       auto t = descriptor_load(x, {program_id(0) * 16, 0}, {16, 64});

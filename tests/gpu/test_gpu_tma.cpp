@@ -44,7 +44,7 @@ void axpb_2d(int64_t M, int64_t N, int64_t BM, int64_t BN) {
 
 }  // namespace
 
-TEST_CASE("gpu: 2-D TMA copy sweep (dtypes x shapes x boxes, tiles over every edge)") {
+TEST_CASE("gpu: 2-D TMA copy sweep (dtypes x shapes x boxes with tiles over every edge)") {
   const int64_t shapes[][2] = {{1, 16}, {7, 33}, {64, 64}, {100, 257}, {129, 1000}, {300, 17}};
   for (auto [M, N] : shapes) {
     for (int shift : {0, 3}) {

@@ -1,4 +1,4 @@
-// Shared helpers of the interpreter tests: aligned host buffers, element encoding, IR building, references.
+// Shared utilities of the interpreter tests: aligned host buffers, element encoding, IR building, references.
 #pragma once
 
 #include <doctest/doctest.h>

@@ -343,3 +343,13 @@ TEST_CASE("make_view for pointer access: offsets relative to the view's base") {
   for (int64_t i = 0; i < 4; ++i)
     for (int64_t j = 0; j < 3; ++j) CHECK(y.geti(i * 3 + j) == (7 + i * 9 + j * 3) * 10);
 }
+
+TEST_CASE("a graph that reads a tensor from a non-tensor node is refused before it touches memory") {
+  Builder B;
+  const NodeId s = B.scalar(DType::f32), y = B.tensor(DType::f32);
+  const NodeId offs = B.iota(ir::Shape{4});
+  B.store(y, offs, B.g.add(Op::Load, DType::f32, ir::Shape{4}, {s, offs}, {0}));
+  Buffer out(DType::f32, 4);
+  CHECK_THROWS_AS(tilejit::interp::run(B.g, dim3(1), std::vector<KernelArg>{scalar_arg(DType::f32, 1.0), tensor_arg(out.arg1())}),
+                  tilejit::InternalError);
+}

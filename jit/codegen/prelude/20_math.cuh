@@ -17,13 +17,18 @@ __device__ __forceinline__ long long mul_wrap(long long a, long long b) {
 }
 __device__ __forceinline__ long long neg_wrap(long long a) { return static_cast<long long>(0ull - static_cast<unsigned long long>(a)); }
 
-// Division truncates toward zero; INT_MIN / -1 wraps (it is undefined in C++).
-__device__ __forceinline__ int div_i32(int a, int b) { return b == -1 ? static_cast<int>(0u - static_cast<unsigned>(a)) : a / b; }
-__device__ __forceinline__ int rem_i32(int a, int b) { return b == -1 ? 0 : a % b; }
-__device__ __forceinline__ long long div_i64(long long a, long long b) {
-  return b == -1 ? static_cast<long long>(0ull - static_cast<unsigned long long>(a)) : a / b;
+// Division truncates toward zero; INT_MIN / -1 wraps (it is undefined in C++); x / 0 is -1 and
+// x % 0 is x, as the interpreter defines them (ir.h).
+__device__ __forceinline__ int div_i32(int a, int b) {
+  return b == 0 ? -1 : b == -1 ? static_cast<int>(0u - static_cast<unsigned>(a)) : a / b;
 }
-__device__ __forceinline__ long long rem_i64(long long a, long long b) { return b == -1 ? 0 : a % b; }
+__device__ __forceinline__ int rem_i32(int a, int b) { return b == 0 ? a : b == -1 ? 0 : a % b; }
+__device__ __forceinline__ long long div_i64(long long a, long long b) {
+  return b == 0 ? -1 : b == -1 ? static_cast<long long>(0ull - static_cast<unsigned long long>(a)) : a / b;
+}
+__device__ __forceinline__ long long rem_i64(long long a, long long b) { return b == 0 ? a : b == -1 ? 0 : a % b; }
+__device__ __forceinline__ int div_narrow(int a, int b) { return b == 0 ? -1 : a / b; }
+__device__ __forceinline__ int rem_narrow(int a, int b) { return b == 0 ? a : a % b; }
 
 // min/max of floats propagate NaN (fminf/fmaxf would drop it).
 __device__ __forceinline__ float min_f32(float a, float b) {

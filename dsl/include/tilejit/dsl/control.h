@@ -33,7 +33,7 @@ std::vector<ir::NodeId> tuple_ids(const Tuple& t, std::index_sequence<K...>) {
 /// Builds a tuple of values of the types in Tuple from nodes made by make(k, template value).
 template <class Tuple, class Make, size_t... K>
 Tuple make_tuple_of(const Tuple& like, Make&& make, std::index_sequence<K...>) {
-  return Tuple{std::tuple_element_t<K, Tuple>(make(K, std::get<K>(like).id()))...};
+  return Tuple{std::tuple_element_t<K, Tuple>(node, make(K, std::get<K>(like).id()))...};
 }
 
 template <class Tuple>
@@ -62,7 +62,7 @@ auto for_impl(Index lo, Index hi, Index step, const Init& init, Body&& body, con
   const ir::NodeId loop = g.add(ir::Op::For, ir::DType::i32, ir::Shape{}, ops, std::vector<int64_t>{body_region});
   check_internal(g.new_region(loop) == static_cast<uint32_t>(body_region), "loop region numbering");
   g.push_region(static_cast<uint32_t>(body_region));
-  const Scalar<i32> index(g.add(ir::Op::LoopIndex, ir::DType::i32, ir::Shape{}, {loop}));
+  const Scalar<i32> index(node, g.add(ir::Op::LoopIndex, ir::DType::i32, ir::Shape{}, {loop}));
   const Init args = make_tuple_of(
       init,
       [&](size_t k, ir::NodeId like) {

@@ -127,14 +127,14 @@ P make_param(ir::Graph& g, int index, const Config& cfg) {
     const int64_t v = cfg.get(P::name());
     g.params.push_back(p);
     return P{v};
-  } else if constexpr (std::is_same_v<P, dsl::Tensor<typename P::dtype, P::rank>>) {
+  } else if constexpr (dsl::detail::is_tensor_v<P>) {
     p.kind = ir::Param::Tensor;
     p.dtype = dsl::dtype_v<typename P::dtype>;
     p.rank = P::rank;
     p.node = g.add(ir::Op::ParamTensor, p.dtype, ir::Shape{}, {}, {index, P::rank});
     g.params.push_back(p);
     return P(p.node);
-  } else if constexpr (std::is_same_v<P, dsl::TensorArray<typename P::dtype, P::rank>>) {
+  } else if constexpr (dsl::detail::is_tensor_array_v<P>) {
     p.kind = ir::Param::TensorArray;
     p.dtype = dsl::dtype_v<typename P::dtype>;
     p.rank = P::rank;
@@ -147,7 +147,7 @@ P make_param(ir::Graph& g, int index, const Config& cfg) {
     p.rank = 0;
     p.node = g.add(ir::Op::ParamScalar, p.dtype, ir::Shape{}, {}, {index});
     g.params.push_back(p);
-    return P(p.node);
+    return P(dsl::detail::node, p.node);
   }
 }
 
@@ -170,7 +170,7 @@ constexpr size_t host_arity(std::index_sequence<I...>) {
 template <class P, class A>
 KernelArg to_kernel_arg(const A& a) {
   KernelArg k;
-  if constexpr (std::is_same_v<P, dsl::Tensor<typename P::dtype, P::rank>> && !is_config_param_v<P>) {
+  if constexpr (dsl::detail::is_tensor_v<P>) {
     static_assert(requires { typename A::dtype; a.arg(); },
                   "tilejit: a Tensor<T, R> parameter takes a tilejit::TensorView<T, R> argument");
     if constexpr (requires { a.arg(); }) {
@@ -180,7 +180,7 @@ KernelArg to_kernel_arg(const A& a) {
       k.kind = KernelArg::Tensor;
       k.tensor = a.arg();
     }
-  } else if constexpr (std::is_same_v<P, dsl::TensorArray<typename P::dtype, P::rank>>) {
+  } else if constexpr (dsl::detail::is_tensor_array_v<P>) {
     static_assert(requires { a.tensors; }, "tilejit: a TensorArray<T, R> parameter takes a tilejit::TensorArrayView<T, R> argument");
     if constexpr (requires { a.tensors; }) {
       static_assert(std::is_same_v<typename std::remove_cvref_t<decltype(a.tensors[0])>::dtype, typename P::dtype>,

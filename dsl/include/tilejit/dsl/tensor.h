@@ -60,12 +60,12 @@ class Tensor {
   /// Extent of dimension d (runtime value, i64).
   Scalar<i64> size(int d, std::source_location loc = std::source_location::current()) const {
     check_dim(d, "size", loc);
-    return Scalar<i64>(detail::graph_at(loc).add(ir::Op::TensorSize, ir::DType::i64, ir::Shape{}, {id_}, {d}));
+    return Scalar<i64>(detail::node, detail::graph_at(loc).add(ir::Op::TensorSize, ir::DType::i64, ir::Shape{}, {id_}, {d}));
   }
   /// Stride of dimension d in elements (runtime value, i64).
   Scalar<i64> stride(int d, std::source_location loc = std::source_location::current()) const {
     check_dim(d, "stride", loc);
-    return Scalar<i64>(detail::graph_at(loc).add(ir::Op::TensorStride, ir::DType::i64, ir::Shape{}, {id_}, {d}));
+    return Scalar<i64>(detail::node, detail::graph_at(loc).add(ir::Op::TensorStride, ir::DType::i64, ir::Shape{}, {id_}, {d}));
   }
 
   /// The same tensor with its TMA descriptor forced to be host-encoded or device-built.
@@ -154,6 +154,15 @@ class TensorArray {
   ir::NodeId id_ = ir::kNoNode;
 };
 
+namespace detail {
+template <class X> struct is_tensor : std::false_type {};
+template <class T, int R> struct is_tensor<Tensor<T, R>> : std::true_type {};
+template <class X> inline constexpr bool is_tensor_v = is_tensor<std::remove_cvref_t<X>>::value;
+template <class X> struct is_tensor_array : std::false_type {};
+template <class T, int R> struct is_tensor_array<TensorArray<T, R>> : std::true_type {};
+template <class X> inline constexpr bool is_tensor_array_v = is_tensor_array<std::remove_cvref_t<X>>::value;
+}  // namespace detail
+
 // ---- pointer-style access -----------------------------------------------------
 namespace detail {
 template <class I, int RO>
@@ -169,7 +178,7 @@ template <class T, int R, class I, int RO>
 Value<tag_t<T>, RO> load(const Tensor<T, R>& t, const Value<I, RO>& offsets,
                          std::source_location loc = std::source_location::current()) {
   ir::Graph& g = detail::graph_at(loc);
-  return Value<tag_t<T>, RO>(g.add(ir::Op::Load, dtype_v<T>, offsets.shape(), {t.id(), detail::offsets_node(offsets)}, {0}));
+  return Value<tag_t<T>, RO>(detail::node, g.add(ir::Op::Load, dtype_v<T>, offsets.shape(), {t.id(), detail::offsets_node(offsets)}, {0}));
 }
 template <class T, int R, class I, int RO, int RM, class O = int>
 Value<tag_t<T>, RO> load(const Tensor<T, R>& t, const Value<I, RO>& offsets, const Value<i1, RM>& mask, O other = 0,
@@ -187,7 +196,7 @@ Value<tag_t<T>, RO> load(const Tensor<T, R>& t, const Value<I, RO>& offsets, con
   } else {
     o = detail::constant(dtype_v<T>, static_cast<double>(other), static_cast<int64_t>(other));
   }
-  return Value<tag_t<T>, RO>(g.add(ir::Op::Load, dtype_v<T>, s, {t.id(), detail::offsets_node(offsets), m, o}, {1}));
+  return Value<tag_t<T>, RO>(detail::node, g.add(ir::Op::Load, dtype_v<T>, s, {t.id(), detail::offsets_node(offsets), m, o}, {1}));
 }
 
 namespace detail {

@@ -61,7 +61,7 @@ Value<tag_t<T>, R> emit_load(const Tensor<T, R>& t, const std::vector<ir::NodeId
   ir::Shape s;
   s.rank = R;
   for (int i = 0; i < R; ++i) s.dims[i] = (a.box[i] + a.estride[i] - 1) / a.estride[i];
-  return Value<tag_t<T>, R>(g.add(ir::Op::DescLoad, dtype_v<T>, s, ops, ir::encode_tma_attrs(ir::Op::DescLoad, a)));
+  return Value<tag_t<T>, R>(detail::node, g.add(ir::Op::DescLoad, dtype_v<T>, s, ops, ir::encode_tma_attrs(ir::Op::DescLoad, a)));
 }
 
 template <class T, int R, class V>
@@ -158,7 +158,7 @@ class TileView {
   static Index scaled(const Index& i, int64_t b) {
     ir::Graph& g = detail::graph();
     const ir::NodeId n = i.node(ir::DType::i32);
-    return Index(Scalar<i32>(g.add(ir::Op::Mul, ir::DType::i32, ir::Shape{}, {n, detail::constant(ir::DType::i32, 0, b)})));
+    return Index(Scalar<i32>(detail::node, g.add(ir::Op::Mul, ir::DType::i32, ir::Shape{}, {n, detail::constant(ir::DType::i32, 0, b)})));
   }
   Tensor<T, R> t_;
   std::vector<int64_t> box_;

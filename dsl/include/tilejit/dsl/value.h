@@ -25,6 +25,10 @@ template <class T>
 using Scalar = Value<T, 0>;
 
 namespace detail {
+/// Selects the constructor of a value from an IR node.
+struct NodeTag {};
+inline constexpr NodeTag node{};
+
 template <class X> struct is_value : std::false_type {};
 template <class T, int R> struct is_value<Value<T, R>> : std::true_type {};
 template <class X> inline constexpr bool is_value_v = is_value<std::remove_cvref_t<X>>::value;
@@ -96,7 +100,8 @@ class Value {
   static constexpr int rank = R;
 
   Value() = default;
-  explicit Value(ir::NodeId id) : id_(id) {}
+  /// The value of IR node `id` (tag first, so that Scalar<i32>(0) means the constant 0).
+  Value(detail::NodeTag, ir::NodeId id) : id_(id) {}
   /// A scalar constant (only for rank 0): Scalar<f32> x = 1.5f;
   template <class L>
     requires(R == 0 && detail::is_literal_v<L>)
@@ -111,7 +116,7 @@ class Value {
   Value<tag_t<U>, R> to(std::source_location loc = std::source_location::current()) const {
     static_assert(is_dtype_v<U>, "tilejit: .to<U>(): U must be an element type");
     detail::graph_at(loc);
-    return Value<tag_t<U>, R>(detail::cast_node(id_, dtype_v<U>));
+    return Value<tag_t<U>, R>(detail::node, detail::cast_node(id_, dtype_v<U>));
   }
 
   /// Inserts a dimension of extent 1 at `axis` (like x[None, :] / x[:, None]).
@@ -124,7 +129,7 @@ class Value {
     ir::Shape r;
     r.rank = R + 1;
     for (int i = 0, j = 0; i < R + 1; ++i) r.dims[i] = i == Axis ? 1 : s.dims[j++];
-    return Value<T, R + 1>(g.add(ir::Op::Reshape, dtype_v<T>, r, {id_}));
+    return Value<T, R + 1>(detail::node, g.add(ir::Op::Reshape, dtype_v<T>, r, {id_}));
   }
 
   /// Reinterprets the block with a new shape of the same element count (row-major order).
@@ -137,7 +142,7 @@ class Value {
     if (r.numel() != shape().numel())
       detail::user_error("reshape: the new shape must have the same number of elements",
                          shape().str() + " -> " + r.str(), std::to_string(shape().numel()) + " elements", loc);
-    return Value<T, static_cast<int>(N)>(g.add(ir::Op::Reshape, dtype_v<T>, r, {id_}));
+    return Value<T, static_cast<int>(N)>(detail::node, g.add(ir::Op::Reshape, dtype_v<T>, r, {id_}));
   }
 
   /// Reorders dimensions: result dimension d is input dimension perm[d].
@@ -156,7 +161,7 @@ class Value {
       seen[perm[d]] = true;
       r.dims[d] = s.dims[perm[d]];
     }
-    return Value<T, R>(g.add(ir::Op::Permute, dtype_v<T>, r, {id_}, std::span<const int64_t>(perm, R)));
+    return Value<T, R>(detail::node, g.add(ir::Op::Permute, dtype_v<T>, r, {id_}, std::span<const int64_t>(perm, R)));
   }
 
   /// The transpose of a 2-D block.
@@ -178,7 +183,7 @@ class Value {
       detail::user_error("broadcast_to: the block does not broadcast to the target shape", shape().str() + " -> " + r.str(),
                          "each dimension equal or 1", loc);
     (void)g;
-    return Value<T, static_cast<int>(N)>(detail::broadcast_to(id_, r));
+    return Value<T, static_cast<int>(N)>(detail::node, detail::broadcast_to(id_, r));
   }
 
   template <class B> Value& operator+=(const B& b) { return *this = *this + b; }
@@ -247,9 +252,9 @@ auto binary(const A& a, const B& b) {
   na = broadcast_to(na, s);
   nb = broadcast_to(nb, s);
   if constexpr (K == BinKind::Compare) {
-    return Value<i1, BR::rank>(g.add(OP, ir::DType::i1, s, {na, nb}));
+    return Value<i1, BR::rank>(detail::node, g.add(OP, ir::DType::i1, s, {na, nb}));
   } else {
-    return Value<Tag, BR::rank>(g.add(OP, dtype_v<Tag>, s, {na, nb}));
+    return Value<Tag, BR::rank>(detail::node, g.add(OP, dtype_v<Tag>, s, {na, nb}));
   }
 }
 
@@ -260,7 +265,7 @@ concept BinaryOperands = (is_value_v<A> || is_value_v<B>) && (is_value_v<A> || i
 template <ir::Op OP, class T, int R>
 Value<T, R> unary(const Value<T, R>& x) {
   ir::Graph& g = graph();
-  return Value<T, R>(g.add(OP, dtype_v<T>, x.shape(), {x.id()}));
+  return Value<T, R>(detail::node, g.add(OP, dtype_v<T>, x.shape(), {x.id()}));
 }
 }  // namespace detail
 
@@ -354,7 +359,7 @@ auto where(const Value<i1, RC>& cond, const A& a, const B& b,
   ir::NodeId na = detail::operand_node<Tag>(a), nb = detail::operand_node<Tag>(b);
   ir::Shape s = detail::broadcast_shape(g.node(na).shape, g.node(nb).shape, "where");
   s = detail::broadcast_shape(s, cond.shape(), "where");
-  return Value<Tag, R>(g.add(ir::Op::Where, dtype_v<Tag>, s,
+  return Value<Tag, R>(detail::node, g.add(ir::Op::Where, dtype_v<Tag>, s,
                              {detail::broadcast_to(cond.id(), s), detail::broadcast_to(na, s), detail::broadcast_to(nb, s)}));
 }
 
@@ -364,14 +369,14 @@ auto where(const Value<i1, RC>& cond, const A& a, const B& b,
 inline Scalar<i32> program_id(int axis, std::source_location loc = std::source_location::current()) {
   if (axis < 0 || axis > 2) detail::user_error("program_id: axis must be 0, 1 or 2", std::to_string(axis), "0..2", loc);
   ir::Graph& g = detail::graph_at(loc);
-  return Scalar<i32>(g.add(ir::Op::ProgramId, ir::DType::i32, ir::Shape{}, {}, {axis}));
+  return Scalar<i32>(detail::node, g.add(ir::Op::ProgramId, ir::DType::i32, ir::Shape{}, {}, {axis}));
 }
 
 /// The number of programs along `axis` (0, 1 or 2).
 inline Scalar<i32> num_programs(int axis, std::source_location loc = std::source_location::current()) {
   if (axis < 0 || axis > 2) detail::user_error("num_programs: axis must be 0, 1 or 2", std::to_string(axis), "0..2", loc);
   ir::Graph& g = detail::graph_at(loc);
-  return Scalar<i32>(g.add(ir::Op::NumPrograms, ir::DType::i32, ir::Shape{}, {}, {axis}));
+  return Scalar<i32>(detail::node, g.add(ir::Op::NumPrograms, ir::DType::i32, ir::Shape{}, {}, {axis}));
 }
 
 /// The i32 block [start, start + 1, ..., end - 1].
@@ -382,7 +387,7 @@ inline Value<i32, 1> arange(int64_t start, int64_t end, std::source_location loc
   if (end - start > (1 << 20))
     detail::user_error("arange: block too large", std::to_string(end - start) + " elements", "1048576", loc);
   ir::Graph& g = detail::graph_at(loc);
-  return Value<i32, 1>(g.add(ir::Op::Arange, ir::DType::i32, ir::Shape{end - start}, {}, {start}));
+  return Value<i32, 1>(detail::node, g.add(ir::Op::Arange, ir::DType::i32, ir::Shape{end - start}, {}, {start}));
 }
 
 namespace detail {
@@ -415,7 +420,7 @@ Value<tag_t<T>, static_cast<int>(N)> full(const int64_t (&dims)[N], V value,
   } else {
     c = detail::constant(dtype_v<T>, static_cast<double>(value), static_cast<int64_t>(value));
   }
-  return Value<tag_t<T>, static_cast<int>(N)>(g.add(ir::Op::Broadcast, dtype_v<T>, s, {c}));
+  return Value<tag_t<T>, static_cast<int>(N)>(detail::node, g.add(ir::Op::Broadcast, dtype_v<T>, s, {c}));
 }
 
 /// A block of zeros.
@@ -437,7 +442,7 @@ Value<Out, R - 1> reduce(const Value<T, R>& x, int axis, const char* what, const
   r.rank = R - 1;
   for (int i = 0, j = 0; i < R; ++i)
     if (i != axis) r.dims[j++] = s.dims[i];
-  return Value<Out, R - 1>(g.add(OP, dtype_v<Out>, r, {x.id()}, {axis}));
+  return Value<Out, R - 1>(detail::node, g.add(OP, dtype_v<Out>, r, {x.id()}, {axis}));
 }
 }  // namespace detail
 
@@ -479,7 +484,7 @@ Value<tag_t<TC>, 2> dot(const Value<TA, 2>& a, const Value<TB, 2>& b, const Valu
   if (sc[0] != sa[0] || sc[1] != sb[1])
     detail::user_error("dot: accumulator shape must be [M, N]", "acc is " + sc.str() + ", expected [" + std::to_string(sa[0]) + ", " + std::to_string(sb[1]) + "]",
                        "[M, N]", loc);
-  return Value<tag_t<TC>, 2>(g.add(ir::Op::Dot, dtype_v<TC>, sc, {a.id(), b.id(), acc.id()}));
+  return Value<tag_t<TC>, 2>(detail::node, g.add(ir::Op::Dot, dtype_v<TC>, sc, {a.id(), b.id(), acc.id()}));
 }
 
 }  // namespace tilejit::dsl

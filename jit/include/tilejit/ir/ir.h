@@ -10,8 +10,9 @@
 // the last dimension is the contiguous one.
 //
 // Integers. i32 and i64 arithmetic wraps modulo 2^32 / 2^64 (two's complement).
-// Div truncates toward zero, Rem takes the sign of the dividend; division by
-// zero is undefined (the interpreter raises UserError). Shifts are not part of
+// Div truncates toward zero, Rem takes the sign of the dividend; x / 0 is -1
+// and x % 0 is x (what the hardware's integer division gives, fixed here so
+// that zero-filled TMA lanes never fault and GPU and interpreter agree). Shifts are not part of
 // the IR. Comparisons yield i1.
 //
 // Floats. f32 and f64 ops are IEEE-754 with round-to-nearest-even and no
