@@ -57,8 +57,11 @@ int main() {
     xb.fill_bytes(0x3f);
   }
   tilejit::TensorView<f32, 2> X(xb.data(), {kM, kN}), Y(yb.data(), {kM, kN});
-  const std::vector<Config> configs = {Config{{"BM", 64}, {"BN", 64}}, Config{{"BM", 128}, {"BN", 64}}, Config{{"BM", 64}, {"BN", 128}},
-                                       Config{{"BM", 32}, {"BN", 128}}, Config{{"BM", 128}, {"BN", 128}}};
+  // Block shapes x warps per program (a one-box TMA copy needs a single issuing thread, so fewer
+  // warps let more programs share an SM).
+  std::vector<Config> configs;
+  for (auto [bm, bn] : {std::pair<int64_t, int64_t>{64, 64}, {128, 64}, {64, 128}, {32, 128}, {128, 128}})
+    for (int w : {1, 4}) configs.push_back(Config{{"BM", bm}, {"BN", bn}}.warps(w));
   auto best_of = [&](const char* name, const auto& k, auto... extra) {
     double best = 1e30;
     Config best_c;
@@ -101,15 +104,16 @@ int main() {
   tilejit::TensorView<f32, 2> XJ(xj.data(), {total, kJaggedD}), YJ(yj.data(), {total, kJaggedD});
   double best = 1e30;
   Config best_c;
-  for (int64_t bm : {32, 64}) {
-    const Config c{{"BM", bm}, {"D", kJaggedD}};
+  for (int64_t bm : {16, 32, 64})
+    for (int w : {1, 4}) {
+    const Config c = Config{{"BM", bm}, {"D", kJaggedD}}.warps(w);
     const dim3 grid(static_cast<uint32_t>(cdiv(longest, bm)), static_cast<uint32_t>(kJaggedB));
     const double ms = time_ms([&] { jagged.launch(nullptr, grid, c, O, XJ, YJ); });
     if (ms < best) {
       best = ms;
       best_c = c;
     }
-  }
+    }
   emit("jagged", "tilejit", best_c, best, 2.0 * static_cast<double>(total * kJaggedD * 4));
   return 0;
 }

@@ -83,6 +83,22 @@ std::optional<Violation> check_global(ir::DType dtype, uint64_t address, std::sp
   return std::nullopt;
 }
 
+std::optional<Violation> check_inner_coordinate(const char* what, ir::DType dtype, int64_t coord) {
+  const int64_t bytes = coord * ir::size_of(dtype);
+  if (bytes % 16 == 0) return std::nullopt;
+  return Violation{std::string(what) + ": the innermost coordinate must be a multiple of 16 bytes (the TMA unit faults with "
+                                       "'illegal instruction' otherwise)",
+                   s(coord) + " x " + s(ir::size_of(dtype)) + " bytes = " + s(bytes) + " bytes", "a multiple of 16 bytes"};
+}
+
+std::optional<Violation> check_store_extent(ir::DType dtype, int64_t inner_size) {
+  const int64_t bytes = inner_size * ir::size_of(dtype);
+  if (bytes % 16 == 0) return std::nullopt;
+  return Violation{"descriptor_store: the innermost size of the tensor must span a multiple of 16 bytes (a TMA store writes "
+                   "whole 16-byte units and would overwrite the bytes after each row's last element)",
+                   s(inner_size) + " x " + s(ir::size_of(dtype)) + " bytes = " + s(bytes) + " bytes", "a multiple of 16 bytes"};
+}
+
 std::optional<Violation> merge_dims(const TensorArg& in, std::span<const int> groups, TensorArg& out) {
   int total = 0;
   for (int g : groups) total += g;

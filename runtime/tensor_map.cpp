@@ -39,6 +39,8 @@ TensorMapBytes encode_tensor_map(const codegen::HostDescriptor& d, const TensorA
   if (auto v = tma::check_global(t.dtype, reinterpret_cast<uint64_t>(t.data), std::span<const int64_t>(t.sizes.data(), rank),
                                  std::span<const int64_t>(t.strides.data(), rank)))
     throw UserError(v->rule, v->value, v->limit, file, line);
+  if (d.used_by_store)
+    if (auto v = tma::check_store_extent(t.dtype, t.sizes[rank - 1])) throw UserError(v->rule, v->value, v->limit, file, line);
   // The driver wants the innermost dimension first and strides in bytes for dimensions 1..rank-1.
   cuuint64_t dims[5], strides[4];
   cuuint32_t box[5], estride[5];

@@ -340,6 +340,11 @@ class Machine {
         for (int d = 0; d < a.rank; ++d) coords[d] = scalar_i(ops[static_cast<size_t>(1 + d)]);
         const std::span<const int64_t> c(coords, static_cast<size_t>(a.rank));
         const TensorValue& t = tensor(ops[0]);
+        const char* what = n.op == Op::DescLoad ? "descriptor_load" : "descriptor_store";
+        if (auto v = tma::check_inner_coordinate(what, t.dtype, coords[a.rank - 1])) throw OpError{v->rule, v->value, v->limit};
+        if (n.op == Op::DescStore && t.rank == a.rank)
+          if (auto v = tma::check_store_extent(t.dtype, t.sizes[static_cast<size_t>(a.rank - 1)]))
+            throw OpError{v->rule + " (" + tensor_name(g_, t) + ")", v->value, v->limit};
         if (n.op == Op::DescLoad) {
           check_tma_global(g_, "descriptor_load", t, a.rank);
           out.reset(n.dtype, n.shape);

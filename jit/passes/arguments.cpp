@@ -112,6 +112,7 @@ ArgumentPlan plan_arguments(const ir::Graph& g, const TmaPlan& tma, const SmemPl
     h.fill = d->fill;
     h.swizzle = 0;
     h.first_use = d->first_use;
+    h.used_by_store = d->used_by_store;
     plan.descriptors.push_back(h);
   }
   for (size_t p = 0; p < g.params.size(); ++p) {

@@ -7,14 +7,14 @@ using tilejit::dim3;
 using tilejit::cdiv;
 
 namespace {
-constexpr int64_t kM = 37, kN = 72;
+constexpr int64_t kM = 37, kN = 80;
 
 // One unary float op on a TMA tile, per dtype.
 template <class T, class F>
 void unary_case(const char* name, F f, double tol) {
   auto k = tilejit::kernel(name, [f](Tensor<T, 2> x, Tensor<T, 2> y) {
-    // The box is wider than the tensor (80 > 72 columns): TMA fills the extra columns and clips them on store.
-    auto t = descriptor_load(x, {program_id(0) * 16, 0}, {16, 80});
+    // The box is wider than the tensor (96 > 80 columns): TMA fills the extra columns and clips them on store.
+    auto t = descriptor_load(x, {program_id(0) * 16, 0}, {16, 96});
     descriptor_store(y, {program_id(0) * 16, 0}, f(t));
   });
   Twin<T, 2> x({kM, kN}), y({kM, kN});
@@ -26,8 +26,8 @@ void unary_case(const char* name, F f, double tol) {
 template <class T, class F>
 void binary_case(const char* name, F f, double tol) {
   auto k = tilejit::kernel(name, [f](Tensor<T, 2> x, Tensor<T, 2> y, Tensor<T, 2> z) {
-    auto a = descriptor_load(x, {program_id(0) * 16, 0}, {16, 80});
-    auto b = descriptor_load(y, {program_id(0) * 16, 0}, {16, 80});
+    auto a = descriptor_load(x, {program_id(0) * 16, 0}, {16, 96});
+    auto b = descriptor_load(y, {program_id(0) * 16, 0}, {16, 96});
     descriptor_store(z, {program_id(0) * 16, 0}, f(a, b));
   });
   Twin<T, 2> x({kM, kN}), y({kM, kN}), z({kM, kN});

@@ -8,21 +8,22 @@ using tilejit::cdiv;
 
 namespace {
 
-// y = x tile by tile, programs shifted by `shift` elements so that the first
-// and last tiles hang over both edges (negative coordinates, clipping).
+// y = x tile by tile, programs shifted so that the first and last tiles hang
+// over both edges (negative coordinates, clipping). The innermost shift is 16
+// bytes: TMA requires innermost coordinates that are multiples of 16 bytes.
 template <class T>
 void copy_2d(int64_t M, int64_t N, int64_t BM, int64_t BN, int shift) {
-  auto k = tilejit::kernel("copy2d", [](Tensor<T, 2> x, Tensor<T, 2> y, Scalar<i32> s, Block<"BM"> bm, Block<"BN"> bn) {
+  auto k = tilejit::kernel("copy2d", [](Tensor<T, 2> x, Tensor<T, 2> y, Scalar<i32> s, Scalar<i32> si, Block<"BM"> bm, Block<"BN"> bn) {
     auto m = program_id(0) * bm - s;
-    auto n = program_id(1) * bn - s;
+    auto n = program_id(1) * bn - si;
     descriptor_store(y, {m, n}, descriptor_load(x, {m, n}, {bm, bn}));
   });
   Twin<T, 2> x({M, N}), y({M, N});
   x.randomize(static_cast<uint32_t>(M * 131 + N));
   y.fill_byte(0x5a);
-  int32_t s = shift;
-  run_both(k, dim3(static_cast<uint32_t>(cdiv(M + shift, BM)), static_cast<uint32_t>(cdiv(N + shift, BN))),
-           Config{{"BM", BM}, {"BN", BN}}, 0, x, y, s);
+  int32_t s = shift, si = shift ? static_cast<int32_t>(16 / tilejit::ir::size_of(dtype_v<T>)) : 0;
+  run_both(k, dim3(static_cast<uint32_t>(cdiv(M + s, BM)), static_cast<uint32_t>(cdiv(N + si, BN))),
+           Config{{"BM", BM}, {"BN", BN}}, 0, x, y, s, si);
 }
 
 // z = x * a + b elementwise over TMA tiles.
@@ -45,7 +46,8 @@ void axpb_2d(int64_t M, int64_t N, int64_t BM, int64_t BN) {
 }  // namespace
 
 TEST_CASE("gpu: 2-D TMA copy sweep (dtypes x shapes x boxes with tiles over every edge)") {
-  const int64_t shapes[][2] = {{1, 16}, {7, 33}, {64, 64}, {100, 257}, {129, 1000}, {300, 17}};
+  // Innermost sizes span multiples of 16 bytes for every dtype (a TMA store writes whole 16-byte units).
+  const int64_t shapes[][2] = {{1, 16}, {7, 48}, {64, 64}, {100, 272}, {129, 1008}, {300, 32}};
   for (auto [M, N] : shapes) {
     for (int shift : {0, 3}) {
       SUBCASE(("f32 " + std::to_string(M) + "x" + std::to_string(N) + " shift " + std::to_string(shift)).c_str()) {
@@ -77,7 +79,7 @@ TEST_CASE("gpu: 2-D TMA copy sweep (dtypes x shapes x boxes with tiles over ever
 }
 
 TEST_CASE("gpu: elementwise a*x+b over TMA tiles") {
-  const int64_t shapes[][2] = {{64, 64}, {65, 130}, {3, 520}};
+  const int64_t shapes[][2] = {{64, 64}, {65, 136}, {3, 528}};
   for (auto [M, N] : shapes) {
     const std::string s = std::to_string(M) + "x" + std::to_string(N);
     SUBCASE(("f32 " + s).c_str()) { axpb_2d<f32>(M, N, 64, 64); }
@@ -90,8 +92,9 @@ namespace {
 template <int R>
 void copy_rank(std::array<int64_t, R> sizes, std::array<int64_t, R> box) {
   auto k = tilejit::kernel("copy_rank", [box](Tensor<f32, R> x, Tensor<f32, R> y) {
-    // Program p handles the box whose outermost coordinate is p * box[0] - 1 (one row before the start).
-    auto c0 = program_id(0) * static_cast<int32_t>(box[0]) - 1;
+    // Program p handles the box whose outermost coordinate starts before the tensor: one row for
+    // rank >= 2, 16 bytes for rank 1 (innermost coordinates must be multiples of 16 bytes).
+    auto c0 = program_id(0) * static_cast<int32_t>(box[0]) - (R == 1 ? 4 : 1);
     if constexpr (R == 1) {
       descriptor_store(y, {c0}, descriptor_load(x, {c0}, {box[0]}));
     } else if constexpr (R == 2) {
@@ -107,22 +110,22 @@ void copy_rank(std::array<int64_t, R> sizes, std::array<int64_t, R> box) {
   Twin<f32, R> x(sizes), y(sizes);
   x.randomize(11);
   y.fill_byte(0x11);
-  run_both(k, dim3(static_cast<uint32_t>(cdiv(sizes[0] + 1, box[0]))), Config{}, 0, x, y);
+  run_both(k, dim3(static_cast<uint32_t>(cdiv(sizes[0] + (R == 1 ? 4 : 1), box[0]))), Config{}, 0, x, y);
 }
 }  // namespace
 
 TEST_CASE("gpu: TMA ranks 1-5 with odd sizes") {
   SUBCASE("rank 1, 1000") { copy_rank<1>({1000}, {128}); }
-  SUBCASE("rank 1, 7") { copy_rank<1>({7}, {8}); }
-  SUBCASE("rank 1, 257") { copy_rank<1>({257}, {256}); }
-  SUBCASE("rank 2, 37x13") { copy_rank<2>({37, 13}, {8, 16}); }
+  SUBCASE("rank 1, 12") { copy_rank<1>({12}, {8}); }
+  SUBCASE("rank 1, 260") { copy_rank<1>({260}, {256}); }
+  SUBCASE("rank 2, 37x12") { copy_rank<2>({37, 12}, {8, 16}); }
   SUBCASE("rank 2, 5x200") { copy_rank<2>({5, 200}, {2, 200}); }
-  SUBCASE("rank 3, 9x5x11") { copy_rank<3>({9, 5, 11}, {4, 5, 12}); }
+  SUBCASE("rank 3, 9x5x12") { copy_rank<3>({9, 5, 12}, {4, 5, 12}); }
   SUBCASE("rank 3, 2x3x64") { copy_rank<3>({2, 3, 64}, {1, 3, 64}); }
-  SUBCASE("rank 4, 5x3x7x9") { copy_rank<4>({5, 3, 7, 9}, {2, 3, 7, 12}); }
-  SUBCASE("rank 4, 3x2x2x31") { copy_rank<4>({3, 2, 2, 31}, {3, 2, 2, 32}); }
-  SUBCASE("rank 5, 3x2x3x5x7") { copy_rank<5>({3, 2, 3, 5, 7}, {2, 2, 3, 5, 8}); }
-  SUBCASE("rank 5, 7x1x2x3x17") { copy_rank<5>({7, 1, 2, 3, 17}, {3, 1, 2, 3, 20}); }
+  SUBCASE("rank 4, 5x3x7x8") { copy_rank<4>({5, 3, 7, 8}, {2, 3, 7, 12}); }
+  SUBCASE("rank 4, 3x2x2x32") { copy_rank<4>({3, 2, 2, 32}, {3, 2, 2, 32}); }
+  SUBCASE("rank 5, 3x2x3x5x8") { copy_rank<5>({3, 2, 3, 5, 8}, {2, 2, 3, 5, 8}); }
+  SUBCASE("rank 5, 7x1x2x3x20") { copy_rank<5>({7, 1, 2, 3, 20}, {3, 1, 2, 3, 20}); }
 }
 
 TEST_CASE("gpu: element strides in outer dimensions") {
@@ -134,7 +137,7 @@ TEST_CASE("gpu: element strides in outer dimensions") {
         descriptor_store(y, {program_id(0) * 8, 0}, t);
       });
       const int64_t M = 8 * e * 5 - 3;
-      Twin<f32, 2> x({M, 30}), y({cdiv(M, 8 * e) * 8, 30});
+      Twin<f32, 2> x({M, 28}), y({cdiv(M, 8 * e) * 8, 28});
       x.randomize(static_cast<uint32_t>(e));
       y.fill_byte(0);
       run_both(k, dim3(static_cast<uint32_t>(cdiv(M, 8 * e))), Config{}, 0, x, y);
@@ -156,8 +159,8 @@ TEST_CASE("gpu: element strides in outer dimensions") {
 
 TEST_CASE("gpu: NaN fill versus zero fill") {
   auto k = tilejit::kernel("nanfill", [](Tensor<f32, 2> x, Tensor<f32, 2> y, Tensor<f32, 2> z) {
-    auto a = descriptor_load(x, {-2, -3}, {8, 16}, {}, Fill::nan);
-    auto b = descriptor_load(x, {-2, -3}, {8, 16});
+    auto a = descriptor_load(x, {-2, -4}, {8, 16}, {}, Fill::nan);
+    auto b = descriptor_load(x, {-2, -4}, {8, 16});
     descriptor_store(y, {0, 0}, a);
     descriptor_store(z, {0, 0}, b);
   });

@@ -41,6 +41,18 @@ std::optional<Violation> check_box(const char* what, ir::DType dtype, std::span<
 std::optional<Violation> check_global(ir::DType dtype, uint64_t address, std::span<const int64_t> sizes,
                                       std::span<const int64_t> strides);
 
+/// Rules the hardware adds at run time (measured on H100/H200, see docs/tma_hardware.md):
+/// the innermost coordinate of every TMA access, times the element size, must
+/// be a multiple of 16 bytes (otherwise the instruction faults with "illegal
+/// instruction"), whatever its sign.
+std::optional<Violation> check_inner_coordinate(const char* what, ir::DType dtype, int64_t coord);
+
+/// A TMA store writes whole 16-byte units along the innermost dimension, so a
+/// tensor whose innermost extent is not a multiple of 16 bytes would get the
+/// bytes after its last element of each row overwritten. tilejit refuses such
+/// stores rather than write memory the tensor does not own.
+std::optional<Violation> check_store_extent(ir::DType dtype, int64_t inner_size);
+
 /// The TMA domain of seed 001: `in` viewed with consecutive dimensions merged,
 /// group k holding groups[k] dimensions (outermost first). A merged dimension
 /// has the product of the sizes and the stride of its innermost member. Merged

@@ -27,6 +27,7 @@ struct HostDescriptor {
   int fill = 0;                    ///< 0 zero, 1 NaN-request-zero-FMA
   int swizzle = 0;                 ///< 0 none, 1 32B, 2 64B, 3 128B
   ir::NodeId first_use = ir::kNoNode;  ///< for error messages (source line of the op)
+  bool used_by_store = false;          ///< a TMA store uses it (the store extent rule applies)
 };
 
 /// One kernel parameter.
