@@ -91,6 +91,16 @@ std::optional<Violation> check_inner_coordinate(const char* what, ir::DType dtyp
                    s(coord) + " x " + s(ir::size_of(dtype)) + " bytes = " + s(bytes) + " bytes", "a multiple of 16 bytes"};
 }
 
+std::optional<Violation> check_store_coordinates(std::span<const int64_t> coords) {
+  for (size_t i = 0; i < coords.size(); ++i)
+    if (coords[i] < 0)
+      return Violation{"descriptor_store: TMA store coordinates must not be negative (the TMA unit faults with 'illegal "
+                       "instruction'; loads may start before the tensor, stores may not)",
+                       "coordinate " + s(static_cast<int64_t>(i)) + " (" + dim_name(i, coords.size()) + ") = " + s(coords[i]),
+                       ">= 0"};
+  return std::nullopt;
+}
+
 std::optional<Violation> check_store_extent(ir::DType dtype, int64_t inner_size) {
   const int64_t bytes = inner_size * ir::size_of(dtype);
   if (bytes % 16 == 0) return std::nullopt;

@@ -342,6 +342,8 @@ class Machine {
         const TensorValue& t = tensor(ops[0]);
         const char* what = n.op == Op::DescLoad ? "descriptor_load" : "descriptor_store";
         if (auto v = tma::check_inner_coordinate(what, t.dtype, coords[a.rank - 1])) throw OpError{v->rule, v->value, v->limit};
+        if (n.op == Op::DescStore)
+          if (auto v = tma::check_store_coordinates(c)) throw OpError{v->rule, v->value, v->limit};
         if (n.op == Op::DescStore && t.rank == a.rank)
           if (auto v = tma::check_store_extent(t.dtype, t.sizes[static_cast<size_t>(a.rank - 1)]))
             throw OpError{v->rule + " (" + tensor_name(g_, t) + ")", v->value, v->limit};

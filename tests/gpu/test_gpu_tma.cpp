@@ -8,22 +8,23 @@ using tilejit::cdiv;
 
 namespace {
 
-// y = x tile by tile, programs shifted so that the first and last tiles hang
-// over both edges (negative coordinates, clipping). The innermost shift is 16
-// bytes: TMA requires innermost coordinates that are multiples of 16 bytes.
+// y[i][j] = x[i - s][j - si] tile by tile: every load starts before x (negative
+// coordinates, zero fill) and the last tiles hang over the far edges (clipping).
+// TMA stores need non-negative coordinates and loads need innermost coordinates
+// that are multiples of 16 bytes, so only the loads are shifted, by 16 bytes innermost.
 template <class T>
 void copy_2d(int64_t M, int64_t N, int64_t BM, int64_t BN, int shift) {
   auto k = tilejit::kernel("copy2d", [](Tensor<T, 2> x, Tensor<T, 2> y, Scalar<i32> s, Scalar<i32> si, Block<"BM"> bm, Block<"BN"> bn) {
-    auto m = program_id(0) * bm - s;
-    auto n = program_id(1) * bn - si;
-    descriptor_store(y, {m, n}, descriptor_load(x, {m, n}, {bm, bn}));
+    auto m = program_id(0) * bm;
+    auto n = program_id(1) * bn;
+    descriptor_store(y, {m, n}, descriptor_load(x, {m - s, n - si}, {bm, bn}));
   });
   Twin<T, 2> x({M, N}), y({M, N});
   x.randomize(static_cast<uint32_t>(M * 131 + N));
   y.fill_byte(0x5a);
   int32_t s = shift, si = shift ? static_cast<int32_t>(16 / tilejit::ir::size_of(dtype_v<T>)) : 0;
-  run_both(k, dim3(static_cast<uint32_t>(cdiv(M + s, BM)), static_cast<uint32_t>(cdiv(N + si, BN))),
-           Config{{"BM", BM}, {"BN", BN}}, 0, x, y, s, si);
+  run_both(k, dim3(static_cast<uint32_t>(cdiv(M, BM)), static_cast<uint32_t>(cdiv(N, BN))), Config{{"BM", BM}, {"BN", BN}}, 0, x, y,
+           s, si);
 }
 
 // z = x * a + b elementwise over TMA tiles.
@@ -92,25 +93,26 @@ namespace {
 template <int R>
 void copy_rank(std::array<int64_t, R> sizes, std::array<int64_t, R> box) {
   auto k = tilejit::kernel("copy_rank", [box](Tensor<f32, R> x, Tensor<f32, R> y) {
-    // Program p handles the box whose outermost coordinate starts before the tensor: one row for
-    // rank >= 2, 16 bytes for rank 1 (innermost coordinates must be multiples of 16 bytes).
-    auto c0 = program_id(0) * static_cast<int32_t>(box[0]) - (R == 1 ? 4 : 1);
+    // Program p stores the box at p * box[0] loaded from one row earlier (16 bytes earlier for
+    // rank 1), so every load reads before the tensor at program 0.
+    auto c0 = program_id(0) * static_cast<int32_t>(box[0]);
+    auto l0 = c0 - (R == 1 ? 4 : 1);
     if constexpr (R == 1) {
-      descriptor_store(y, {c0}, descriptor_load(x, {c0}, {box[0]}));
+      descriptor_store(y, {c0}, descriptor_load(x, {l0}, {box[0]}));
     } else if constexpr (R == 2) {
-      descriptor_store(y, {c0, 0}, descriptor_load(x, {c0, 0}, {box[0], box[1]}));
+      descriptor_store(y, {c0, 0}, descriptor_load(x, {l0, 0}, {box[0], box[1]}));
     } else if constexpr (R == 3) {
-      descriptor_store(y, {c0, 0, 0}, descriptor_load(x, {c0, 0, 0}, {box[0], box[1], box[2]}));
+      descriptor_store(y, {c0, 0, 0}, descriptor_load(x, {l0, 0, 0}, {box[0], box[1], box[2]}));
     } else if constexpr (R == 4) {
-      descriptor_store(y, {c0, 0, 0, 0}, descriptor_load(x, {c0, 0, 0, 0}, {box[0], box[1], box[2], box[3]}));
+      descriptor_store(y, {c0, 0, 0, 0}, descriptor_load(x, {l0, 0, 0, 0}, {box[0], box[1], box[2], box[3]}));
     } else {
-      descriptor_store(y, {c0, 0, 0, 0, 0}, descriptor_load(x, {c0, 0, 0, 0, 0}, {box[0], box[1], box[2], box[3], box[4]}));
+      descriptor_store(y, {c0, 0, 0, 0, 0}, descriptor_load(x, {l0, 0, 0, 0, 0}, {box[0], box[1], box[2], box[3], box[4]}));
     }
   });
   Twin<f32, R> x(sizes), y(sizes);
   x.randomize(11);
   y.fill_byte(0x11);
-  run_both(k, dim3(static_cast<uint32_t>(cdiv(sizes[0] + (R == 1 ? 4 : 1), box[0]))), Config{}, 0, x, y);
+  run_both(k, dim3(static_cast<uint32_t>(cdiv(sizes[0], box[0]))), Config{}, 0, x, y);
 }
 }  // namespace
 

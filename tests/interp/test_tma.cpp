@@ -18,6 +18,7 @@ namespace {
 struct TmaCase {
   std::vector<int64_t> sizes, strides, box, est;
   int fill = 0;
+  int64_t esize = 0;  // bytes per element
   std::vector<std::vector<int64_t>> coords;
   int rank() const { return static_cast<int>(sizes.size()); }
   std::vector<int64_t> tile() const {
@@ -37,9 +38,22 @@ struct TmaCase {
   }
 };
 
+/// The two rules the hardware adds to seed 000 (measured on H100/H200), as preconditions of tmaload and
+/// tmastore: the innermost coordinate times the element size is a multiple of 16 bytes (else the
+/// instruction faults), and a store's tensor has rows of a multiple of 16 bytes (a store writes whole
+/// 16-byte units). Returns the rule `x` breaks ("innermost coordinate", "innermost size"), or "".
+std::string seed000_fault(const TmaCase& c, const std::vector<int64_t>& x, bool store) {
+  REQUIRE(c.esize > 0);
+  REQUIRE(x.size() == c.sizes.size());
+  if (x.back() * c.esize % 16 != 0) return "innermost coordinate";
+  if (store && c.sizes.back() * c.esize % 16 != 0) return "innermost size";
+  return "";
+}
+
 /// tmaload(x; ga, gs, bs, gr, er): the tile's bit patterns, and which elements were filled.
 void seed000_load(const Buffer& mem, int64_t base, const TmaCase& c, const std::vector<int64_t>& x,
                   std::vector<uint64_t>& bits, std::vector<uint8_t>& filled) {
+  REQUIRE(seed000_fault(c, x, false) == "");
   bits.clear();
   filled.clear();
   for_each_index(c.tile(), [&](const std::vector<int64_t>& i) {
@@ -60,6 +74,7 @@ void seed000_load(const Buffer& mem, int64_t base, const TmaCase& c, const std::
 template <class Combine>
 int64_t seed000_store(std::vector<uint64_t>& mem, int64_t base, const TmaCase& c, const std::vector<int64_t>& x,
                       const std::vector<uint64_t>& tile, Combine&& combine) {
+  REQUIRE(seed000_fault(c, x, true) == "");
   int64_t k = 0, skipped = 0;
   for_each_index(c.box, [&](const std::vector<int64_t>& i) {
     bool in = true;
@@ -85,9 +100,15 @@ int64_t seed000_store(std::vector<uint64_t>& mem, int64_t base, const TmaCase& c
 enum Variant { kPlain = 0, kPadded = 1, kStrided = 2 };
 const char* const kVariantName[] = {"plain", "padded", "element-strided"};
 
+/// `x` rounded down / up to a multiple of `u` (any sign).
+int64_t floor_to(int64_t x, int64_t u) { return (x >= 0 ? x / u : -((-x + u - 1) / u)) * u; }
+int64_t ceil_to(int64_t x, int64_t u) { return -floor_to(-x, u); }
+
 /// Sizes (odd and prime), strides (16-byte aligned, padded for kPadded), boxes at and past the edges,
 /// element strides 1..8 in the outer dimensions for kStrided, and coordinates around every edge.
-TmaCase make_case(int rank, DType t, Variant v, size_t max_coords, uint64_t seed) {
+/// The innermost coordinates are multiples of 16 bytes (the hardware faults otherwise); for a store
+/// (`store`) the innermost size is an odd number of 16-byte units, since a store needs whole units.
+TmaCase make_case(int rank, DType t, Variant v, size_t max_coords, uint64_t seed, bool store) {
   static const std::vector<int64_t> kSizes[3][5] = {
       {{37}, {13, 29}, {5, 7, 11}, {3, 5, 2, 7}, {2, 3, 5, 3, 7}},
       {{101}, {3, 53}, {7, 3, 17}, {2, 7, 3, 5}, {3, 2, 2, 5, 3}},
@@ -95,7 +116,13 @@ TmaCase make_case(int rank, DType t, Variant v, size_t max_coords, uint64_t seed
   };
   const int64_t u = 16 / ir::size_of(t);  // elements per 16 bytes
   TmaCase c;
+  c.esize = ir::size_of(t);
   c.sizes = kSizes[v][rank - 1];
+  if (store) {
+    int64_t units = (c.sizes.back() + u - 1) / u;
+    if (units % 2 == 0) ++units;
+    c.sizes.back() = units * u;
+  }
   c.strides.assign(static_cast<size_t>(rank), 1);
   for (int d = rank - 2; d >= 0; --d) {
     const auto i = static_cast<size_t>(d);
@@ -122,11 +149,17 @@ TmaCase make_case(int rank, DType t, Variant v, size_t max_coords, uint64_t seed
     c.est.push_back(e);
   }
   // Coordinates: inside, at the start, at and past the end, negative, and straddling both edges.
+  // Innermost ones are the 16-byte multiples on either side of each of those positions.
   std::vector<std::vector<int64_t>> cand(static_cast<size_t>(rank));
   for (int d = 0; d < rank; ++d) {
     const auto i = static_cast<size_t>(d);
     const int64_t n = c.sizes[i], b = c.box[i], span = (c.tile()[i] - 1) * c.est[i] + 1;
     std::set<int64_t> s = {0, 1, n - b, n - 1, n, n + 2, -1, -b + 1, -b, -b - 3, n / 2, n - span, -span + 1, -span};
+    if (d == rank - 1) {
+      std::set<int64_t> aligned;
+      for (int64_t x : s) aligned.insert({floor_to(x, u), ceil_to(x, u)});
+      s = aligned;
+    }
     cand[i].assign(s.begin(), s.end());
   }
   size_t total = 1;
@@ -146,6 +179,8 @@ TmaCase make_case(int rank, DType t, Variant v, size_t max_coords, uint64_t seed
       last.push_back(c.sizes[static_cast<size_t>(d)] - 1);
       past.push_back(-c.box[static_cast<size_t>(d)] + 1);
     }
+    last.back() = floor_to(last.back(), u);  // the unit holding the last element
+    past.back() = u - c.box.back();          // one unit of the box inside
     c.coords = {zero, last, past};
     while (c.coords.size() < max_coords) {
       std::vector<int64_t> x;

@@ -47,6 +47,10 @@ std::optional<Violation> check_global(ir::DType dtype, uint64_t address, std::sp
 /// instruction"), whatever its sign.
 std::optional<Violation> check_inner_coordinate(const char* what, ir::DType dtype, int64_t coord);
 
+/// A TMA store faults ("illegal instruction") when any coordinate is negative,
+/// although loads accept negative coordinates (measured on H200).
+std::optional<Violation> check_store_coordinates(std::span<const int64_t> coords);
+
 /// A TMA store writes whole 16-byte units along the innermost dimension, so a
 /// tensor whose innermost extent is not a multiple of 16 bytes would get the
 /// bytes after its last element of each row overwritten. tilejit refuses such
