@@ -42,15 +42,15 @@ def emit(bench, impl, ms, nbytes):
 
 @triton.jit
 def tma_copy(x_desc, y_desc, BM: tl.constexpr, BN: tl.constexpr):
-    m = tl.program_id(0) * BM
-    n = tl.program_id(1) * BN
+    m = tl.program_id(1) * BM  # row-major walk, as bench_tma.cpp
+    n = tl.program_id(0) * BN
     y_desc.store([m, n], x_desc.load([m, n]))
 
 
 @triton.jit
 def tma_axpb(x_desc, y_desc, a, b, BM: tl.constexpr, BN: tl.constexpr):
-    m = tl.program_id(0) * BM
-    n = tl.program_id(1) * BN
+    m = tl.program_id(1) * BM
+    n = tl.program_id(0) * BN
     y_desc.store([m, n], x_desc.load([m, n]) * a + b)
 
 
@@ -77,7 +77,7 @@ def main():
     for BM, BN in [(64, 64), (128, 64), (64, 128), (32, 128), (128, 128)]:
         xd = TensorDescriptor.from_tensor(x, [BM, BN])
         yd = TensorDescriptor.from_tensor(y, [BM, BN])
-        grid = (triton.cdiv(M, BM), triton.cdiv(N, BN))
+        grid = (triton.cdiv(N, BN), triton.cdiv(M, BM))
         ms = time_ms(lambda: tma_copy[grid](xd, yd, BM, BN))
         best = ms if best is None else min(best, ms)
     assert torch.equal(x, y)
@@ -87,7 +87,7 @@ def main():
     for BM, BN in [(64, 64), (128, 64), (64, 128), (32, 128)]:
         xd = TensorDescriptor.from_tensor(x, [BM, BN])
         yd = TensorDescriptor.from_tensor(y, [BM, BN])
-        grid = (triton.cdiv(M, BM), triton.cdiv(N, BN))
+        grid = (triton.cdiv(N, BN), triton.cdiv(M, BM))
         ms = time_ms(lambda: tma_axpb[grid](xd, yd, 1.5, 0.25, BM, BN))
         best = ms if best is None else min(best, ms)
     emit("axpb", "triton", best, nbytes)

@@ -18,7 +18,7 @@ def main(paths):
     print(f"{'benchmark':<22}{'impl':<10}{'GB/s':>9}{'vs torch copy':>15}{'vs triton':>11}  config")
     for r in rows:
         base = jag_copy if r["bench"] == "jagged" else torch_copy
-        tri = by.get((r["bench"] if r["bench"] != "copy_device_desc" else "copy", "triton"))
+        tri = by.get(("copy" if r["bench"].startswith("copy") else r["bench"], "triton"))
         vs_t = f"{r['gbps'] / base['gbps']:.3f}x" if base else "-"
         vs_tr = f"{r['gbps'] / tri['gbps']:.3f}x" if tri and r["impl"] == "tilejit" else "-"
         print(f"{r['bench']:<22}{r['impl']:<10}{r['gbps']:>9.1f}{vs_t:>15}{vs_tr:>11}  {r.get('config', '')}")

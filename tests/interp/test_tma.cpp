@@ -2,6 +2,9 @@
 #include <algorithm>
 #include <array>
 #include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "interp_test_util.h"
 
@@ -228,14 +231,15 @@ Buffer coords_buffer(const TmaCase& c) {
   return b;
 }
 
+/// Runs one program per coordinate set of `c` loading a tile into a buffer, and compares every element
+/// with seed 000's tmaload (data inside, the fill outside).
 template <class T, int R>
-void load_sweep(Variant v, int fill) {
+void check_load(const TmaCase& c, uint64_t seed) {
   const DType t = dsl::dtype_v<T>;
-  TmaCase c = make_case(R, t, v, 400, static_cast<uint64_t>(R * 10 + v));
-  c.fill = fill;
+  const int fill = c.fill;
   const int64_t guard = 64 / ir::size_of(t);
   Buffer mem(t, guard + c.extent() + guard);
-  auto r = rng(static_cast<uint64_t>(t) * 100 + R);
+  auto r = rng(seed);
   for (int64_t k = 0; k < mem.size(); ++k) mem.set_bits(k, random_bits(t, r));
   const Buffer coords = coords_buffer(c);
   const int64_t numel = c.tile_numel();
@@ -276,17 +280,34 @@ void load_sweep(Variant v, int fill) {
 }
 
 template <class T, int R>
-void store_sweep(Variant v) {
+void load_sweep(Variant v, int fill) {
   const DType t = dsl::dtype_v<T>;
-  TmaCase c = make_case(R, t, v, 150, static_cast<uint64_t>(R * 10 + v + 5));
+  TmaCase c = make_case(R, t, v, 400, static_cast<uint64_t>(R * 10 + v), false);
+  c.fill = fill;
+  check_load<T, R>(c, static_cast<uint64_t>(t) * 100 + R);
+}
+
+/// The memory a store check ran on: `mem` after the kernel, `initial` its bits before, the tensor at `guard`.
+struct StoreRun {
+  Buffer mem;
+  std::vector<uint64_t> initial;
+  int64_t guard = 0;
+};
+
+/// Runs one program per coordinate set of `c` storing a random tile, and compares every element of the
+/// buffer (guard bands and row padding included) with seed 000's tmastore.
+template <class T, int R>
+StoreRun check_store(const TmaCase& c, uint64_t seed) {
+  const DType t = dsl::dtype_v<T>;
   const int64_t guard = 64 / ir::size_of(t);
   Buffer mem(t, guard + c.extent() + guard);
-  auto r = rng(static_cast<uint64_t>(t) * 1000 + R);
+  auto r = rng(seed);
   std::vector<uint64_t> ref(static_cast<size_t>(mem.size()));
   for (int64_t k = 0; k < mem.size(); ++k) {
     ref[static_cast<size_t>(k)] = random_bits(t, r);
     mem.set_bits(k, ref[static_cast<size_t>(k)]);
   }
+  std::vector<uint64_t> initial = ref;
   const Buffer coords = coords_buffer(c);
   const int64_t numel = c.tile_numel();
   const auto programs = static_cast<int64_t>(c.coords.size());
@@ -313,6 +334,14 @@ void store_sweep(Variant v) {
   CHECK(bad == 0);
   CHECK(guard_bad == 0);
   CHECK(skipped > 0);
+  return StoreRun{std::move(mem), std::move(initial), guard};
+}
+
+template <class T, int R>
+void store_sweep(Variant v) {
+  const DType t = dsl::dtype_v<T>;
+  const TmaCase c = make_case(R, t, v, 150, static_cast<uint64_t>(R * 10 + v + 5), true);
+  check_store<T, R>(c, static_cast<uint64_t>(t) * 1000 + R);
 }
 
 template <class T>
@@ -398,7 +427,7 @@ template <class T>
 void reduce_case(dsl::Reduce red, const std::function<uint64_t(uint64_t, uint64_t)>& combine, const std::function<double(int64_t)>& gen) {
   const DType t = dsl::dtype_v<T>;
   const int64_t u = 16 / ir::size_of(t);
-  const int64_t M = 7, N = 3 * u + 1, stride = 4 * u, B0 = 4, B1 = 2 * u;
+  const int64_t M = 7, N = 3 * u, stride = 4 * u, B0 = 4, B1 = 2 * u;  // a store needs rows of whole 16-byte units
   Buffer mem(t, M * stride), vals(t, B0 * B1);
   std::vector<uint64_t> ref(static_cast<size_t>(mem.size()));
   for (int64_t k = 0; k < mem.size(); ++k) {
@@ -416,10 +445,12 @@ void reduce_case(dsl::Reduce red, const std::function<uint64_t(uint64_t, uint64_
   c.strides = {stride, 1};
   c.box = {B0, B1};
   c.est = {1, 1};
+  c.esize = ir::size_of(t);
   std::vector<uint64_t> tile(static_cast<size_t>(B0 * B1));
   for (int64_t e = 0; e < B0 * B1; ++e) tile[static_cast<size_t>(e)] = vals.bits(e);
   // Overlapping tiles, some past the edges: the second application combines with the first.
-  const int64_t coords[][2] = {{0, 0}, {1, 1}, {5, N - 3}, {-2, -1}, {3, u}};
+  // Innermost coordinates are whole 16-byte units, negative ones included.
+  const int64_t coords[][2] = {{0, 0}, {1, u}, {5, N - u}, {-2, -u}, {3, u}, {-1, 2 * u}};
   for (const auto& xy : coords) {
     tilejit::interp::run(*g, dim3(1),
                          std::vector<tilejit::KernelArg>{tensor_arg(mem.arg({M, N}, {stride, 1})), tensor_arg(vals.arg({B0, B1})),
@@ -482,6 +513,224 @@ TEST_CASE("descriptor_store with add, min and max reductions combines with memor
     tilejit::interp::run(*k.trace(Config{}), dim3(1), std::vector<tilejit::KernelArg>{tensor_arg(mem.arg1()), tensor_arg(v.arg1())});
     for (int64_t i = 0; i < 8; ++i) CHECK(mem.getf(i) == 1.0);
   }
+}
+
+// ---- the 16-byte rules the hardware adds to seed 000 ----------------------------------------------------
+
+namespace {
+/// The source line of the first node of `op` in `g`.
+int op_line(const ir::Graph& g, Op op) {
+  for (size_t i = 0; i < g.size(); ++i)
+    if (g.node(static_cast<NodeId>(i)).op == op) return static_cast<int>(g.location(static_cast<NodeId>(i)).line);
+  return -1;
+}
+
+/// A [rows, cols] contiguous tensor of `t` accessed with [2, 2u] boxes (u elements per 16 bytes).
+TmaCase pair_case(DType t, int64_t rows, int64_t cols) {
+  const int64_t u = 16 / ir::size_of(t);
+  TmaCase c;
+  c.sizes = {rows, cols};
+  c.strides = {cols, 1};
+  c.box = {2, 2 * u};
+  c.est = {1, 1};
+  c.esize = ir::size_of(t);
+  return c;
+}
+
+/// One program moves a [2, 2u] tile from x to y. With `store` false it loads at (1, inner) and stores at
+/// (0, 0); with `store` true it loads at (0, 0) and stores at (1, inner). An innermost coordinate that is
+/// not a multiple of 16 bytes must raise the UserError at the op's line and write nothing; the nearest
+/// aligned coordinate below it must run and match seed 000.
+template <class T>
+void unaligned_coordinate_case(int64_t inner, bool store) {
+  const DType t = dsl::dtype_v<T>;
+  const int64_t u = 16 / ir::size_of(t), rows = 4, cols = 4 * u;
+  Buffer x(t, rows * cols), y(t, rows * cols);
+  auto r = rng(static_cast<uint64_t>(inner + 100) + static_cast<uint64_t>(t));
+  std::vector<uint64_t> y0(static_cast<size_t>(y.size()));
+  for (int64_t k = 0; k < x.size(); ++k) {
+    x.set_bits(k, random_bits(t, r));
+    y0[static_cast<size_t>(k)] = random_bits(t, r);
+    y.set_bits(k, y0[static_cast<size_t>(k)]);
+  }
+  int line = 0;
+  auto k = tilejit::kernel("unaligned", [&line, u, store](dsl::Tensor<T, 2> a, dsl::Tensor<T, 2> b, dsl::Scalar<dsl::i32> c) {
+    using namespace tilejit::dsl;
+    if (store) {
+      auto tile = descriptor_load(a, {0, 0}, {2, 2 * u});
+      line = __LINE__ + 1;
+      descriptor_store(b, {1, c}, tile);
+    } else {
+      line = __LINE__ + 1;
+      auto tile = descriptor_load(a, {1, c}, {2, 2 * u});
+      descriptor_store(b, {0, 0}, tile);
+    }
+  });
+  const auto g = k.trace(Config{});  // records `line`
+  REQUIRE(line > 0);
+  auto run = [&](int64_t c) {
+    tilejit::interp::run(*g, dim3(1), std::vector<tilejit::KernelArg>{tensor_arg(x.arg({rows, cols})), tensor_arg(y.arg({rows, cols})),
+                                                                       scalar_arg(DType::i32, static_cast<double>(c))});
+  };
+  const TmaCase rc = pair_case(t, rows, cols);
+  const std::vector<int64_t> at = {1, inner}, origin = {0, 0};
+  CHECK(seed000_fault(rc, at, store) == "innermost coordinate");
+  const std::string op = store ? "descriptor_store" : "descriptor_load";
+  const int64_t es = ir::size_of(t);
+  expect_user_error([&] { run(inner); },
+                    {"test_tma.cpp:" + std::to_string(line), op + ": the innermost coordinate must be a multiple of 16 bytes",
+                     std::to_string(inner) + " x " + std::to_string(es) + " bytes = " + std::to_string(inner * es) + " bytes",
+                     "program (0, 0, 0)"});
+  int64_t touched = 0;
+  for (int64_t e = 0; e < y.size(); ++e) touched += y.bits(e) != y0[static_cast<size_t>(e)];
+  CHECK(touched == 0);
+  // The aligned coordinate just below runs, and both tiles follow seed 000.
+  const std::vector<int64_t> aligned = {1, floor_to(inner, u)};
+  CHECK(seed000_fault(rc, aligned, store) == "");
+  run(aligned[1]);
+  std::vector<uint64_t> tile, want = y0;
+  std::vector<uint8_t> filled;
+  seed000_load(x, 0, rc, store ? origin : aligned, tile, filled);
+  seed000_store(want, 0, rc, store ? aligned : origin, tile, [](uint64_t, uint64_t n) { return n; });
+  int64_t bad = 0;
+  for (int64_t e = 0; e < y.size(); ++e) bad += y.bits(e) != want[static_cast<size_t>(e)];
+  CHECK(bad == 0);
+}
+
+/// Load and store [3, 2u] boxes at negative innermost coordinates of whole 16-byte units (-u, -2u) in a
+/// [5, 3u] tensor with a row stride of 4u, against seed 000 (both fills for floating types).
+template <class T>
+void aligned_negative_case() {
+  const DType t = dsl::dtype_v<T>;
+  const int64_t u = 16 / ir::size_of(t);
+  TmaCase c;
+  c.sizes = {5, 3 * u};
+  c.strides = {4 * u, 1};
+  c.box = {3, 2 * u};
+  c.est = {1, 1};
+  c.esize = ir::size_of(t);
+  c.coords = {{-1, -u}, {0, -u}, {2, -u}, {4, -u}, {-2, -u}, {1, -2 * u}, {0, 2 * u}, {3, 0}};
+  for (const auto& x : c.coords) {
+    CHECK(x.back() * c.esize % 16 == 0);
+    CHECK(seed000_fault(c, x, true) == "");
+  }
+  for (int fill : {0, 1}) {
+    if (fill && !ir::is_float(t)) continue;
+    c.fill = fill;
+    check_load<T, 2>(c, static_cast<uint64_t>(t) * 7 + static_cast<uint64_t>(fill));
+  }
+  check_store<T, 2>(c, static_cast<uint64_t>(t) * 11);
+}
+
+/// A [3, n] tensor whose rows (n elements) are not a multiple of 16 bytes, with a 16-byte aligned row stride.
+TmaCase ragged_case(DType t, int64_t n) {
+  const int64_t u = 16 / ir::size_of(t);
+  TmaCase c;
+  c.sizes = {3, n};
+  c.strides = {(n + u - 1) / u * u, 1};
+  c.box = {2, 2 * u};
+  c.est = {1, 1};
+  c.esize = ir::size_of(t);
+  return c;
+}
+
+/// Loads from the ragged tensor work anywhere, including the unit that holds the end of each row.
+template <class T>
+void ragged_load_case(int64_t n) {
+  const DType t = dsl::dtype_v<T>;
+  const int64_t u = 16 / ir::size_of(t);
+  TmaCase c = ragged_case(t, n);
+  REQUIRE(n * c.esize % 16 != 0);
+  for (int64_t row : {-1, 0, 2})
+    for (int64_t col : {int64_t{0}, floor_to(n - 1, u), floor_to(n / 2, u), -u, ceil_to(n, u)}) c.coords.push_back({row, col});
+  for (const auto& x : c.coords) CHECK(seed000_fault(c, x, false) == "");
+  check_load<T, 2>(c, static_cast<uint64_t>(n) * 3);
+}
+
+/// A store into the ragged tensor is a UserError at the store's line, naming the tensor, and writes nothing.
+template <class T>
+void ragged_store_case(int64_t n) {
+  const DType t = dsl::dtype_v<T>;
+  const int64_t u = 16 / ir::size_of(t);
+  TmaCase c = ragged_case(t, n);
+  c.coords = {{0, 0}};
+  CHECK(seed000_fault(c, c.coords[0], true) == "innermost size");
+  CHECK(seed000_fault(c, c.coords[0], false) == "");
+  Buffer mem(t, c.extent()), src(t, c.tile_numel());
+  auto r = rng(static_cast<uint64_t>(n));
+  std::vector<uint64_t> initial(static_cast<size_t>(mem.size()));
+  for (int64_t k = 0; k < mem.size(); ++k) {
+    initial[static_cast<size_t>(k)] = random_bits(t, r);
+    mem.set_bits(k, initial[static_cast<size_t>(k)]);
+  }
+  for (int64_t k = 0; k < src.size(); ++k) src.set_bits(k, random_bits(t, r));
+  const Buffer coords = coords_buffer(c);
+  auto k = store_kernel<T, 2>(arr<T, 2>(c.box), dsl::Reduce::none, c.tile_numel(), std::make_index_sequence<2>{});
+  const auto g = k.trace(Config{});
+  const int line = op_line(*g, Op::DescStore);
+  REQUIRE(line > 0);
+  const int64_t es = ir::size_of(t);
+  expect_user_error(
+      [&] {
+        tilejit::interp::run(*g, dim3(1),
+                             std::vector<tilejit::KernelArg>{tensor_arg(mem.arg(c.sizes, c.strides)), tensor_arg(coords.arg1()),
+                                                             tensor_arg(src.arg1())});
+      },
+      {"test_tma.cpp:" + std::to_string(line), "descriptor_store: the innermost size of the tensor must span a multiple of 16 bytes",
+       "(arg0)", std::to_string(n) + " x " + std::to_string(es) + " bytes = " + std::to_string(n * es) + " bytes", "program (0, 0, 0)"});
+  int64_t touched = 0;
+  for (int64_t e = 0; e < mem.size(); ++e) touched += mem.bits(e) != initial[static_cast<size_t>(e)];
+  CHECK(touched == 0);
+  (void)u;
+}
+}  // namespace
+
+TEST_CASE("an innermost coordinate that is not a multiple of 16 bytes is a UserError at the op's line") {
+  for (bool store : {false, true}) {
+    const std::string op = store ? " store" : " load";
+    SUBCASE(("f32 +3" + op).c_str()) { unaligned_coordinate_case<dsl::f32>(3, store); }
+    SUBCASE(("f32 -3" + op).c_str()) { unaligned_coordinate_case<dsl::f32>(-3, store); }
+    SUBCASE(("bf16 +1" + op).c_str()) { unaligned_coordinate_case<dsl::bf16>(1, store); }
+  }
+}
+
+TEST_CASE("negative innermost coordinates of whole 16-byte units load and store like seed 000") {
+  SUBCASE("f32 -4") { aligned_negative_case<dsl::f32>(); }
+  SUBCASE("bf16 -8") { aligned_negative_case<dsl::bf16>(); }
+  SUBCASE("u8 -16") { aligned_negative_case<dsl::u8>(); }
+}
+
+TEST_CASE("a store into rows that are not a multiple of 16 bytes is a UserError; loads from them work") {
+  SUBCASE("f32 130: load") { ragged_load_case<dsl::f32>(130); }
+  SUBCASE("f32 130: store refused") { ragged_store_case<dsl::f32>(130); }
+  SUBCASE("bf16 9: load") { ragged_load_case<dsl::bf16>(9); }
+  SUBCASE("bf16 9: store refused") { ragged_store_case<dsl::bf16>(9); }
+  SUBCASE("u8 15: load") { ragged_load_case<dsl::u8>(15); }
+  SUBCASE("u8 15: store refused") { ragged_store_case<dsl::u8>(15); }
+}
+
+TEST_CASE("a store into rows of 132 f32 (528 bytes) works and leaves the row padding untouched") {
+  TmaCase c;
+  c.sizes = {3, 132};
+  c.strides = {136, 1};
+  c.box = {2, 64};
+  c.est = {1, 1};
+  c.esize = 4;
+  c.coords = {{0, 128}, {1, -32}, {2, 100}, {-1, 64}, {1, 0}, {2, 132}};
+  const StoreRun s = check_store<dsl::f32, 2>(c, 132);
+  int64_t pad_bad = 0, tail_written = 0;
+  for (int64_t row = 0; row < 3; ++row) {
+    for (int64_t col = 132; col < 136; ++col) {
+      const int64_t k = s.guard + row * 136 + col;
+      pad_bad += s.mem.bits(k) != s.initial[static_cast<size_t>(k)];
+    }
+    for (int64_t col = 128; col < 132; ++col) {
+      const int64_t k = s.guard + row * 136 + col;
+      tail_written += s.mem.bits(k) != s.initial[static_cast<size_t>(k)];
+    }
+  }
+  CHECK(pad_bad == 0);
+  CHECK(tail_written == 12);  // (0, 128) covers rows 0-1, (2, 100) row 2: the last unit of every row is stored
 }
 
 // ---- runtime rule checks ------------------------------------------------------------------------------
@@ -582,8 +831,10 @@ TEST_CASE("prefetch_descriptor validates the tensor and changes nothing") {
 TEST_CASE("tile_view coordinates are tile index times box") {
   for (int variant = 0; variant < 3; ++variant) {
     SUBCASE(("grid of tiles " + std::to_string(variant)).c_str()) {
+      // x has any row length; y, being stored to, has rows of whole 16-byte units (Ny >= N) and padding.
       const int64_t M = 10 + variant * 7, N = 20 + variant * 5, BM = 4, BN = 8, ld = (N + 3) / 4 * 4;
-      Buffer x(DType::f32, M * ld), y(DType::f32, M * ld);
+      const int64_t Ny = ld, ldy = Ny + 4;
+      Buffer x(DType::f32, M * ld), y(DType::f32, M * ldy);
       for (int64_t i = 0; i < x.size(); ++i) x.setf(i, static_cast<double>(i % 1000) - 17.0);
       for (int64_t i = 0; i < y.size(); ++i) y.setf(i, -1.0);
       auto k = tilejit::kernel("tiles", [](dsl::Tensor<dsl::f32, 2> a, dsl::Tensor<dsl::f32, 2> b) {
@@ -593,14 +844,15 @@ TEST_CASE("tile_view coordinates are tile index times box") {
         auto t = descriptor_load(va(program_id(0), program_id(1)));
         descriptor_store(vb(program_id(0), program_id(1)), t * 2.0f);
       });
-      const auto grid = dim3(static_cast<uint32_t>(tilejit::cdiv(M, BM)), static_cast<uint32_t>(tilejit::cdiv(N, BN)));
+      const auto grid = dim3(static_cast<uint32_t>(tilejit::cdiv(M, BM)), static_cast<uint32_t>(tilejit::cdiv(Ny, BN)));
       tilejit::interp::run(*k.trace(Config{}), grid,
-                           std::vector<tilejit::KernelArg>{tensor_arg(x.arg({M, N}, {ld, 1})), tensor_arg(y.arg({M, N}, {ld, 1}))});
+                           std::vector<tilejit::KernelArg>{tensor_arg(x.arg({M, N}, {ld, 1})), tensor_arg(y.arg({M, Ny}, {ldy, 1}))});
       int64_t bad = 0;
       for (int64_t i = 0; i < M; ++i)
-        for (int64_t j = 0; j < ld; ++j) {
-          const double want = j < N ? 2.0 * x.getf(i * ld + j) : -1.0;  // row padding untouched
-          bad += y.getf(i * ld + j) != want;
+        for (int64_t j = 0; j < ldy; ++j) {
+          // Data inside x, zero fill (doubled) past its end, row padding of y untouched.
+          const double want = j < N ? 2.0 * x.getf(i * ld + j) : j < Ny ? 0.0 : -1.0;
+          bad += y.getf(i * ldy + j) != want;
         }
       CHECK(bad == 0);
     }
@@ -650,8 +902,10 @@ TEST_CASE("merge views rank 6 and 7 tensors down to 5 TMA dimensions") {
       using namespace tilejit::dsl;
       auto ma = a.merge({2, 3, 2});  // groups {3, 2}, {2, 3, 2}, {5, 8}: sizes 6, 12, 40
       auto mb = b.merge({2, 3, 2});
-      auto t = descriptor_load(ma, {program_id(0) * 4 - 1, program_id(1) * 5, 3}, {4, 5, 40});
-      descriptor_store(mb, {program_id(0) * 4 - 1, program_id(1) * 5, 3}, t);
+      // Innermost coordinate -4 or 4 (whole 16-byte units): the box hangs over the start or the end.
+      auto c = program_id(1) % 2 * 8 - 4;
+      auto t = descriptor_load(ma, {program_id(0) * 4 - 1, program_id(1) * 5, c}, {4, 5, 40});
+      descriptor_store(mb, {program_id(0) * 4 - 1, program_id(1) * 5, c}, t);
     });
     // ma sizes: [3*2, 2*3*2, 5*8] = [6, 12, 40]; strides: [st[1], st[4], st[6]].
     tilejit::interp::run(*k.trace(Config{}), dim3(3, 3),
@@ -662,8 +916,8 @@ TEST_CASE("merge views rank 6 and 7 tensors down to 5 TMA dimensions") {
       for (int64_t p1 = 0; p1 < 3; ++p1)
         for (int64_t a = p0 * 4 - 1; a < p0 * 4 + 3; ++a)
           for (int64_t b = p1 * 5; b < p1 * 5 + 5; ++b)
-            for (int64_t c = 3; c < 43; ++c) {
-              if (a < 0 || a >= 6 || b >= 12 || c >= 40) continue;
+            for (int64_t c = p1 % 2 * 8 - 4; c < p1 % 2 * 8 + 36; ++c) {
+              if (a < 0 || a >= 6 || b >= 12 || c < 0 || c >= 40) continue;
               const int64_t off = a * st[1] + b * st[4] + c;
               want[static_cast<size_t>(off)] = x.getf(off);
             }
