@@ -41,14 +41,17 @@ struct TmaCase {
   }
 };
 
-/// The two rules the hardware adds to seed 000 (measured on H100/H200), as preconditions of tmaload and
-/// tmastore: the innermost coordinate times the element size is a multiple of 16 bytes (else the
-/// instruction faults), and a store's tensor has rows of a multiple of 16 bytes (a store writes whole
-/// 16-byte units). Returns the rule `x` breaks ("innermost coordinate", "innermost size"), or "".
+/// The rules the hardware adds to seed 000 (measured on H100/H200, docs/tma_hardware.md), as
+/// preconditions of tmaload and tmastore, in the order they are checked: the innermost coordinate times
+/// the element size is a multiple of 16 bytes (else the instruction faults); a store has no negative
+/// coordinate (else it faults; loads may start before the tensor); a store's tensor has rows of a
+/// multiple of 16 bytes (a store writes whole 16-byte units). Returns the rule `x` breaks
+/// ("innermost coordinate", "negative store coordinate", "innermost size"), or "".
 std::string seed000_fault(const TmaCase& c, const std::vector<int64_t>& x, bool store) {
   REQUIRE(c.esize > 0);
   REQUIRE(x.size() == c.sizes.size());
   if (x.back() * c.esize % 16 != 0) return "innermost coordinate";
+  if (store && std::any_of(x.begin(), x.end(), [](int64_t v) { return v < 0; })) return "negative store coordinate";
   if (store && c.sizes.back() * c.esize % 16 != 0) return "innermost size";
   return "";
 }
@@ -109,8 +112,9 @@ int64_t ceil_to(int64_t x, int64_t u) { return -floor_to(-x, u); }
 
 /// Sizes (odd and prime), strides (16-byte aligned, padded for kPadded), boxes at and past the edges,
 /// element strides 1..8 in the outer dimensions for kStrided, and coordinates around every edge.
-/// The innermost coordinates are multiples of 16 bytes (the hardware faults otherwise); for a store
-/// (`store`) the innermost size is an odd number of 16-byte units, since a store needs whole units.
+/// The innermost coordinates are multiples of 16 bytes (the hardware faults otherwise). For a store
+/// (`store`) the innermost size is an odd number of 16-byte units, since a store needs whole units, and
+/// no coordinate is negative (a store there faults), so its boxes hang over the end edges only.
 TmaCase make_case(int rank, DType t, Variant v, size_t max_coords, uint64_t seed, bool store) {
   static const std::vector<int64_t> kSizes[3][5] = {
       {{37}, {13, 29}, {5, 7, 11}, {3, 5, 2, 7}, {2, 3, 5, 3, 7}},
@@ -163,6 +167,7 @@ TmaCase make_case(int rank, DType t, Variant v, size_t max_coords, uint64_t seed
       for (int64_t x : s) aligned.insert({floor_to(x, u), ceil_to(x, u)});
       s = aligned;
     }
+    if (store) std::erase_if(s, [](int64_t x) { return x < 0; });
     cand[i].assign(s.begin(), s.end());
   }
   size_t total = 1;
@@ -184,6 +189,11 @@ TmaCase make_case(int rank, DType t, Variant v, size_t max_coords, uint64_t seed
     }
     last.back() = floor_to(last.back(), u);  // the unit holding the last element
     past.back() = u - c.box.back();          // one unit of the box inside
+    if (store)  // boxes over the end edge instead: one element (one unit innermost) inside
+      for (int d = 0; d < rank; ++d) {
+        const auto i = static_cast<size_t>(d);
+        past[i] = std::max<int64_t>(0, d == rank - 1 ? c.sizes[i] - c.box[i] + u : c.sizes[i] - 1);
+      }
     c.coords = {zero, last, past};
     while (c.coords.size() < max_coords) {
       std::vector<int64_t> x;
@@ -449,8 +459,8 @@ void reduce_case(dsl::Reduce red, const std::function<uint64_t(uint64_t, uint64_
   std::vector<uint64_t> tile(static_cast<size_t>(B0 * B1));
   for (int64_t e = 0; e < B0 * B1; ++e) tile[static_cast<size_t>(e)] = vals.bits(e);
   // Overlapping tiles, some past the edges: the second application combines with the first.
-  // Innermost coordinates are whole 16-byte units, negative ones included.
-  const int64_t coords[][2] = {{0, 0}, {1, u}, {5, N - u}, {-2, -u}, {3, u}, {-1, 2 * u}};
+  // Coordinates are not negative and innermost ones are whole 16-byte units (what a store needs).
+  const int64_t coords[][2] = {{0, 0}, {1, u}, {5, N - u}, {6, 0}, {3, u}, {0, 2 * u}};
   for (const auto& xy : coords) {
     tilejit::interp::run(*g, dim3(1),
                          std::vector<tilejit::KernelArg>{tensor_arg(mem.arg({M, N}, {stride, 1})), tensor_arg(vals.arg({B0, B1})),
@@ -539,8 +549,8 @@ TmaCase pair_case(DType t, int64_t rows, int64_t cols) {
 
 /// One program moves a [2, 2u] tile from x to y. With `store` false it loads at (1, inner) and stores at
 /// (0, 0); with `store` true it loads at (0, 0) and stores at (1, inner). An innermost coordinate that is
-/// not a multiple of 16 bytes must raise the UserError at the op's line and write nothing; the nearest
-/// aligned coordinate below it must run and match seed 000.
+/// not a multiple of 16 bytes must raise the UserError at the op's line and write nothing; the aligned
+/// coordinate below it (at least 0 for a store) must run and match seed 000.
 template <class T>
 void unaligned_coordinate_case(int64_t inner, bool store) {
   const DType t = dsl::dtype_v<T>;
@@ -585,7 +595,7 @@ void unaligned_coordinate_case(int64_t inner, bool store) {
   for (int64_t e = 0; e < y.size(); ++e) touched += y.bits(e) != y0[static_cast<size_t>(e)];
   CHECK(touched == 0);
   // The aligned coordinate just below runs, and both tiles follow seed 000.
-  const std::vector<int64_t> aligned = {1, floor_to(inner, u)};
+  const std::vector<int64_t> aligned = {1, store ? std::max<int64_t>(0, floor_to(inner, u)) : floor_to(inner, u)};
   CHECK(seed000_fault(rc, aligned, store) == "");
   run(aligned[1]);
   std::vector<uint64_t> tile, want = y0;
@@ -597,29 +607,75 @@ void unaligned_coordinate_case(int64_t inner, bool store) {
   CHECK(bad == 0);
 }
 
-/// Load and store [3, 2u] boxes at negative innermost coordinates of whole 16-byte units (-u, -2u) in a
-/// [5, 3u] tensor with a row stride of 4u, against seed 000 (both fills for floating types).
+/// Runs store_kernel once at c.coords[0], which the rules refuse: the UserError names the store's line,
+/// `rule` and `value`, and nothing is written.
 template <class T>
-void aligned_negative_case() {
+void expect_store_refused(const TmaCase& c, const std::string& rule, const std::string& value) {
   const DType t = dsl::dtype_v<T>;
-  const int64_t u = 16 / ir::size_of(t);
+  REQUIRE(c.coords.size() == 1);
+  Buffer mem(t, c.extent()), src(t, c.tile_numel());
+  auto r = rng(static_cast<uint64_t>(c.extent()));
+  std::vector<uint64_t> initial(static_cast<size_t>(mem.size()));
+  for (int64_t k = 0; k < mem.size(); ++k) {
+    initial[static_cast<size_t>(k)] = random_bits(t, r);
+    mem.set_bits(k, initial[static_cast<size_t>(k)]);
+  }
+  for (int64_t k = 0; k < src.size(); ++k) src.set_bits(k, random_bits(t, r));
+  const Buffer coords = coords_buffer(c);
+  auto k = store_kernel<T, 2>(arr<T, 2>(c.box), dsl::Reduce::none, c.tile_numel(), std::make_index_sequence<2>{});
+  const auto g = k.trace(Config{});
+  const int line = op_line(*g, Op::DescStore);
+  REQUIRE(line > 0);
+  expect_user_error(
+      [&] {
+        tilejit::interp::run(*g, dim3(1),
+                             std::vector<tilejit::KernelArg>{tensor_arg(mem.arg(c.sizes, c.strides)), tensor_arg(coords.arg1()),
+                                                             tensor_arg(src.arg1())});
+      },
+      {"test_tma.cpp:" + std::to_string(line), rule, value, "program (0, 0, 0)"});
+  int64_t touched = 0;
+  for (int64_t e = 0; e < mem.size(); ++e) touched += mem.bits(e) != initial[static_cast<size_t>(e)];
+  CHECK(touched == 0);
+}
+
+/// A [5, 3u] tensor with a row stride of 4u accessed with [3, 2u] boxes at negative innermost coordinates
+/// of whole 16-byte units (-u, -2u) and negative rows. Loads work and follow seed 000 (both fills for
+/// floating types); stores there are refused (no negative store coordinate, innermost or outer), while
+/// stores at non-negative coordinates over the end edges follow seed 000 and leave the padding alone.
+template <class T>
+void negative_coordinate_case() {
+  const DType t = dsl::dtype_v<T>;
+  const int64_t u = 16 / ir::size_of(t), es = ir::size_of(t);
   TmaCase c;
   c.sizes = {5, 3 * u};
   c.strides = {4 * u, 1};
   c.box = {3, 2 * u};
   c.est = {1, 1};
-  c.esize = ir::size_of(t);
+  c.esize = es;
   c.coords = {{-1, -u}, {0, -u}, {2, -u}, {4, -u}, {-2, -u}, {1, -2 * u}, {0, 2 * u}, {3, 0}};
   for (const auto& x : c.coords) {
-    CHECK(x.back() * c.esize % 16 == 0);
-    CHECK(seed000_fault(c, x, true) == "");
+    CHECK(x.back() * es % 16 == 0);
+    CHECK(seed000_fault(c, x, false) == "");
   }
   for (int fill : {0, 1}) {
     if (fill && !ir::is_float(t)) continue;
     c.fill = fill;
     check_load<T, 2>(c, static_cast<uint64_t>(t) * 7 + static_cast<uint64_t>(fill));
   }
-  check_store<T, 2>(c, static_cast<uint64_t>(t) * 11);
+  const std::string rule = "descriptor_store: TMA store coordinates must not be negative";
+  const std::vector<std::vector<int64_t>> refused = {{1, -u}, {0, -2 * u}, {-1, 0}, {-2, -u}};
+  for (const auto& x : refused) {
+    TmaCase s = c;
+    s.coords = {x};
+    CHECK(seed000_fault(s, x, true) == "negative store coordinate");
+    const size_t d = x[0] < 0 ? 0 : 1;  // the first negative coordinate is named
+    expect_store_refused<T>(s, rule,
+                            "coordinate " + std::to_string(d) + " (dimension " + std::to_string(d) + (d == 1 ? " (innermost)" : "") +
+                                ") = " + std::to_string(x[d]));
+  }
+  TmaCase s = c;
+  s.coords = {{0, 0}, {3, u}, {4, 2 * u}, {2, 2 * u}, {0, 3 * u}};
+  check_store<T, 2>(s, static_cast<uint64_t>(t) * 11);
 }
 
 /// A [3, n] tensor whose rows (n elements) are not a multiple of 16 bytes, with a 16-byte aligned row stride.
@@ -651,37 +707,13 @@ void ragged_load_case(int64_t n) {
 template <class T>
 void ragged_store_case(int64_t n) {
   const DType t = dsl::dtype_v<T>;
-  const int64_t u = 16 / ir::size_of(t);
   TmaCase c = ragged_case(t, n);
   c.coords = {{0, 0}};
   CHECK(seed000_fault(c, c.coords[0], true) == "innermost size");
   CHECK(seed000_fault(c, c.coords[0], false) == "");
-  Buffer mem(t, c.extent()), src(t, c.tile_numel());
-  auto r = rng(static_cast<uint64_t>(n));
-  std::vector<uint64_t> initial(static_cast<size_t>(mem.size()));
-  for (int64_t k = 0; k < mem.size(); ++k) {
-    initial[static_cast<size_t>(k)] = random_bits(t, r);
-    mem.set_bits(k, initial[static_cast<size_t>(k)]);
-  }
-  for (int64_t k = 0; k < src.size(); ++k) src.set_bits(k, random_bits(t, r));
-  const Buffer coords = coords_buffer(c);
-  auto k = store_kernel<T, 2>(arr<T, 2>(c.box), dsl::Reduce::none, c.tile_numel(), std::make_index_sequence<2>{});
-  const auto g = k.trace(Config{});
-  const int line = op_line(*g, Op::DescStore);
-  REQUIRE(line > 0);
   const int64_t es = ir::size_of(t);
-  expect_user_error(
-      [&] {
-        tilejit::interp::run(*g, dim3(1),
-                             std::vector<tilejit::KernelArg>{tensor_arg(mem.arg(c.sizes, c.strides)), tensor_arg(coords.arg1()),
-                                                             tensor_arg(src.arg1())});
-      },
-      {"test_tma.cpp:" + std::to_string(line), "descriptor_store: the innermost size of the tensor must span a multiple of 16 bytes",
-       "(arg0)", std::to_string(n) + " x " + std::to_string(es) + " bytes = " + std::to_string(n * es) + " bytes", "program (0, 0, 0)"});
-  int64_t touched = 0;
-  for (int64_t e = 0; e < mem.size(); ++e) touched += mem.bits(e) != initial[static_cast<size_t>(e)];
-  CHECK(touched == 0);
-  (void)u;
+  expect_store_refused<T>(c, "descriptor_store: the innermost size of the tensor must span a multiple of 16 bytes",
+                          "(arg0): " + std::to_string(n) + " x " + std::to_string(es) + " bytes = " + std::to_string(n * es) + " bytes");
 }
 }  // namespace
 
@@ -694,10 +726,10 @@ TEST_CASE("an innermost coordinate that is not a multiple of 16 bytes is a UserE
   }
 }
 
-TEST_CASE("negative innermost coordinates of whole 16-byte units load and store like seed 000") {
-  SUBCASE("f32 -4") { aligned_negative_case<dsl::f32>(); }
-  SUBCASE("bf16 -8") { aligned_negative_case<dsl::bf16>(); }
-  SUBCASE("u8 -16") { aligned_negative_case<dsl::u8>(); }
+TEST_CASE("negative coordinates (innermost in whole 16-byte units) load like seed 000; stores there are a UserError") {
+  SUBCASE("f32 -4") { negative_coordinate_case<dsl::f32>(); }
+  SUBCASE("bf16 -8") { negative_coordinate_case<dsl::bf16>(); }
+  SUBCASE("u8 -16") { negative_coordinate_case<dsl::u8>(); }
 }
 
 TEST_CASE("a store into rows that are not a multiple of 16 bytes is a UserError; loads from them work") {
@@ -716,7 +748,7 @@ TEST_CASE("a store into rows of 132 f32 (528 bytes) works and leaves the row pad
   c.box = {2, 64};
   c.est = {1, 1};
   c.esize = 4;
-  c.coords = {{0, 128}, {1, -32}, {2, 100}, {-1, 64}, {1, 0}, {2, 132}};
+  c.coords = {{0, 128}, {1, 32}, {2, 100}, {0, 64}, {1, 0}, {2, 132}};
   const StoreRun s = check_store<dsl::f32, 2>(c, 132);
   int64_t pad_bad = 0, tail_written = 0;
   for (int64_t row = 0; row < 3; ++row) {
@@ -902,25 +934,31 @@ TEST_CASE("merge views rank 6 and 7 tensors down to 5 TMA dimensions") {
       using namespace tilejit::dsl;
       auto ma = a.merge({2, 3, 2});  // groups {3, 2}, {2, 3, 2}, {5, 8}: sizes 6, 12, 40
       auto mb = b.merge({2, 3, 2});
-      // Innermost coordinate -4 or 4 (whole 16-byte units): the box hangs over the start or the end.
+      // The load starts at row -1 and innermost -4 or 4 (whole 16-byte units), hanging over the start or
+      // the end; the store (no negative coordinates) starts at row 0 and innermost 0 or 4.
       auto c = program_id(1) % 2 * 8 - 4;
       auto t = descriptor_load(ma, {program_id(0) * 4 - 1, program_id(1) * 5, c}, {4, 5, 40});
-      descriptor_store(mb, {program_id(0) * 4 - 1, program_id(1) * 5, c}, t);
+      descriptor_store(mb, {program_id(0) * 4, program_id(1) * 5, program_id(1) % 2 * 4}, t);
     });
     // ma sizes: [3*2, 2*3*2, 5*8] = [6, 12, 40]; strides: [st[1], st[4], st[6]].
     tilejit::interp::run(*k.trace(Config{}), dim3(3, 3),
                          std::vector<tilejit::KernelArg>{tensor_arg(x.arg(sz, st)), tensor_arg(y.arg(sz, st))});
-    // Reference: element (a, b, c) of the merged view written iff in bounds of the tiles' union.
+    // Reference: tile element (i, j, k) comes from (p0 * 4 - 1 + i, p1 * 5 + j, c0 + k) of the merged view
+    // of x (zero outside it) and goes to (p0 * 4 + i, p1 * 5 + j, c1 + k) of y's, if that is inside.
     std::vector<double> want(static_cast<size_t>(ext), -7.0);
+    auto off = [&](int64_t a, int64_t b, int64_t c) { return a * st[1] + b * st[4] + c; };
     for (int64_t p0 = 0; p0 < 3; ++p0)
-      for (int64_t p1 = 0; p1 < 3; ++p1)
-        for (int64_t a = p0 * 4 - 1; a < p0 * 4 + 3; ++a)
-          for (int64_t b = p1 * 5; b < p1 * 5 + 5; ++b)
-            for (int64_t c = p1 % 2 * 8 - 4; c < p1 % 2 * 8 + 36; ++c) {
-              if (a < 0 || a >= 6 || b >= 12 || c < 0 || c >= 40) continue;
-              const int64_t off = a * st[1] + b * st[4] + c;
-              want[static_cast<size_t>(off)] = x.getf(off);
+      for (int64_t p1 = 0; p1 < 3; ++p1) {
+        const int64_t c0 = p1 % 2 * 8 - 4, c1 = p1 % 2 * 4;
+        for (int64_t i = 0; i < 4; ++i)
+          for (int64_t j = 0; j < 5; ++j)
+            for (int64_t k = 0; k < 40; ++k) {
+              const int64_t sa = p0 * 4 - 1 + i, sb = p1 * 5 + j, sc = c0 + k, da = p0 * 4 + i, db = sb, dc = c1 + k;
+              if (da >= 6 || db >= 12 || dc >= 40) continue;
+              const bool in = sa >= 0 && sa < 6 && sb < 12 && sc >= 0 && sc < 40;
+              want[static_cast<size_t>(off(da, db, dc))] = in ? x.getf(off(sa, sb, sc)) : 0.0;
             }
+      }
     int64_t bad = 0;
     for (int64_t i = 0; i < ext; ++i) bad += y.getf(i) != want[static_cast<size_t>(i)];
     CHECK(bad == 0);
