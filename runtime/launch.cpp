@@ -1,6 +1,7 @@
 // Kernel compilation per configuration and device, argument packing, descriptor encoding and launch.
 #include "tilejit/runtime/launch.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -238,6 +239,38 @@ struct StreamAlloc {
   }
 };
 
+// Workspace for device-built descriptors: one grow-only buffer per (context, stream), reused by
+// every launch on that stream. Launches on one stream run in order, so a kernel never sees its
+// slots rewritten by a later one; a buffer that grows is released stream-ordered, after the
+// kernels that still use it. Per-launch stream-ordered allocation instead would hand the pages
+// back to the driver at every synchronisation when the pool keeps nothing (its default).
+struct WorkspacePool {
+  struct Slot {
+    CUdeviceptr ptr = 0;
+    size_t bytes = 0;
+  };
+  std::mutex m;
+  std::map<std::pair<CUcontext, CUstream>, Slot> by_stream;
+};
+WorkspacePool& workspace_pool() {
+  static auto* pool = new WorkspacePool;  // lives until process exit, like the driver's own state
+  return *pool;
+}
+
+CUdeviceptr stream_workspace(CUcontext ctx, CUstream s, size_t need) {
+  WorkspacePool& pool = workspace_pool();
+  std::lock_guard lock(pool.m);
+  WorkspacePool::Slot& slot = pool.by_stream[{ctx, s}];
+  if (slot.bytes < need) {
+    const size_t bytes = std::max(need, slot.bytes * 2);
+    CUdeviceptr fresh = 0;
+    TILEJIT_CHECK_CU(driver().cuMemAllocAsync(&fresh, bytes, s));
+    if (slot.ptr) TILEJIT_CHECK_CU(driver().cuMemFreeAsync(slot.ptr, s));
+    slot = {fresh, bytes};
+  }
+  return slot.ptr;
+}
+
 int64_t extent_bytes(const TensorArg& t) {
   int64_t last = 0;
   for (int d = 0; d < t.rank; ++d) last += (t.sizes[static_cast<size_t>(d)] - 1) * t.strides[static_cast<size_t>(d)];
@@ -356,7 +389,6 @@ void launch(const KernelBase& kernel, Stream stream, dim3 grid, const Config& co
   std::vector<void*> params(plan.slots.size());
   std::vector<std::unique_ptr<StreamAlloc>> allocations;
 
-  std::unique_ptr<StreamAlloc> workspace;
   CUdeviceptr workspace_ptr = 0;
   if (plan.workspace_bytes_per_program > 0) {
     const size_t need = static_cast<size_t>(plan.workspace_bytes_per_program) * grid.count();
@@ -369,8 +401,7 @@ void launch(const KernelBase& kernel, Stream stream, dim3 grid, const Config& co
                         "address % 128 = " + std::to_string(reinterpret_cast<uintptr_t>(options.workspace) % 128), "0");
       workspace_ptr = reinterpret_cast<CUdeviceptr>(options.workspace);
     } else {
-      workspace = std::make_unique<StreamAlloc>(need, s);
-      workspace_ptr = workspace->ptr;
+      workspace_ptr = stream_workspace(ctx, s, need);
     }
   }
 

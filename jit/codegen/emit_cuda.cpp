@@ -323,6 +323,7 @@ class Emitter {
   void emit_node(NodeId id);
   void emit_elementwise(NodeId id);
   void emit_broadcast(NodeId id);
+  void emit_gather(NodeId id, NodeId x, const std::string& src);
   void emit_reshape(NodeId id);
   void emit_permute(NodeId id);
   void emit_reduce(NodeId id);
@@ -682,7 +683,11 @@ void Emitter::emit_broadcast(NodeId id) {
     if (dx < 0 || sx.dims[dx] == 1) continue;
     src = add_term(src, coord("e", sd, d), stx[static_cast<size_t>(dx)]);
   }
-  if (src.empty()) src = "0";
+  emit_gather(id, x, src.empty() ? "0" : src);
+}
+
+/// Element i of `id` (row-major coordinates e0, e1, ...) reads element `src` of `x` through shared memory.
+void Emitter::emit_gather(NodeId id, NodeId x, const std::string& src) {
   line(decl_stmt(id), id);
   open("");
   auto [p, staged] = shared_source(x, 0);
@@ -722,15 +727,7 @@ void Emitter::emit_permute(NodeId id) {
   }
   std::string src;
   for (int d = 0; d < sd.rank; ++d) src = add_term(src, coord("e", sd, d), stx[static_cast<size_t>(perm[static_cast<size_t>(d)])]);
-  if (src.empty()) src = "0";
-  line(decl_stmt(id), id);
-  open("");
-  auto [p, staged] = shared_source(x, 0);
-  if (staged) sync();
-  line("const " + mem_type(g_.node(x).dtype) + "* const src = " + p + ";");
-  element_loop(id, true, true, {var(id) + "[i] = " + load_elem("src", src, g_.node(x).dtype) + ";"});
-  close();
-  if (staged) scratch_pending_ = true;
+  emit_gather(id, x, src.empty() ? "0" : src);
 }
 
 void Emitter::emit_reduce(NodeId id) {

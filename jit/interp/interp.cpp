@@ -344,15 +344,14 @@ class Machine {
         if (auto v = tma::check_inner_coordinate(what, t.dtype, coords[a.rank - 1])) throw OpError{v->rule, v->value, v->limit};
         if (n.op == Op::DescStore)
           if (auto v = tma::check_store_coordinates(c)) throw OpError{v->rule, v->value, v->limit};
-        if (n.op == Op::DescStore && t.rank == a.rank)
-          if (auto v = tma::check_store_extent(t.dtype, t.sizes[static_cast<size_t>(a.rank - 1)]))
-            throw OpError{v->rule + " (" + tensor_name(g_, t) + ")", v->value, v->limit};
         if (n.op == Op::DescLoad) {
           check_tma_global(g_, "descriptor_load", t, a.rank);
           out.reset(n.dtype, n.shape);
           eval_tma_load(g_, t, c, a, out);
         } else {
-          check_tma_global(g_, "descriptor_store", t, a.rank);
+          check_tma_global(g_, "descriptor_store", t, a.rank);  // also checks t.rank == a.rank (merged views included)
+          if (auto v = tma::check_store_extent(t.dtype, t.sizes[static_cast<size_t>(a.rank - 1)]))
+            throw OpError{v->rule + " (" + tensor_name(g_, t) + ")", v->value, v->limit};
           eval_tma_store(g_, t, c, a, val(ops[static_cast<size_t>(1 + a.rank)]));
         }
         return;
