@@ -107,9 +107,23 @@ void dump(const std::string& what, const std::string& name, const std::string& e
 }
 
 codegen::GeneratedKernel generate_for(const ir::Graph& g) {
-  if (knobs().dump_ir) dump("IR", g.kernel_name, ".ir", ir::print(g, true));
-  codegen::GeneratedKernel gen = codegen::generate(g, codegen_options());
+  codegen::Options o = codegen_options();
+  if (knobs().dump_ir)  // the graph as traced and after every rewriting pass
+    o.dump_ir = [&g](std::string_view pass, const ir::Graph& after) {
+      std::string title = "IR after ", ext = ".";
+      title.append(pass);
+      ext.append(pass).append(".ir");
+      dump(title, g.kernel_name, ext, ir::print(after, true));
+    };
+  codegen::GeneratedKernel gen = codegen::generate(g, o);
   if (knobs().dump_cuda) dump("CUDA", gen.entry, ".cu", gen.source);
+  for (size_t i = 0; i < gen.plan.descriptors.size(); ++i) {
+    const auto& d = gen.plan.descriptors[i];
+    logger().info("{}: descriptor {} of parameter {} encoded on the host{}", gen.entry, i, d.param,
+                  d.used_by_store ? " (stored through)" : "");
+  }
+  if (gen.plan.workspace_bytes_per_program > 0)
+    logger().info("{}: {} bytes of device-built descriptors per program", gen.entry, gen.plan.workspace_bytes_per_program);
   return gen;
 }
 
