@@ -167,7 +167,8 @@ void run_both(const K& k, tilejit::dim3 grid, const tilejit::Config& cfg, double
   k.launch(nullptr, grid, cfg, dev_arg(args)...);
   tilejit::synchronize(nullptr);
   int index = 0;
-  const bool all = (compare_arg(args, tol, index++) & ...);
+  bool all = true;
+  ((all = compare_arg(args, tol, index++) && all), ...);  // comma fold: left to right
   g_matched += all;
 }
 
