@@ -1,6 +1,7 @@
 // TMA bandwidth benchmarks on the GPU: copy and a*x+b over 2 GiB of fp32 (host- and device-built
 // descriptors) and jagged sequences with device-built descriptors. Prints one JSON line per result.
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 #include "tilejit/runtime/driver.h"
@@ -55,9 +56,7 @@ int main() {
   });
   const size_t bytes = static_cast<size_t>(kM * kN * 4);
   tilejit::DeviceBuffer xb(bytes), yb(bytes);
-  {
-    xb.fill_bytes(0x3f);
-  }
+  xb.fill_bytes(0x3f);  // every element 0x3f3f3f3f = 0.7470...
   tilejit::TensorView<f32, 2> X(xb.data(), {kM, kN}), Y(yb.data(), {kM, kN});
   // Block shapes x warps per program (a one-box TMA copy needs a single issuing thread, so fewer
   // warps let more programs share an SM).
@@ -78,9 +77,27 @@ int main() {
     }
     emit(name, "tilejit", best_c, best, 2.0 * static_cast<double>(bytes));
   };
+  // Each result is checked on the first 64 MiB of the output, so a fast wrong kernel cannot score.
+  auto check = [&](const char* name, float want) {
+    std::vector<float> h(16 << 20);
+    yb.download(h.data(), h.size() * sizeof(float));
+    size_t bad = 0;
+    for (float v : h) bad += v != want;
+    if (bad) std::printf("{\"bench\": \"%s\", \"error\": \"%zu wrong elements\"}\n", name, bad);
+    return bad == 0;
+  };
+  float x0;
+  const uint32_t bits = 0x3f3f3f3fu;
+  std::memcpy(&x0, &bits, 4);
+  bool ok = true;
+  yb.fill_bytes(0);
   best_of("copy", copy);
+  ok &= check("copy", x0);
+  yb.fill_bytes(0);
   best_of("copy_device_desc", copy_dev);
+  ok &= check("copy_device_desc", x0);
   best_of("axpb", axpb, 1.5f, 0.25f);
+  ok &= check("axpb", x0 * 1.5f + 0.25f);
 
   // Jagged: y = 2x over per-sequence row views with device-built descriptors.
   std::vector<int32_t> offs{0};
@@ -118,5 +135,13 @@ int main() {
     }
     }
   emit("jagged", "tilejit", best_c, best, 2.0 * static_cast<double>(total * kJaggedD * 4));
-  return 0;
+  {
+    std::vector<float> h(static_cast<size_t>(total * kJaggedD));
+    yj.download(h.data());
+    size_t bad = 0;
+    for (float v : h) bad += v != 2.0f * x0;
+    if (bad) std::printf("{\"bench\": \"jagged\", \"error\": \"%zu wrong elements\"}\n", bad);
+    ok &= bad == 0;
+  }
+  return ok ? 0 : 1;
 }
