@@ -43,7 +43,7 @@ for s in "$BUILD"/samples/sample_*; do
 done
 
 echo "== benchmarks"
-"$BUILD/bench/bench_tma" 2>&1 | tee "$OUT/bench_tilejit.jsonl"
+{ "$BUILD/bench/bench_tma"; "$BUILD/bench/bench_launch"; } 2>&1 | tee "$OUT/bench_tilejit.jsonl"
 python3 bench/peers.py 2>&1 | tee "$OUT/bench_peers.jsonl"
 
 echo

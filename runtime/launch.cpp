@@ -2,6 +2,7 @@
 #include "tilejit/runtime/launch.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -55,16 +56,23 @@ struct Entry {
   CUfunction fn = nullptr;
   std::vector<ir::Location> desc_loc;
   std::unique_ptr<CachedDescriptor[]> desc_cache;
+  std::vector<size_t> offset;  // byte offset of each parameter slot in the packed buffer
+  size_t param_bytes = 0;
 };
 
 struct KernelRuntime {
   std::mutex m;
-  std::vector<std::unique_ptr<Entry>> entries;
+  std::vector<std::unique_ptr<Entry>> entries;  // entries are never removed, so pointers stay valid
+  std::atomic<Entry*> last{nullptr};            // the most recently launched entry: the hot path
 };
 
 KernelRuntime& runtime_of(const KernelBase& k) {
+  if (void* p = k.runtime_state_ptr.load(std::memory_order_acquire)) return *static_cast<KernelRuntime*>(p);
   std::lock_guard lock(k.runtime_mutex);
-  if (!k.runtime_state) k.runtime_state = std::make_shared<KernelRuntime>();
+  if (!k.runtime_state) {
+    k.runtime_state = std::make_shared<KernelRuntime>();
+    k.runtime_state_ptr.store(k.runtime_state.get(), std::memory_order_release);
+  }
   return *static_cast<KernelRuntime*>(k.runtime_state.get());
 }
 
@@ -154,11 +162,21 @@ std::shared_ptr<Library> load_library(const KernelBase& k, const codegen::Genera
   return it->second;
 }
 
-Entry& entry_for(const KernelBase& k, const Config& config, CUcontext ctx) {
+Entry& entry_for(const KernelBase& k, const Config& config, CUcontext ctx, CUstream stream) {
   KernelRuntime& rt = runtime_of(k);
+  if (Entry* last = rt.last.load(std::memory_order_acquire); last && last->ctx == ctx && last->config == config) return *last;
   std::lock_guard lock(rt.m);
   for (auto& e : rt.entries)
-    if (e->ctx == ctx && e->config == config) return *e;
+    if (e->ctx == ctx && e->config == config) {
+      rt.last.store(e.get(), std::memory_order_release);
+      return *e;
+    }
+  // Compiling during CUDA graph capture would break the capture: ask for a warm-up instead.
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  TILEJIT_CHECK_CU(driver().cuStreamIsCapturing(stream, &status));
+  if (status != CU_STREAM_CAPTURE_STATUS_NONE)
+    throw UserError("kernel '" + k.name() + "' would compile during CUDA graph capture",
+                    "configuration {" + config.str() + "} not compiled yet", "launch it once before capturing");
   auto e = std::make_unique<Entry>();
   e->config = config;
   e->ctx = ctx;
@@ -182,7 +200,14 @@ Entry& entry_for(const KernelBase& k, const Config& config, CUcontext ctx) {
   for (const auto& hd : e->gen.plan.descriptors)
     e->desc_loc.push_back(hd.first_use != ir::kNoNode ? e->graph->location(hd.first_use) : e->graph->kernel_location);
   e->desc_cache = std::make_unique<CachedDescriptor[]>(e->gen.plan.descriptors.size());
+  for (const codegen::ArgSlot& slot : e->gen.plan.slots) {
+    const auto align = static_cast<size_t>(slot.align);
+    e->param_bytes = (e->param_bytes + align - 1) / align * align;
+    e->offset.push_back(e->param_bytes);
+    e->param_bytes += static_cast<size_t>(slot.size);
+  }
   rt.entries.push_back(std::move(e));
+  rt.last.store(rt.entries.back().get(), std::memory_order_release);
   return *rt.entries.back();
 }
 
@@ -365,43 +390,37 @@ void launch(const KernelBase& kernel, Stream stream, dim3 grid, const Config& co
     interpret_launch(kernel, stream, grid, config, args);
     return;
   }
-  ensure_context();
   auto& d = driver();
   CUcontext ctx = nullptr;
   TILEJIT_CHECK_CU(d.cuCtxGetCurrent(&ctx));
-  const auto s = reinterpret_cast<CUstream>(stream);
-  {
-    // Compiling during CUDA graph capture would break the capture: ask for a warm-up instead.
-    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-    TILEJIT_CHECK_CU(d.cuStreamIsCapturing(s, &status));
-    if (status != CU_STREAM_CAPTURE_STATUS_NONE) {
-      KernelRuntime& rt = runtime_of(kernel);
-      std::lock_guard lock(rt.m);
-      bool compiled = false;
-      for (auto& e : rt.entries) compiled |= e->ctx == ctx && e->config == config;
-      if (!compiled)
-        throw UserError("kernel '" + kernel.name() + "' would compile during CUDA graph capture",
-                        "configuration {" + config.str() + "} not compiled yet",
-                        "launch it once (or warm it up) before capturing");
-    }
+  if (!ctx) {
+    ensure_context();
+    TILEJIT_CHECK_CU(d.cuCtxGetCurrent(&ctx));
   }
-  Entry& e = entry_for(kernel, config, ctx);
+  const auto s = reinterpret_cast<CUstream>(stream);
+  Entry& e = entry_for(kernel, config, ctx, s);
   check_args(kernel, *e.graph, args);
   if (grid.count() == 0) return;
   const codegen::LaunchPlan& plan = e.gen.plan;
 
-  // Lay the parameters out in one aligned buffer; params[k] points at slot k.
-  size_t total = 0;
-  std::vector<size_t> offset(plan.slots.size());
-  for (size_t i = 0; i < plan.slots.size(); ++i) {
-    const auto align = static_cast<size_t>(plan.slots[i].align);
-    total = (total + align - 1) / align * align;
-    offset[i] = total;
-    total += static_cast<size_t>(plan.slots[i].size);
+  // The parameters, packed in one aligned buffer (on the stack unless the kernel has unusually
+  // many); params[k] points at slot k.
+  constexpr size_t kInlineBytes = 4096, kInlineSlots = 128;
+  alignas(64) unsigned char inline_storage[kInlineBytes];
+  void* inline_params[kInlineSlots];
+  std::unique_ptr<unsigned char[]> heap_storage;
+  std::unique_ptr<void*[]> heap_params;
+  unsigned char* storage = inline_storage;
+  void** params = inline_params;
+  if (e.param_bytes > kInlineBytes) {
+    heap_storage.reset(new (std::align_val_t(64)) unsigned char[e.param_bytes]);
+    storage = heap_storage.get();
   }
-  std::unique_ptr<unsigned char[]> storage(new (std::align_val_t(64)) unsigned char[total + 64]());
-  std::vector<void*> params(plan.slots.size());
-  std::vector<std::unique_ptr<StreamAlloc>> allocations;
+  if (plan.slots.size() > kInlineSlots) {
+    heap_params.reset(new void*[plan.slots.size()]);
+    params = heap_params.get();
+  }
+  std::vector<std::unique_ptr<StreamAlloc>> allocations;  // descriptor arrays only
 
   CUdeviceptr workspace_ptr = 0;
   if (plan.workspace_bytes_per_program > 0) {
@@ -421,7 +440,7 @@ void launch(const KernelBase& kernel, Stream stream, dim3 grid, const Config& co
 
   for (size_t i = 0; i < plan.slots.size(); ++i) {
     const codegen::ArgSlot& slot = plan.slots[i];
-    unsigned char* dst = storage.get() + offset[i];
+    unsigned char* dst = storage + e.offset[i];
     params[i] = dst;
     const KernelArg* a = slot.param >= 0 ? &args[static_cast<size_t>(slot.param)] : nullptr;
     switch (slot.kind) {
@@ -450,7 +469,7 @@ void launch(const KernelBase& kernel, Stream stream, dim3 grid, const Config& co
     }
   }
   TILEJIT_CHECK_CU(d.cuLaunchKernel(e.fn, grid.x, grid.y, grid.z, static_cast<unsigned>(plan.threads), 1, 1,
-                                    static_cast<unsigned>(plan.shared_bytes), s, params.data(), nullptr));
+                                    static_cast<unsigned>(plan.shared_bytes), s, params, nullptr));
 }
 
 }  // namespace runtime

@@ -1,6 +1,7 @@
 // The type-erased part of a kernel object: name, source location, tracer and per-configuration graphs.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -33,6 +34,8 @@ class KernelBase {
   /// Opaque per-kernel state owned by the runtime (compiled functions, caches).
   mutable std::shared_ptr<void> runtime_state;
   mutable std::mutex runtime_mutex;
+  /// runtime_state.get(), published once it is set, for lock-free reads on the launch path.
+  mutable std::atomic<void*> runtime_state_ptr{nullptr};
 
  private:
   std::string name_;

@@ -228,12 +228,11 @@ class Kernel {
 
   /// Converts host arguments (one per non-configuration parameter) to KernelArgs.
   template <class... A>
-  std::vector<KernelArg> bind(const A&... args) const {
+  std::array<KernelArg, kParams> bind(const A&... args) const {
     static_assert(sizeof...(A) == detail::host_arity<Args>(std::make_index_sequence<kParams>{}),
                   "tilejit: wrong number of kernel arguments (configuration parameters such as Block<\"BM\"> "
                   "are not passed; their values come from the Config)");
-    std::vector<KernelArg> out;
-    out.reserve(kParams);
+    std::array<KernelArg, kParams> out;  // on the stack: the launch path allocates nothing
     bind_from<0>(out, args...);
     return out;
   }
@@ -269,26 +268,26 @@ class Kernel {
 
  private:
   template <size_t I, class... A>
-  void bind_from(std::vector<KernelArg>& out) const {
+  void bind_from(std::array<KernelArg, kParams>& out) const {
     if constexpr (I < kParams) {
       using P = std::tuple_element_t<I, Args>;
       static_assert(detail::is_config_param_v<P>, "internal: argument count mismatch");
       KernelArg k;
       k.kind = KernelArg::Config;
-      out.push_back(k);
+      out[I] = k;
       bind_from<I + 1>(out);
     }
   }
   template <size_t I, class A0, class... A>
-  void bind_from(std::vector<KernelArg>& out, const A0& a0, const A&... rest) const {
+  void bind_from(std::array<KernelArg, kParams>& out, const A0& a0, const A&... rest) const {
     using P = std::tuple_element_t<I, Args>;
     if constexpr (detail::is_config_param_v<P>) {
       KernelArg k;
       k.kind = KernelArg::Config;
-      out.push_back(k);
+      out[I] = k;
       bind_from<I + 1>(out, a0, rest...);
     } else {
-      out.push_back(detail::to_kernel_arg<P>(a0));
+      out[I] = detail::to_kernel_arg<P>(a0);
       bind_from<I + 1>(out, rest...);
     }
   }
