@@ -17,7 +17,7 @@ def main(paths):
     jag_copy = by.get(("jagged", "torch_copy"))
     print(f"{'benchmark':<22}{'impl':<10}{'GB/s':>9}{'vs torch copy':>15}{'vs triton':>11}  config")
     for r in rows:
-        if r["bench"] == "launch":
+        if r["bench"] in ("launch", "first_launch"):
             continue
         base = jag_copy if r["bench"] == "jagged" else torch_copy
         tri = by.get(("copy" if r["bench"].startswith("copy") else r["bench"], "triton"))
@@ -33,6 +33,12 @@ def main(paths):
         for r in launches:
             ratio = f"{r['us'] / raw:.2f}x" if raw else "-"
             print(f"{r['impl']:<32}{r['us']:>14.2f}{ratio:>9}")
+
+
+    for r in rows:
+        if r["bench"] == "first_launch":
+            what = "disk-cache hit (new process)" if r["impl"].endswith("disk_hit") else "cold (empty cache)"
+            print(f"first launch, {what}: first kernel {r['first_kernel_ms']:.2f} ms, second kernel {r['second_kernel_ms']:.2f} ms")
 
 
 if __name__ == "__main__":

@@ -16,6 +16,9 @@
 #include "tilejit/error.h"
 #include "tilejit/interp/interp.h"
 #include "tilejit/runtime/compiler.h"
+#include "tilejit/runtime/disk_cache.h"
+#include "tilejit/runtime/nvrtc.h"
+#include "tilejit/version.h"
 #include "tilejit/runtime/driver.h"
 #include "tilejit/runtime/knobs.h"
 
@@ -135,6 +138,11 @@ codegen::GeneratedKernel generate_for(const ir::Graph& g) {
   return gen;
 }
 
+DiskCache& disk_cache() {
+  static auto* cache = new DiskCache(knobs().cache_dir);  // lives until process exit
+  return *cache;
+}
+
 std::shared_ptr<Library> load_library(const KernelBase& k, const codegen::GeneratedKernel& gen, const std::string& arch) {
   auto& cache = library_cache();
   const auto key = std::make_pair(arch, gen.source);
@@ -147,13 +155,28 @@ std::shared_ptr<Library> load_library(const KernelBase& k, const codegen::Genera
   opts.arch = arch;
   opts.line_info = knobs().lineinfo;
   if (!knobs().dump_dir.empty()) opts.dump_dir = knobs().dump_dir.string();
-  CompiledBinary bin = compile_cuda(gen, k.name(), opts);
-  if (knobs().dump_ptx && !bin.ptx.empty()) dump("PTX", gen.entry, ".ptx", bin.ptx);
-  logger().info("compiled {} for {} in {:.1f} ms: {} registers, {} bytes spilled, {} bytes static shared", gen.entry, arch,
-                bin.compile_ms, bin.registers, bin.spill_stores, bin.shared_static);
+  // The disk cache: a new process finds yesterday's binaries instead of running NVRTC again.
+  const auto [nv_major, nv_minor] = nvrtc_version();
+  const CacheKey cache_key{gen.source, std::to_string(nv_major) + "." + std::to_string(nv_minor),
+                           "line_info=" + std::to_string(opts.line_info), arch, TILEJIT_VERSION_STRING,
+                           codegen_fingerprint(knobs())};
+  std::optional<CacheEntry> cached;
+  if (knobs().cache) cached = disk_cache().load(cache_key);
+  if (!cached) {
+    CompiledBinary bin = compile_cuda(gen, k.name(), opts);
+    if (knobs().dump_ptx && !bin.ptx.empty()) dump("PTX", gen.entry, ".ptx", bin.ptx);
+    logger().info("compiled {} for {} in {:.1f} ms: {} registers, {} bytes spilled, {} bytes static shared", gen.entry, arch,
+                  bin.compile_ms, bin.registers, bin.spill_stores, bin.shared_static);
+    // An empty cubin means the driver gets PTX (an architecture NVRTC cannot build a cubin for).
+    std::string ptx = bin.cubin.empty() ? std::move(bin.ptx_or_empty) : std::string();
+    cached = CacheEntry{std::move(bin.cubin), std::move(ptx), "kernel=" + k.name() + "\nentry=" + gen.entry + "\n"};
+    if (knobs().cache) disk_cache().store(cache_key, *cached, bin.compile_ms);
+  } else {
+    logger().info("loaded {} for {} from the disk cache", gen.entry, arch);
+  }
   auto lib = std::make_shared<Library>();
   auto& d = driver();
-  const void* image = bin.cubin.empty() ? static_cast<const void*>(bin.ptx_or_empty.c_str()) : static_cast<const void*>(bin.cubin.data());
+  const void* image = cached->cubin.empty() ? static_cast<const void*>(cached->ptx.c_str()) : static_cast<const void*>(cached->cubin.data());
   TILEJIT_CHECK_CU(d.cuLibraryLoadData(&lib->lib, image, nullptr, nullptr, 0, nullptr, nullptr, 0));
   TILEJIT_CHECK_CU(d.cuLibraryGetKernel(&lib->kernel, lib->lib, gen.entry.c_str()));
   std::lock_guard lock(cache.m);
