@@ -199,7 +199,7 @@ Entry& entry_for(const KernelBase& k, const Config& config, CUcontext ctx, CUstr
   TILEJIT_CHECK_CU(driver().cuStreamIsCapturing(stream, &status));
   if (status != CU_STREAM_CAPTURE_STATUS_NONE)
     throw UserError("kernel '" + k.name() + "' would compile during CUDA graph capture",
-                    "configuration {" + config.str() + "} not compiled yet", "launch it once before capturing");
+                    "configuration {" + config.str() + "} not compiled yet", "launch it once, or call kernel.warmup({config}), before capturing");
   auto e = std::make_unique<Entry>();
   e->config = config;
   e->ctx = ctx;
@@ -396,6 +396,17 @@ std::string compile_only(const KernelBase& kernel, const Config& config, const s
                 gen.entry.c_str(), bin.registers, bin.spill_stores, bin.spill_loads, bin.shared_static, gen.plan.shared_bytes,
                 bin.compile_ms);
   return buf;
+}
+
+void warmup(const KernelBase& kernel, const Config& config) {
+  if (knobs().interpret || !driver_available()) {
+    compile_only(kernel, config);
+    return;
+  }
+  ensure_context();
+  CUcontext ctx = nullptr;
+  TILEJIT_CHECK_CU(driver().cuCtxGetCurrent(&ctx));
+  entry_for(kernel, config, ctx, nullptr);
 }
 
 size_t workspace_bytes(const KernelBase& kernel, dim3 grid, const Config& config) {

@@ -252,6 +252,11 @@ class Kernel {
     runtime::launch(*base_, stream, grid, config, bound, options);
   }
 
+  /// Compiles and loads the kernel for each configuration without launching it (see runtime::warmup).
+  void warmup(std::initializer_list<Config> configs) const {
+    for (const Config& c : configs) runtime::warmup(*base_, c);
+  }
+
   /// Bytes of workspace a launch over `grid` needs (for launch_with).
   size_t workspace_bytes(dim3 grid, const Config& config) const { return runtime::workspace_bytes(*base_, grid, config); }
 

@@ -34,6 +34,11 @@ namespace runtime {
 void launch(const KernelBase& kernel, Stream stream, dim3 grid, const Config& config,
             std::span<const KernelArg> args, const LaunchOptions& options = {});
 
+/// Compiles and loads the kernel for `config` on the current device without launching it (so
+/// that a later launch, e.g. under CUDA graph capture, finds it ready). Without a GPU driver it
+/// generates the code and compiles it with NVRTC, which still reports any compile error.
+void warmup(const KernelBase& kernel, const Config& config);
+
 /// Bytes of workspace a launch over `grid` needs (0 when every descriptor is host-encoded).
 size_t workspace_bytes(const KernelBase& kernel, dim3 grid, const Config& config);
 
