@@ -67,6 +67,7 @@ struct KernelRuntime {
   std::mutex m;
   std::vector<std::unique_ptr<Entry>> entries;  // entries are never removed, so pointers stay valid
   std::atomic<Entry*> last{nullptr};            // the most recently launched entry: the hot path
+  std::vector<Config> compiled_without_gpu;     // configurations warmed up where no GPU can load them
 };
 
 KernelRuntime& runtime_of(const KernelBase& k) {
@@ -143,6 +144,36 @@ DiskCache& disk_cache() {
   return *cache;
 }
 
+std::atomic<uint64_t> g_compiles{0};
+
+// The binary of generated kernel `gen` for `arch`: from the disk cache when it has it, else from
+// NVRTC (and then stored on disk). A new process finds yesterday's binaries instead of compiling.
+CacheEntry binary_for(const KernelBase& k, const codegen::GeneratedKernel& gen, const std::string& arch) {
+  CompileOptions opts;
+  opts.arch = arch;
+  opts.line_info = knobs().lineinfo;
+  if (!knobs().dump_dir.empty()) opts.dump_dir = knobs().dump_dir.string();
+  const auto [nv_major, nv_minor] = nvrtc_version();
+  const CacheKey cache_key{gen.source, std::to_string(nv_major) + "." + std::to_string(nv_minor),
+                           "line_info=" + std::to_string(opts.line_info), arch, TILEJIT_VERSION_STRING,
+                           codegen_fingerprint(knobs())};
+  if (knobs().cache)
+    if (std::optional<CacheEntry> hit = disk_cache().load(cache_key)) {
+      logger().info("loaded {} for {} from the disk cache", gen.entry, arch);
+      return std::move(*hit);
+    }
+  CompiledBinary bin = compile_cuda(gen, k.name(), opts);
+  g_compiles.fetch_add(1, std::memory_order_relaxed);
+  if (knobs().dump_ptx && !bin.ptx.empty()) dump("PTX", gen.entry, ".ptx", bin.ptx);
+  logger().info("compiled {} for {} in {:.1f} ms: {} registers, {} bytes spilled, {} bytes static shared", gen.entry, arch,
+                bin.compile_ms, bin.registers, bin.spill_stores, bin.shared_static);
+  // An empty cubin means the driver gets PTX (an architecture NVRTC cannot build a cubin for).
+  std::string ptx = bin.cubin.empty() ? std::move(bin.ptx_or_empty) : std::string();
+  CacheEntry entry{std::move(bin.cubin), std::move(ptx), "kernel=" + k.name() + "\nentry=" + gen.entry + "\n"};
+  if (knobs().cache) disk_cache().store(cache_key, entry, bin.compile_ms);
+  return entry;
+}
+
 std::shared_ptr<Library> load_library(const KernelBase& k, const codegen::GeneratedKernel& gen, const std::string& arch) {
   auto& cache = library_cache();
   const auto key = std::make_pair(arch, gen.source);
@@ -151,32 +182,10 @@ std::shared_ptr<Library> load_library(const KernelBase& k, const codegen::Genera
     auto it = cache.by_source.find(key);
     if (it != cache.by_source.end()) return it->second;
   }
-  CompileOptions opts;
-  opts.arch = arch;
-  opts.line_info = knobs().lineinfo;
-  if (!knobs().dump_dir.empty()) opts.dump_dir = knobs().dump_dir.string();
-  // The disk cache: a new process finds yesterday's binaries instead of running NVRTC again.
-  const auto [nv_major, nv_minor] = nvrtc_version();
-  const CacheKey cache_key{gen.source, std::to_string(nv_major) + "." + std::to_string(nv_minor),
-                           "line_info=" + std::to_string(opts.line_info), arch, TILEJIT_VERSION_STRING,
-                           codegen_fingerprint(knobs())};
-  std::optional<CacheEntry> cached;
-  if (knobs().cache) cached = disk_cache().load(cache_key);
-  if (!cached) {
-    CompiledBinary bin = compile_cuda(gen, k.name(), opts);
-    if (knobs().dump_ptx && !bin.ptx.empty()) dump("PTX", gen.entry, ".ptx", bin.ptx);
-    logger().info("compiled {} for {} in {:.1f} ms: {} registers, {} bytes spilled, {} bytes static shared", gen.entry, arch,
-                  bin.compile_ms, bin.registers, bin.spill_stores, bin.shared_static);
-    // An empty cubin means the driver gets PTX (an architecture NVRTC cannot build a cubin for).
-    std::string ptx = bin.cubin.empty() ? std::move(bin.ptx_or_empty) : std::string();
-    cached = CacheEntry{std::move(bin.cubin), std::move(ptx), "kernel=" + k.name() + "\nentry=" + gen.entry + "\n"};
-    if (knobs().cache) disk_cache().store(cache_key, *cached, bin.compile_ms);
-  } else {
-    logger().info("loaded {} for {} from the disk cache", gen.entry, arch);
-  }
+  const CacheEntry binary = binary_for(k, gen, arch);
   auto lib = std::make_shared<Library>();
   auto& d = driver();
-  const void* image = cached->cubin.empty() ? static_cast<const void*>(cached->ptx.c_str()) : static_cast<const void*>(cached->cubin.data());
+  const void* image = binary.cubin.empty() ? static_cast<const void*>(binary.ptx.c_str()) : static_cast<const void*>(binary.cubin.data());
   TILEJIT_CHECK_CU(d.cuLibraryLoadData(&lib->lib, image, nullptr, nullptr, 0, nullptr, nullptr, 0));
   TILEJIT_CHECK_CU(d.cuLibraryGetKernel(&lib->kernel, lib->lib, gen.entry.c_str()));
   std::lock_guard lock(cache.m);
@@ -398,9 +407,17 @@ std::string compile_only(const KernelBase& kernel, const Config& config, const s
   return buf;
 }
 
+uint64_t compile_count() { return g_compiles.load(std::memory_order_relaxed); }
+
 void warmup(const KernelBase& kernel, const Config& config) {
   if (knobs().interpret || !driver_available()) {
-    compile_only(kernel, config);
+    // Nothing can be loaded: make sure the binary exists (in the disk cache) for a later run.
+    KernelRuntime& rt = runtime_of(kernel);
+    std::lock_guard lock(rt.m);  // one compile per configuration, however many threads ask
+    for (const Config& c : rt.compiled_without_gpu)
+      if (c == config) return;
+    binary_for(kernel, generate_for(*kernel.graph(config)), "sm_90a");
+    rt.compiled_without_gpu.push_back(config);
     return;
   }
   ensure_context();

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 
@@ -36,8 +37,13 @@ void launch(const KernelBase& kernel, Stream stream, dim3 grid, const Config& co
 
 /// Compiles and loads the kernel for `config` on the current device without launching it (so
 /// that a later launch, e.g. under CUDA graph capture, finds it ready). Without a GPU driver it
-/// generates the code and compiles it with NVRTC, which still reports any compile error.
+/// compiles for sm_90a into the disk cache, which still reports any compile error. Threads
+/// warming up the same kernel and configuration compile it once.
 void warmup(const KernelBase& kernel, const Config& config);
+
+/// NVRTC compilations this process has run for launches and warm-ups (disk-cache hits and
+/// reused loaded code do not count). For tests and diagnostics.
+uint64_t compile_count();
 
 /// Bytes of workspace a launch over `grid` needs (0 when every descriptor is host-encoded).
 size_t workspace_bytes(const KernelBase& kernel, dim3 grid, const Config& config);
