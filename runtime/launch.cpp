@@ -94,6 +94,15 @@ std::string arch_of_current_device() {
   return "sm_" + std::to_string(major) + std::to_string(minor) + (major == 9 ? "a" : "");
 }
 
+// NVRTC options from the knobs; a failed compile leaves its source in TILEJIT_DUMP_DIR when set.
+CompileOptions compile_options(const std::string& arch) {
+  CompileOptions o;
+  o.arch = arch;
+  o.line_info = knobs().lineinfo;
+  if (!knobs().dump_dir.empty()) o.dump_dir = knobs().dump_dir.string();
+  return o;
+}
+
 codegen::Options codegen_options() {
   codegen::Options o;
   o.line_info = knobs().lineinfo;
@@ -103,7 +112,6 @@ codegen::Options codegen_options() {
 void dump(const std::string& what, const std::string& name, const std::string& ext, const std::string& text) {
   const Knobs& k = knobs();
   if (k.dump_dir.empty()) {
-    logger().info("{} of kernel {}:\n{}", what, name, text);
     std::fprintf(stderr, "// ---- %s of %s ----\n%s\n", what.c_str(), name.c_str(), text.c_str());
     return;
   }
@@ -149,10 +157,7 @@ std::atomic<uint64_t> g_compiles{0};
 // The binary of generated kernel `gen` for `arch`: from the disk cache when it has it, else from
 // NVRTC (and then stored on disk). A new process finds yesterday's binaries instead of compiling.
 CacheEntry binary_for(const KernelBase& k, const codegen::GeneratedKernel& gen, const std::string& arch) {
-  CompileOptions opts;
-  opts.arch = arch;
-  opts.line_info = knobs().lineinfo;
-  if (!knobs().dump_dir.empty()) opts.dump_dir = knobs().dump_dir.string();
+  const CompileOptions opts = compile_options(arch);
   const auto [nv_major, nv_minor] = nvrtc_version();
   const CacheKey cache_key{gen.source, std::to_string(nv_major) + "." + std::to_string(nv_minor),
                            "line_info=" + std::to_string(opts.line_info), arch, TILEJIT_VERSION_STRING,
@@ -396,10 +401,7 @@ codegen::GeneratedKernel generate(const KernelBase& kernel, const Config& config
 
 std::string compile_only(const KernelBase& kernel, const Config& config, const std::string& arch) {
   const codegen::GeneratedKernel gen = generate(kernel, config);
-  CompileOptions opts;
-  opts.arch = arch;
-  opts.line_info = knobs().lineinfo;
-  const CompiledBinary bin = compile_cuda(gen, kernel.name(), opts);
+  const CompiledBinary bin = compile_cuda(gen, kernel.name(), compile_options(arch));
   char buf[256];
   std::snprintf(buf, sizeof buf, "%s: %d registers, %d bytes spill stores, %d bytes spill loads, %d + %d bytes shared, %.1f ms",
                 gen.entry.c_str(), bin.registers, bin.spill_stores, bin.spill_loads, bin.shared_static, gen.plan.shared_bytes,
