@@ -71,18 +71,18 @@ def tiny(y_ptr, v):
     tl.store(y_ptr + tl.arange(0, 128), v)
 
 
-def launch_us(n=20000):
-    """Host time per launch of a tiny kernel, as bench_launch.cpp measures tilejit's."""
+def launch_us(grid, n=20000):
+    """Host time per launch of the tiny kernel over `grid` programs, as bench_launch.cpp measures tilejit's."""
     import time
     y = torch.empty(128, device="cuda", dtype=torch.float32)
     for _ in range(1000):
-        tiny[(1,)](y, 1.0)
+        tiny[(grid,)](y, 1.0)
     torch.cuda.synchronize()
     runs = []
     for _ in range(5):
         t0 = time.perf_counter()
         for _ in range(n):
-            tiny[(1,)](y, 1.0)
+            tiny[(grid,)](y, 1.0)
         torch.cuda.synchronize()
         runs.append((time.perf_counter() - t0) / n * 1e6)
     runs.sort()
@@ -91,7 +91,8 @@ def launch_us(n=20000):
 
 def main():
     torch.manual_seed(0)
-    print(json.dumps({"bench": "launch", "impl": "triton", "us": launch_us()}), flush=True)
+    for grid in (1, 132, 1024, 8192):  # the grids of bench_launch.cpp
+        print(json.dumps({"bench": "launch", "impl": "triton", "grid": grid, "us": launch_us(grid)}), flush=True)
     x = torch.randn(M, N, device="cuda", dtype=torch.float32)
     y = torch.empty_like(x)
     nbytes = 2 * x.numel() * 4

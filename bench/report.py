@@ -28,17 +28,24 @@ def main(paths):
 
     launches = [r for r in rows if r["bench"] == "launch"]
     if launches:
-        raw = next((r["us"] for r in launches if r["impl"] == "raw_cuLaunchKernel"), None)
-        print(f"\n{'launch of a compiled kernel':<32}{'us per launch':>14}{'vs raw':>9}")
-        for r in launches:
-            ratio = f"{r['us'] / raw:.2f}x" if raw else "-"
-            print(f"{r['impl']:<32}{r['us']:>14.2f}{ratio:>9}")
-
+        grids = sorted({r.get("grid", 1) for r in launches})
+        print(f"\n{'launch of a compiled kernel, us':<34}" + "".join(f"{'grid ' + str(g):>12}" for g in grids))
+        for impl in ("raw_cuLaunchKernel", "tilejit", "triton"):
+            cells = []
+            for g in grids:
+                r = next((x for x in launches if x["impl"] == impl and x.get("grid", 1) == g), None)
+                raw = next((x for x in launches if x["impl"] == "raw_cuLaunchKernel" and x.get("grid", 1) == g), None)
+                cells.append(f"{r['us']:.2f} ({r['us'] / raw['us']:.2f}x)" if r and raw else "-")
+            print(f"{impl + ' (vs raw)':<34}" + "".join(f"{c:>12}" for c in cells))
 
     for r in rows:
         if r["bench"] == "first_launch":
-            what = "disk-cache hit (new process)" if r["impl"].endswith("disk_hit") else "cold (empty cache)"
-            print(f"first launch, {what}: first kernel {r['first_kernel_ms']:.2f} ms, second kernel {r['second_kernel_ms']:.2f} ms")
+            what = "disk-cache hit, new process" if r["impl"].endswith("disk_hit") else "cold, empty caches"
+            ph = r["median_phases"]
+            print(f"\nfirst launch ({what}): first kernel {r['first_kernel_ms']:.2f} ms; next {r['next_kernels']} kernels "
+                  f"median {r['next_kernel_ms_median']:.2f} ms (min {r['next_kernel_ms_min']:.2f}, max {r['next_kernel_ms_max']:.2f})")
+            print(f"  median kernel: trace {ph['trace_ms']:.2f}, codegen {ph['codegen_ms']:.2f}, NVRTC {ph['nvrtc_ms']:.2f}, "
+                  f"disk {ph['disk_ms']:.2f}, load {ph['load_ms']:.2f} ms")
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 #include "tilejit/runtime/disk_cache.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -28,6 +29,9 @@ constexpr std::string_view kKeyTag = "TJKEY1";
 constexpr std::string_view kEntrySuffix = ".tjc";
 constexpr std::string_view kTempMarker = ".tmp.";
 constexpr auto kStaleTempAge = std::chrono::hours(1);
+constexpr char kStatsMagic[8] = {'T', 'J', 'S', 'T', 'A', 'T', 'S', '1'};
+constexpr std::string_view kStatsName = "stats";
+constexpr std::size_t kStatsSize = 64;
 
 // ---- hashing -------------------------------------------------------------------------------
 
@@ -289,6 +293,29 @@ std::string kernel_name_of(std::string_view metadata) {
   return std::string(metadata.substr(p + 1, close - p - 1));
 }
 
+// The stats file: magic | hits | misses | stores | corrupt | evicted | f64 compile ms saved | checksum.
+std::string encode_stats(const CacheStats& s) {
+  std::string out(kStatsMagic, sizeof kStatsMagic);
+  for (std::uint64_t v : {s.hits, s.misses, s.stores, s.corrupt, s.evicted}) put_u64(out, v);
+  std::uint64_t ms_bits = 0;
+  std::memcpy(&ms_bits, &s.compile_ms_saved, sizeof ms_bits);
+  put_u64(out, ms_bits);
+  put_u64(out, hash64(out, 0x7374617473ull));
+  return out;
+}
+
+std::optional<CacheStats> decode_stats(std::string_view data) {
+  if (data.size() != kStatsSize || std::memcmp(data.data(), kStatsMagic, sizeof kStatsMagic) != 0) return std::nullopt;
+  const auto* p = reinterpret_cast<const unsigned char*>(data.data());
+  if (hash64(data.substr(0, kStatsSize - 8), 0x7374617473ull) != read_u64(p + kStatsSize - 8)) return std::nullopt;
+  CacheStats s;
+  std::uint64_t* fields[] = {&s.hits, &s.misses, &s.stores, &s.corrupt, &s.evicted};
+  for (std::size_t i = 0; i < 5; ++i) *fields[i] = read_u64(p + 8 + 8 * i);
+  const std::uint64_t ms_bits = read_u64(p + 48);
+  std::memcpy(&s.compile_ms_saved, &ms_bits, sizeof ms_bits);
+  return s;
+}
+
 // ---- file I/O ------------------------------------------------------------------------------
 
 struct Fd {
@@ -376,6 +403,47 @@ CacheStats DiskCache::stats() const {
   return stats_;
 }
 
+CacheStats DiskCache::folder_stats() const {
+  Fd file(::open((dir_ / kStatsName).c_str(), O_RDONLY | O_CLOEXEC));
+  if (file.fd < 0) return {};
+  while (::flock(file.fd, LOCK_SH) != 0 && errno == EINTR) {
+  }
+  std::string data, error;
+  if (!read_all(file.fd, data, error)) return {};
+  return decode_stats(data).value_or(CacheStats{});
+}
+
+void DiskCache::count(const CacheStats& delta) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stats_ += delta;
+  }
+  // The folder's counters: read, add and rewrite under an exclusive lock. No O_CREAT of the folder
+  // itself, so a miss on a folder that does not exist yet leaves nothing behind.
+  const fs::path path = dir_ / kStatsName;
+  Fd file(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+  if (file.fd < 0) {
+    if (errno != ENOENT) detail::logger().debug("compile cache: cannot update {}: {}", path.string(), std::strerror(errno));
+    return;
+  }
+  while (::flock(file.fd, LOCK_EX) != 0) {
+    if (errno != EINTR) return;
+  }
+  std::string data, error;
+  if (!read_all(file.fd, data, error)) return;
+  CacheStats total;
+  if (auto old = decode_stats(data)) {
+    total = *old;
+  } else if (!data.empty()) {
+    detail::logger().debug("compile cache: {} is unreadable; its counters restart from zero", path.string());
+  }
+  total += delta;
+  const std::string out = encode_stats(total);
+  if (::pwrite(file.fd, out.data(), out.size(), 0) != static_cast<ssize_t>(out.size()) ||
+      (data.size() > out.size() && ::ftruncate(file.fd, static_cast<off_t>(out.size())) != 0))
+    detail::logger().debug("compile cache: cannot update {}: {}", path.string(), std::strerror(errno));
+}
+
 void DiskCache::warn_io(const std::string& message) {
   bool first = false;
   {
@@ -393,10 +461,7 @@ void DiskCache::warn_io(const std::string& message) {
 
 std::optional<CacheEntry> DiskCache::load(const CacheKey& key) {
   const fs::path path = path_of(key);
-  const auto miss = [this] {
-    std::lock_guard<std::mutex> lock(mutex_);
-    ++stats_.misses;
-  };
+  const auto miss = [this] { count({.misses = 1}); };
   Fd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (file.fd < 0) {
     if (errno != ENOENT && errno != ENOTDIR) {
@@ -428,9 +493,7 @@ std::optional<CacheEntry> DiskCache::load(const CacheKey& key) {
       std::error_code ec;
       fs::remove(path, ec);
     }
-    std::lock_guard<std::mutex> lock(mutex_);
-    ++stats_.misses;
-    ++stats_.corrupt;
+    count({.misses = 1, .corrupt = 1});
     return std::nullopt;
   }
   ::futimens(file.fd, nullptr);  // the LRU clock; failure (a read-only cache) is harmless
@@ -438,9 +501,7 @@ std::optional<CacheEntry> DiskCache::load(const CacheKey& key) {
   entry.cubin.assign(parsed.cubin.begin(), parsed.cubin.end());
   entry.ptx.assign(parsed.ptx);
   entry.metadata.assign(parsed.metadata);
-  std::lock_guard<std::mutex> lock(mutex_);
-  ++stats_.hits;
-  stats_.compile_ms_saved += parsed.compile_ms;
+  count({.hits = 1, .compile_ms_saved = parsed.compile_ms});
   return entry;
 }
 
@@ -466,7 +527,7 @@ bool DiskCache::store(const CacheKey& key, const CacheEntry& entry, double compi
       warn_io("cannot create " + temp_path.string() + ": " + std::strerror(errno));
       return false;
     }
-    const bool written = write_all(out.fd, data) && ::fsync(out.fd) == 0;
+    const bool written = write_all(out.fd, data);
     const int saved_errno = errno;
     const bool closed = ::close(out.fd) == 0;
     out.fd = -1;
@@ -482,10 +543,7 @@ bool DiskCache::store(const CacheKey& key, const CacheEntry& entry, double compi
     warn_io("cannot rename onto " + final_path.string() + ": " + ec.message());
     return false;
   }
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    ++stats_.stores;
-  }
+  count({.stores = 1});
   evict(final_path);
   return true;
 }
@@ -528,8 +586,7 @@ void DiskCache::evict(const fs::path& keep) {
   }
   if (evicted != 0) {
     detail::logger().debug("compile cache: evicted {} least recently used entries from {}", evicted, dir_.string());
-    std::lock_guard<std::mutex> lock(mutex_);
-    stats_.evicted += evicted;
+    count({.evicted = evicted});
   }
 }
 
@@ -578,6 +635,8 @@ std::size_t DiskCache::clear() {
     std::error_code rec;
     if (fs::remove(p, rec)) ++removed;
   }
+  std::error_code sec;
+  fs::remove(dir_ / kStatsName, sec);
   return removed;
 }
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -68,6 +69,7 @@ struct KernelRuntime {
   std::vector<std::unique_ptr<Entry>> entries;  // entries are never removed, so pointers stay valid
   std::atomic<Entry*> last{nullptr};            // the most recently launched entry: the hot path
   std::vector<Config> compiled_without_gpu;     // configurations warmed up where no GPU can load them
+  std::vector<std::pair<Config, int64_t>> workspace_per_program;  // workspace_bytes() without an entry
 };
 
 KernelRuntime& runtime_of(const KernelBase& k) {
@@ -152,7 +154,38 @@ DiskCache& disk_cache() {
   return *cache;
 }
 
-std::atomic<uint64_t> g_compiles{0};
+// The counters behind runtime::compile_times(); times in nanoseconds.
+struct Timers {
+  std::atomic<uint64_t> compiles{0}, disk_hits{0};
+  std::atomic<int64_t> trace{0}, codegen{0}, nvrtc{0}, disk{0}, load{0};
+};
+Timers g_timers;
+
+// Adds the time from its construction to its destruction to one of the Timers.
+class Timed {
+ public:
+  explicit Timed(std::atomic<int64_t>& sink) : sink_(sink), start_(std::chrono::steady_clock::now()) {}
+  ~Timed() {
+    sink_.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start_).count(),
+                    std::memory_order_relaxed);
+  }
+  Timed(const Timed&) = delete;
+  Timed& operator=(const Timed&) = delete;
+
+ private:
+  std::atomic<int64_t>& sink_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+std::shared_ptr<const ir::Graph> traced(const KernelBase& k, const Config& config) {
+  Timed t(g_timers.trace);
+  return k.graph(config);
+}
+
+codegen::GeneratedKernel generated(const ir::Graph& g) {
+  Timed t(g_timers.codegen);
+  return generate_for(g);
+}
 
 // The binary of generated kernel `gen` for `arch`: from the disk cache when it has it, else from
 // NVRTC (and then stored on disk). A new process finds yesterday's binaries instead of compiling.
@@ -160,22 +193,35 @@ CacheEntry binary_for(const KernelBase& k, const codegen::GeneratedKernel& gen, 
   const CompileOptions opts = compile_options(arch);
   const auto [nv_major, nv_minor] = nvrtc_version();
   const CacheKey cache_key{gen.source, std::to_string(nv_major) + "." + std::to_string(nv_minor),
-                           "line_info=" + std::to_string(opts.line_info), arch, TILEJIT_VERSION_STRING,
-                           codegen_fingerprint(knobs())};
-  if (knobs().cache)
-    if (std::optional<CacheEntry> hit = disk_cache().load(cache_key)) {
+                           nvrtc_invocation(opts).joined(), arch, TILEJIT_VERSION_STRING, codegen_fingerprint(knobs())};
+  if (knobs().cache) {
+    std::optional<CacheEntry> hit;
+    {
+      Timed t(g_timers.disk);
+      hit = disk_cache().load(cache_key);
+    }
+    if (hit) {
+      g_timers.disk_hits.fetch_add(1, std::memory_order_relaxed);
       logger().info("loaded {} for {} from the disk cache", gen.entry, arch);
       return std::move(*hit);
     }
-  CompiledBinary bin = compile_cuda(gen, k.name(), opts);
-  g_compiles.fetch_add(1, std::memory_order_relaxed);
+  }
+  CompiledBinary bin;
+  {
+    Timed t(g_timers.nvrtc);
+    bin = compile_cuda(gen, k.name(), opts);
+  }
+  g_timers.compiles.fetch_add(1, std::memory_order_relaxed);
   if (knobs().dump_ptx && !bin.ptx.empty()) dump("PTX", gen.entry, ".ptx", bin.ptx);
   logger().info("compiled {} for {} in {:.1f} ms: {} registers, {} bytes spilled, {} bytes static shared", gen.entry, arch,
                 bin.compile_ms, bin.registers, bin.spill_stores, bin.shared_static);
   // An empty cubin means the driver gets PTX (an architecture NVRTC cannot build a cubin for).
   std::string ptx = bin.cubin.empty() ? std::move(bin.ptx_or_empty) : std::string();
   CacheEntry entry{std::move(bin.cubin), std::move(ptx), "kernel=" + k.name() + "\nentry=" + gen.entry + "\n"};
-  if (knobs().cache) disk_cache().store(cache_key, entry, bin.compile_ms);
+  if (knobs().cache) {
+    Timed t(g_timers.disk);
+    disk_cache().store(cache_key, entry, bin.compile_ms);
+  }
   return entry;
 }
 
@@ -191,8 +237,11 @@ std::shared_ptr<Library> load_library(const KernelBase& k, const codegen::Genera
   auto lib = std::make_shared<Library>();
   auto& d = driver();
   const void* image = binary.cubin.empty() ? static_cast<const void*>(binary.ptx.c_str()) : static_cast<const void*>(binary.cubin.data());
-  TILEJIT_CHECK_CU(d.cuLibraryLoadData(&lib->lib, image, nullptr, nullptr, 0, nullptr, nullptr, 0));
-  TILEJIT_CHECK_CU(d.cuLibraryGetKernel(&lib->kernel, lib->lib, gen.entry.c_str()));
+  {
+    Timed t(g_timers.load);
+    TILEJIT_CHECK_CU(d.cuLibraryLoadData(&lib->lib, image, nullptr, nullptr, 0, nullptr, nullptr, 0));
+    TILEJIT_CHECK_CU(d.cuLibraryGetKernel(&lib->kernel, lib->lib, gen.entry.c_str()));
+  }
   std::lock_guard lock(cache.m);
   auto [it, inserted] = cache.by_source.emplace(key, lib);
   if (!inserted) d.cuLibraryUnload(lib->lib);  // another thread won the race; use its library
@@ -217,8 +266,8 @@ Entry& entry_for(const KernelBase& k, const Config& config, CUcontext ctx, CUstr
   auto e = std::make_unique<Entry>();
   e->config = config;
   e->ctx = ctx;
-  e->graph = k.graph(config);
-  e->gen = generate_for(*e->graph);
+  e->graph = traced(k, config);
+  e->gen = generated(*e->graph);
   e->lib = load_library(k, e->gen, arch_of_current_device());
   auto& d = driver();
   TILEJIT_CHECK_CU(d.cuKernelGetFunction(&e->fn, e->lib->kernel));
@@ -409,7 +458,20 @@ std::string compile_only(const KernelBase& kernel, const Config& config, const s
   return buf;
 }
 
-uint64_t compile_count() { return g_compiles.load(std::memory_order_relaxed); }
+CompileTimes compile_times() {
+  const auto ms = [](const std::atomic<int64_t>& ns) { return static_cast<double>(ns.load(std::memory_order_relaxed)) / 1e6; };
+  CompileTimes t;
+  t.compiles = g_timers.compiles.load(std::memory_order_relaxed);
+  t.disk_hits = g_timers.disk_hits.load(std::memory_order_relaxed);
+  t.trace_ms = ms(g_timers.trace);
+  t.codegen_ms = ms(g_timers.codegen);
+  t.nvrtc_ms = ms(g_timers.nvrtc);
+  t.disk_ms = ms(g_timers.disk);
+  t.load_ms = ms(g_timers.load);
+  return t;
+}
+
+uint64_t compile_count() { return g_timers.compiles.load(std::memory_order_relaxed); }
 
 void warmup(const KernelBase& kernel, const Config& config) {
   if (knobs().interpret || !driver_available()) {
@@ -418,7 +480,7 @@ void warmup(const KernelBase& kernel, const Config& config) {
     std::lock_guard lock(rt.m);  // one compile per configuration, however many threads ask
     for (const Config& c : rt.compiled_without_gpu)
       if (c == config) return;
-    binary_for(kernel, generate_for(*kernel.graph(config)), "sm_90a");
+    binary_for(kernel, generated(*traced(kernel, config)), "sm_90a");
     rt.compiled_without_gpu.push_back(config);
     return;
   }
@@ -429,9 +491,23 @@ void warmup(const KernelBase& kernel, const Config& config) {
 }
 
 size_t workspace_bytes(const KernelBase& kernel, dim3 grid, const Config& config) {
-  const auto g = kernel.graph(config);
-  const codegen::GeneratedKernel gen = codegen::generate(*g, codegen_options());
-  return static_cast<size_t>(gen.plan.workspace_bytes_per_program) * grid.count();
+  // The per-program size is a property of the generated code: from a loaded entry when there is
+  // one, else generated once per configuration and remembered.
+  KernelRuntime& rt = runtime_of(kernel);
+  int64_t per_program = -1;
+  {
+    std::lock_guard lock(rt.m);
+    for (const auto& e : rt.entries)
+      if (e->config == config) per_program = e->gen.plan.workspace_bytes_per_program;
+    for (const auto& [c, bytes] : rt.workspace_per_program)
+      if (c == config) per_program = bytes;
+  }
+  if (per_program < 0) {
+    per_program = codegen::generate(*kernel.graph(config), codegen_options()).plan.workspace_bytes_per_program;
+    std::lock_guard lock(rt.m);
+    rt.workspace_per_program.emplace_back(config, per_program);
+  }
+  return static_cast<size_t>(per_program) * grid.count();
 }
 
 void launch(const KernelBase& kernel, Stream stream, dim3 grid, const Config& config, std::span<const KernelArg> args,

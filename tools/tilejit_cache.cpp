@@ -12,8 +12,9 @@ int usage() {
   std::fprintf(stderr,
                "usage: tilejit-cache [list|stats|clear] [--dir DIR]\n"
                "  list   one line per entry: kernel, arch, size, age (most recently used first)\n"
-               "  stats  number of entries, total size, compile time they save\n"
-               "  clear  remove every entry\n"
+               "  stats  entries, total size, and the hits, misses and compile time saved of every\n"
+               "         process that used the folder since it was created or cleared\n"
+               "  clear  remove every entry and reset the counters\n"
                "The folder is TILEJIT_CACHE_DIR (default $XDG_CACHE_HOME/tilejit or ~/.cache/tilejit).\n");
   return 2;
 }
@@ -54,9 +55,18 @@ int main(int argc, char** argv) {
       ms += e.compile_ms;
       bad += !e.valid;
     }
-    std::printf("%s: %zu entries (%zu unreadable), %.1f MiB of %.0f MiB, %.0f ms of compilation stored\n",
-                cache.directory().c_str(), entries.size(), bad, static_cast<double>(bytes) / (1 << 20),
-                static_cast<double>(cache.max_bytes()) / (1 << 20), ms);
+    const tilejit::CacheStats s = cache.folder_stats();
+    const std::uint64_t lookups = s.hits + s.misses;
+    std::printf("%s\n", cache.directory().c_str());
+    std::printf("  entries    %zu (%zu unreadable), %.1f MiB of %.0f MiB, %.0f ms of compilation stored\n", entries.size(), bad,
+                static_cast<double>(bytes) / (1 << 20), static_cast<double>(cache.max_bytes()) / (1 << 20), ms);
+    std::printf("  lookups    %llu: %llu hits, %llu misses (%.1f%% hits), %llu of the misses corrupt entries\n",
+                static_cast<unsigned long long>(lookups), static_cast<unsigned long long>(s.hits),
+                static_cast<unsigned long long>(s.misses), lookups ? 100.0 * static_cast<double>(s.hits) / static_cast<double>(lookups) : 0.0,
+                static_cast<unsigned long long>(s.corrupt));
+    std::printf("  stores     %llu, %llu evicted\n", static_cast<unsigned long long>(s.stores),
+                static_cast<unsigned long long>(s.evicted));
+    std::printf("  saved      %.1f s of compilation\n", s.compile_ms_saved / 1000.0);
     return 0;
   }
   std::printf("%-32s %-10s %10s %8s  %s\n", "kernel", "arch", "bytes", "age", "file");

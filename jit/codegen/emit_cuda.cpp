@@ -79,7 +79,7 @@ class Emitter {
     }
   }
 
-  std::string run();
+  void run(GeneratedKernel& k);  // fills k.source and the prelude range
 
  private:
   // ---- text -------------------------------------------------------------
@@ -1045,17 +1045,18 @@ void Emitter::emit_if(NodeId id) {
   scratch_pending_ = after || before;
 }
 
-std::string Emitter::run() {
+void Emitter::run(GeneratedKernel& k) {
   std::string kernel = signature() + " {\n";
   prologue();
   emit_region(0);
   if (stores_) line("if (tid == 0) tj::bulk_wait_group_read<0>();  // TMA stores have read shared memory before exit");
   kernel += out_ + "}\n";
-  std::string src = header();
-  src += "\n";
-  src += detail::prelude_source();
-  src += "\n" + kernel;
-  return src;
+  k.source = header();
+  k.source += "\n";
+  k.prelude_begin = k.source.size();
+  k.source += detail::prelude_source();
+  k.prelude_end = k.source.size();
+  k.source += "\n" + kernel;
 }
 
 }  // namespace
@@ -1067,7 +1068,7 @@ GeneratedKernel generate(const ir::Graph& g, const Options& options) {
   GeneratedKernel k;
   k.entry = "tj_" + detail::sanitize(g.kernel_name) + "_" + hash;
   Emitter e(l, options, k.entry);
-  k.source = e.run();
+  e.run(k);
   k.plan = l.args.plan;
   return k;
 }

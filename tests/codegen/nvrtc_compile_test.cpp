@@ -12,6 +12,24 @@
 #include "tilejit/tma_rules.h"
 
 using tilejit::CompiledBinary;
+
+namespace {
+std::string read_text(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// Line `n` (1-based) of `text`.
+std::string nth_line(const std::string& text, int n) {
+  size_t start = 0;
+  for (int i = 1; i < n && start != std::string::npos; ++i) {
+    start = text.find('\n', start);
+    if (start != std::string::npos) ++start;
+  }
+  if (start == std::string::npos) return {};
+  return text.substr(start, text.find('\n', start) - start);
+}
+}  // namespace
 using tilejit::compile_cuda;
 using tilejit::testing::emit_cases;
 
@@ -64,11 +82,47 @@ TEST_CASE("a program NVRTC rejects throws CompileError with the log and the dump
     CHECK(e.log().find("error") != std::string::npos);
     REQUIRE(std::filesystem::exists(e.source_path()));
     CHECK(std::filesystem::path(e.source_path()).parent_path() == dir);
-    std::ifstream in(e.source_path());
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    CHECK(text == k.source);
+    // The dumped file is what NVRTC compiled: the prelude sits in the header beside it, and the
+    // line the log names is the broken line of the file.
+    const std::string text = read_text(e.source_path());
+    const std::string prelude = read_text(dir / tilejit::kPreludeHeader);
+    CHECK(prelude == k.source.substr(k.prelude_begin, k.prelude_end - k.prelude_begin));
+    const std::string include = std::string("#include \"") + tilejit::kPreludeHeader + "\"\n";
+    CHECK(text == k.source.substr(0, k.prelude_begin) + include + k.source.substr(k.prelude_end));
+    const auto at = e.log().find(".cu(");
+    REQUIRE(at != std::string::npos);
+    const int line = std::stoi(e.log().substr(at + 4));
+    CHECK(nth_line(text, line).find("this is not C++") != std::string::npos);
     std::filesystem::remove(e.source_path());
   }
+}
+
+TEST_CASE("the prelude is precompiled once per process and changes nothing in the binary") {
+  // Two kernels compiled after one another: the second uses the precompiled prelude (the first
+  // may, too, when another test created it), and its cubin is the one compiled without it.
+  const auto* a = tilejit::testing::find_emit_case("copy_f32");
+  const auto* b = tilejit::testing::find_emit_case("jagged_rows");
+  REQUIRE(a != nullptr);
+  REQUIRE(b != nullptr);
+  const auto ka = tilejit::codegen::generate(*a->trace(), a->options);
+  const auto kb = tilejit::codegen::generate(*b->trace(), b->options);
+  REQUIRE(ka.prelude_end > ka.prelude_begin);
+  CHECK(ka.source.substr(ka.prelude_begin, ka.prelude_end - ka.prelude_begin) ==
+        kb.source.substr(kb.prelude_begin, kb.prelude_end - kb.prelude_begin));
+  const CompiledBinary first = compile_cuda(ka, "copy_f32");
+  CHECK(first.pch != CompiledBinary::Pch::none);
+  const CompiledBinary with = compile_cuda(kb, "jagged_rows");
+  CHECK(with.pch == CompiledBinary::Pch::used);
+  tilejit::CompileOptions plain;
+  plain.precompiled_prelude = false;
+  const CompiledBinary without = compile_cuda(kb, "jagged_rows", plain);
+  CHECK(without.pch == CompiledBinary::Pch::none);
+  CHECK(with.cubin == without.cubin);
+  CHECK(with.registers == without.registers);
+  // A kernel without a recorded prelude range compiles as one file.
+  auto whole = kb;
+  whole.prelude_begin = whole.prelude_end = 0;
+  CHECK(compile_cuda(whole, "jagged_rows", plain).cubin == without.cubin);
 }
 
 TEST_CASE("a virtual architecture gives PTX instead of a cubin") {

@@ -197,6 +197,61 @@ TEST_CASE("JSON metadata names the kernel in list()") {
   CHECK(infos[0].kernel == "gemm_tma");
 }
 
+TEST_CASE("the folder's counters add up over objects and are reset by clear") {
+  TempDir tmp;
+  LogCapture log;
+  DiskCache first(tmp.path);
+  CHECK_FALSE(first.load(make_key(1)).has_value());  // a miss before the folder exists leaves no file
+  CHECK_FALSE(fs::exists(first.directory()));
+  REQUIRE(first.store(make_key(1), make_entry(1), 40.0));
+  CHECK_FALSE(first.load(make_key(2)).has_value());
+  {
+    DiskCache second(tmp.path);  // another process, later
+    REQUIRE(second.load(make_key(1)).has_value());
+    REQUIRE(second.load(make_key(1)).has_value());
+    CHECK(second.stats().hits == 2);
+    CHECK(second.stats().misses == 0);
+  }
+  const tilejit::CacheStats s = first.folder_stats();
+  CHECK(s.hits == 2);
+  CHECK(s.misses == 1);  // the miss before the folder existed was not recorded there
+  CHECK(s.stores == 1);
+  CHECK(s.corrupt == 0);
+  CHECK(s.compile_ms_saved == doctest::Approx(80.0));
+  CHECK(first.stats().misses == 2);  // the object's own counters saw both
+  CHECK(fs::file_size(first.directory() / "stats") == 64);
+  CHECK(first.list().size() == 1);  // the stats file is not an entry
+  CHECK(log.count() == 0);
+
+  CHECK(first.clear() == 1);
+  CHECK_FALSE(fs::exists(first.directory() / "stats"));
+  const tilejit::CacheStats cleared = first.folder_stats();
+  CHECK(cleared.hits + cleared.misses + cleared.stores == 0);
+}
+
+TEST_CASE("an unreadable stats file restarts the counters, quietly") {
+  TempDir tmp;
+  LogCapture log;
+  DiskCache cache(tmp.path);
+  REQUIRE(cache.store(make_key(1), make_entry(1), 5.0));
+  const fs::path stats = cache.directory() / "stats";
+  std::string good = read_file(stats);
+  REQUIRE(good.size() == 64);
+  SUBCASE("bit flip in a counter") { good[9] = static_cast<char>(good[9] ^ 0x10); }
+  SUBCASE("wrong magic") { good[0] = 'X'; }
+  SUBCASE("truncated") { good.resize(30); }
+  SUBCASE("too long") { good.append(100, 'z'); }
+  write_file(stats, good);
+  CHECK(cache.folder_stats().stores == 0);  // unreadable reads as zero
+  REQUIRE(cache.load(make_key(1)).has_value());
+  const tilejit::CacheStats s = cache.folder_stats();
+  CHECK(s.hits == 1);
+  CHECK(s.stores == 0);
+  CHECK(s.compile_ms_saved == doctest::Approx(5.0));
+  CHECK(fs::file_size(stats) == 64);
+  CHECK(log.count() == 0);
+}
+
 TEST_CASE("miss on an empty or missing folder") {
   TempDir tmp;
   LogCapture log;
@@ -528,4 +583,11 @@ TEST_CASE("8 processes share one folder") {
   CHECK(log.count() == 0);
   CHECK(count_temp_files(cache.directory()) == 0);
   for (const auto& info : cache.list()) CHECK(info.valid);
+  // Every lookup and store of every process is counted once in the folder: the lock loses none.
+  const tilejit::CacheStats total = cache.folder_stats();
+  CHECK(total.hits + total.misses == kProcesses * kRounds * kKeys + kKeys);
+  CHECK(total.hits >= static_cast<std::uint64_t>(present));
+  CHECK(total.stores == kProcesses * kRounds);
+  CHECK(total.corrupt == 0);
+  CHECK(total.evicted > 0);
 }

@@ -70,6 +70,9 @@ struct Options {
 struct GeneratedKernel {
   std::string entry;   ///< extern "C" name: "tj_<kernel>_<16 hex digits of the graph hash>"
   std::string source;  ///< complete CUDA C++ translation unit (prelude included), no cuda.h needed
+  /// Where the device prelude (the same text in every kernel) lies in `source`: [begin, end).
+  /// The compiler hands it to NVRTC as a header, which NVRTC precompiles once per process.
+  size_t prelude_begin = 0, prelude_end = 0;
   LaunchPlan plan;
 };
 

@@ -34,7 +34,8 @@ struct CacheEntry {
   friend bool operator==(const CacheEntry&, const CacheEntry&) = default;
 };
 
-/// Counters of one DiskCache object.
+/// Counters of cache events: those of one DiskCache object (`DiskCache::stats`), or those of every
+/// process that used a folder (`DiskCache::folder_stats`).
 struct CacheStats {
   std::uint64_t hits = 0;
   std::uint64_t misses = 0;   ///< including the corrupt entries
@@ -42,6 +43,16 @@ struct CacheStats {
   std::uint64_t corrupt = 0;  ///< unreadable or foreign entries found (and removed) by `load`
   std::uint64_t evicted = 0;  ///< entries removed to keep the folder under the size bound
   double compile_ms_saved = 0;  ///< sum over the hits of the compile time recorded by `store`
+
+  CacheStats& operator+=(const CacheStats& o) {
+    hits += o.hits;
+    misses += o.misses;
+    stores += o.stores;
+    corrupt += o.corrupt;
+    evicted += o.evicted;
+    compile_ms_saved += o.compile_ms_saved;
+    return *this;
+  }
 };
 
 /// One file of the cache folder, as `DiskCache::list` sees it.
@@ -68,7 +79,13 @@ inline constexpr std::uint64_t kDefaultCacheBytes = std::uint64_t{1} << 30;
 /// The checksum (64-bit) covers every byte after the magic except the checksum itself.
 ///
 /// Writers go through a unique temporary file in the same folder renamed onto the final name,
-/// so readers in any process see a whole entry or none. Content problems and I/O errors never
+/// so readers in any process see a whole entry or none. The file is not fsync'ed: an entry torn by
+/// a power loss fails its checksum and is recompiled, which costs less than a sync per compile.
+///
+/// Every event is also added to `<root>/v1/stats` (64 bytes: "TJSTATS1", the six counters of
+/// CacheStats, a checksum) under an exclusive flock(2), so the counters of all processes add up
+/// exactly. A folder that cannot be written keeps no counters; an unreadable stats file restarts
+/// from zero. Content problems and I/O errors never
 /// throw: a bad entry is a warning, a miss and a removed file; a failed store is a warning.
 /// All members are thread-safe.
 class DiskCache {
@@ -92,10 +109,16 @@ class DiskCache {
   /// Every entry file of the folder, most recently used first.
   std::vector<CacheEntryInfo> list() const;
 
-  /// Removes every entry and temporary file of the folder; returns how many files were removed.
+  /// Removes every entry, temporary file and the counters of the folder; returns how many entries
+  /// and temporary files were removed.
   std::size_t clear();
 
+  /// The counters of this object.
   CacheStats stats() const;
+
+  /// The counters of every object, in every process, that used this folder since it was created
+  /// or last cleared; zeros when the folder has no (readable) stats file.
+  CacheStats folder_stats() const;
 
   /// The folder holding the entries: `<root>/v1`.
   const std::filesystem::path& directory() const noexcept { return dir_; }
@@ -112,6 +135,7 @@ class DiskCache {
 
  private:
   void evict(const std::filesystem::path& keep);
+  void count(const CacheStats& delta);
   void warn_io(const std::string& message);
 
   std::filesystem::path dir_;

@@ -41,8 +41,21 @@ void launch(const KernelBase& kernel, Stream stream, dim3 grid, const Config& co
 /// warming up the same kernel and configuration compile it once.
 void warmup(const KernelBase& kernel, const Config& config);
 
-/// NVRTC compilations this process has run for launches and warm-ups (disk-cache hits and
-/// reused loaded code do not count). For tests and diagnostics.
+/// Where the time of first launches and warm-ups went, summed over every kernel of the process
+/// since it started. Launches of already loaded code add nothing.
+struct CompileTimes {
+  uint64_t compiles = 0;   ///< NVRTC compilations (disk-cache hits and reused loaded code do not count)
+  uint64_t disk_hits = 0;  ///< binaries found in the disk cache
+  double trace_ms = 0;     ///< running the kernel function to build its IR
+  double codegen_ms = 0;   ///< passes and CUDA emission
+  double nvrtc_ms = 0;     ///< NVRTC: front end, optimizer and ptxas
+  double disk_ms = 0;      ///< disk-cache lookups and stores
+  double load_ms = 0;      ///< loading the binary into the context (cuLibraryLoadData)
+  double total_ms() const { return trace_ms + codegen_ms + nvrtc_ms + disk_ms + load_ms; }
+};
+CompileTimes compile_times();
+
+/// compile_times().compiles: NVRTC compilations this process has run for launches and warm-ups.
 uint64_t compile_count();
 
 /// Bytes of workspace a launch over `grid` needs (0 when every descriptor is host-encoded).
