@@ -3,7 +3,7 @@
 // of the same cubin at several grid sizes (Triton's launch of the same kernels is in bench/peers.py).
 // Prints one JSON line per result.
 //
-//   bench_launch [--nonce N]
+//   bench_launch [--nonce N] [--first-launch-only]
 //
 // The kernels embed the nonce as a constant, so that neither tilejit's disk cache nor NVRTC's own
 // cache has seen them unless a previous run used the same nonce: device_run.sh passes one nonce to
@@ -68,11 +68,14 @@ std::string phases_json(const tilejit::runtime::CompileTimes& a, const tilejit::
 
 int main(int argc, char** argv) {
   long nonce = static_cast<long>(std::chrono::system_clock::now().time_since_epoch().count() % 1000003);
+  bool first_launch_only = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--nonce") == 0 && i + 1 < argc) {
       nonce = std::atol(argv[++i]);
+    } else if (std::strcmp(argv[i], "--first-launch-only") == 0) {
+      first_launch_only = true;
     } else {
-      std::fprintf(stderr, "usage: bench_launch [--nonce N]\n");
+      std::fprintf(stderr, "usage: bench_launch [--nonce N] [--first-launch-only]\n");
       return 2;
     }
   }
@@ -121,6 +124,7 @@ int main(int argc, char** argv) {
               "\"next_kernel_ms_max\": %.2f, \"next_kernels\": %d, \"median_phases\": %s}\n",
               gpu ? "true" : "false", nonce, first_ms, first_phases.c_str(), next_ms[median], next_ms[order.front()],
               next_ms[order.back()], kNextKernels, next_phases[median].c_str());
+  if (first_launch_only) return 0;
   if (!gpu) {
     std::printf("bench_launch: no GPU (%s): the launch measurements need one\n", tilejit::driver_error().c_str());
     return 0;

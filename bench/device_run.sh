@@ -43,14 +43,18 @@ for s in "$BUILD"/samples/sample_*; do
 done
 
 echo "== benchmarks"
-# bench_launch runs twice with one fresh nonce on an empty cache folder: the first run compiles
-# kernels that no cache (ours or NVRTC's) has seen, the second finds them in the disk cache (a new
-# process); only its first-launch line is kept.
+# bench_launch runs with fresh nonces on an empty cache folder, so that it compiles kernels that
+# no cache (ours or NVRTC's) has seen; a last run with the last nonce finds them in the disk cache
+# (a new process), and only its first-launch line is kept.
 export TILEJIT_CACHE_DIR=$OUT/cache-launch
 rm -rf "$TILEJIT_CACHE_DIR"
-nonce=$(( ($(date +%s%N) / 1000) % 1000003 ))
-{ "$BUILD/bench/bench_tma"; "$BUILD/bench/bench_launch" --nonce "$nonce";
-  "$BUILD/bench/bench_launch" --nonce "$nonce" | grep '"first_launch"' |
+# The cold measurement is repeated in three processes (new nonces): the host's noise is several ms.
+{ "$BUILD/bench/bench_tma"
+  for run in 1 2 3; do
+    nonce=$(( ($(date +%s%N) / 1000 + run) % 1000003 ))
+    if [ "$run" = 3 ]; then "$BUILD/bench/bench_launch" --nonce "$nonce"; else "$BUILD/bench/bench_launch" --nonce "$nonce" --first-launch-only; fi
+  done
+  "$BUILD/bench/bench_launch" --nonce "$nonce" --first-launch-only |
     sed 's/"bench": "first_launch", "impl": "tilejit"/"bench": "first_launch", "impl": "tilejit_disk_hit"/'; } 2>&1 | tee "$OUT/bench_tilejit.jsonl"
 "$BUILD/tools/tilejit-cache" stats | tee -a "$OUT/cache_stats.txt"
 python3 bench/peers.py 2>&1 | tee "$OUT/bench_peers.jsonl"
@@ -59,4 +63,4 @@ echo
 echo "================ summary ================"
 printf '%s\n' "${summary[@]}"
 python3 bench/report.py "$OUT/bench_tilejit.jsonl" "$OUT/bench_peers.jsonl"
-echo; echo "disk cache after the two bench_launch runs:"; cat "$OUT/cache_stats.txt"
+echo; echo "disk cache after the bench_launch runs:"; cat "$OUT/cache_stats.txt"

@@ -60,6 +60,12 @@ namespace tilejit::detail {
   X(cuStreamSynchronize, cuStreamSynchronize, 2000)                \
   X(cuStreamIsCapturing, cuStreamIsCapturing, 10000)               \
   X(cuStreamGetCtx, cuStreamGetCtx, 9020)                          \
+  X(cuStreamBeginCapture_v2, cuStreamBeginCapture, 10010)          \
+  X(cuStreamEndCapture, cuStreamEndCapture, 10000)                 \
+  X(cuGraphInstantiateWithFlags, cuGraphInstantiateWithFlags, 11040) \
+  X(cuGraphLaunch, cuGraphLaunch, 10000)                           \
+  X(cuGraphExecDestroy, cuGraphExecDestroy, 10000)                 \
+  X(cuGraphDestroy, cuGraphDestroy, 10000)                         \
   X(cuEventCreate, cuEventCreate, 2000)                            \
   X(cuEventDestroy_v2, cuEventDestroy, 4000)                       \
   X(cuEventRecord, cuEventRecord, 2000)                            \
