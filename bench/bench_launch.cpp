@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "driver_api.h"
@@ -29,19 +30,26 @@ namespace {
 constexpr int kLaunches = 20000;
 constexpr int kNextKernels = 7;
 
-template <class F>
-double us_per_launch(F&& launch) {
-  for (int i = 0; i < 1000; ++i) launch();  // warm-up
+// Microseconds per launch of `a` and of `b` (medians of 7 batches of kLaunches), the batches of
+// the two interleaved so that clock and queue drift treat both alike.
+template <class A, class B>
+std::pair<double, double> us_per_launch(A&& a, B&& b) {
+  for (int i = 0; i < 1000; ++i) a(), b();  // warm-up
   tilejit::synchronize(nullptr);
-  std::vector<double> runs;
-  for (int r = 0; r < 5; ++r) {
+  const auto batch = [](auto& launch) {
     const auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < kLaunches; ++i) launch();
     tilejit::synchronize(nullptr);
-    runs.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / kLaunches);
+    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / kLaunches;
+  };
+  std::vector<double> ta, tb;
+  for (int r = 0; r < 7; ++r) {
+    ta.push_back(batch(a));
+    tb.push_back(batch(b));
   }
-  std::sort(runs.begin(), runs.end());
-  return runs[runs.size() / 2];
+  std::sort(ta.begin(), ta.end());
+  std::sort(tb.begin(), tb.end());
+  return {ta[ta.size() / 2], tb[tb.size() / 2]};
 }
 
 // The tiny kernel of every measurement: 128 threads store one value. `salt` becomes a constant of
@@ -153,11 +161,12 @@ int main(int argc, char** argv) {
   }
   // Grids from one program (pure host cost) to enough programs that the GPU's own time shows.
   for (const unsigned grid : {1u, 132u, 1024u, 8192u}) {
-    const double raw = us_per_launch([&] {
-      TILEJIT_CHECK_CU(d.cuLaunchKernel(fn, grid, 1, 1, static_cast<unsigned>(gen.plan.threads), 1, 1,
-                                        static_cast<unsigned>(gen.plan.shared_bytes), nullptr, params.data(), nullptr));
-    });
-    const double ours = us_per_launch([&] { tiny.launch(nullptr, tilejit::dim3(grid), cfg, Y, v); });
+    const auto [raw, ours] = us_per_launch(
+        [&] {
+          TILEJIT_CHECK_CU(d.cuLaunchKernel(fn, grid, 1, 1, static_cast<unsigned>(gen.plan.threads), 1, 1,
+                                            static_cast<unsigned>(gen.plan.shared_bytes), nullptr, params.data(), nullptr));
+        },
+        [&] { tiny.launch(nullptr, tilejit::dim3(grid), cfg, Y, v); });
     std::printf("{\"bench\": \"launch\", \"impl\": \"raw_cuLaunchKernel\", \"grid\": %u, \"us\": %.3f}\n", grid, raw);
     std::printf("{\"bench\": \"launch\", \"impl\": \"tilejit\", \"grid\": %u, \"us\": %.3f, \"vs_raw\": %.3f}\n", grid, ours,
                 ours / raw);

@@ -43,11 +43,14 @@ LibraryCache& library_cache() {
   return *cache;
 }
 
+// The last encoding of one descriptor slot: a host descriptor, or every descriptor of an array.
 struct CachedDescriptor {
   std::mutex m;
   bool valid = false;
   TensorArg key;
   TensorMapBytes bytes;
+  std::vector<TensorArg> array_key;
+  std::vector<TensorMapBytes> array_bytes;
 };
 
 // One compiled configuration of one kernel in one context.
@@ -299,6 +302,24 @@ Entry& entry_for(const KernelBase& k, const Config& config, CUcontext ctx, CUstr
 
 bool same_tensor(const TensorArg& a, const TensorArg& b) {
   return a.data == b.data && a.dtype == b.dtype && a.rank == b.rank && a.sizes == b.sizes && a.strides == b.strides;
+}
+
+// The descriptors of a tensor array, re-encoded only when a tensor of it changed. Returns a copy:
+// the caller uploads it while another thread may be encoding a different array.
+std::vector<TensorMapBytes> array_descriptors(Entry& e, int index, const std::vector<TensorArg>& arr) {
+  CachedDescriptor& c = e.desc_cache[static_cast<size_t>(index)];
+  std::lock_guard lock(c.m);
+  const bool same = c.array_key.size() == arr.size() &&
+                    std::equal(arr.begin(), arr.end(), c.array_key.begin(), [](const TensorArg& a, const TensorArg& b) { return same_tensor(a, b); });
+  if (!same) {
+    const auto& hd = e.gen.plan.descriptors[static_cast<size_t>(index)];
+    const auto& loc = e.desc_loc[static_cast<size_t>(index)];
+    std::vector<TensorMapBytes> maps(arr.size());
+    for (size_t t = 0; t < arr.size(); ++t) maps[t] = encode_tensor_map(hd, arr[t], loc.file, loc.line);
+    c.array_bytes = std::move(maps);  // only after every tensor encoded: a rejected one leaves the cache as it was
+    c.array_key = arr;
+  }
+  return c.array_bytes;
 }
 
 TensorMapBytes host_descriptor(Entry& e, int index, const TensorArg& t) {
@@ -585,10 +606,7 @@ void launch(const KernelBase& kernel, Stream stream, dim3 grid, const Config& co
       }
       case codegen::ArgSlot::DescArray: {
         const auto& hd = plan.descriptors[static_cast<size_t>(slot.index)];
-        const auto& loc = e.desc_loc[static_cast<size_t>(slot.index)];
-        const auto& arr = args[static_cast<size_t>(hd.param)].array;
-        std::vector<TensorMapBytes> maps(arr.size());
-        for (size_t t = 0; t < arr.size(); ++t) maps[t] = encode_tensor_map(hd, arr[t], loc.file, loc.line);
+        const std::vector<TensorMapBytes> maps = array_descriptors(e, slot.index, args[static_cast<size_t>(hd.param)].array);
         allocations.push_back(std::make_unique<StreamAlloc>(maps.size() * 128, s));
         TILEJIT_CHECK_CU(d.cuMemcpyHtoDAsync_v2(allocations.back()->ptr, maps.data(), maps.size() * 128, s));
         std::memcpy(dst, &allocations.back()->ptr, 8);

@@ -158,6 +158,56 @@ TEST_CASE("gpu: descriptor arrays with prefetch (seed 004)") {
   }
 }
 
+TEST_CASE("gpu: one kernel object launched with changing descriptor arrays") {
+  // The encoded descriptors of an array are cached per kernel object and reused while the array
+  // is unchanged: a different array, a changed tensor and the first array again must all be seen.
+  auto k = tilejit::kernel("desc_array_reuse", [](TensorArray<f32, 2> xs, Tensor<f32, 2> y) {
+    auto b = program_id(0);
+    descriptor_store(y, {b * 16, 0}, descriptor_load(xs[b], {0, 0}, {16, 32}) + 1.0f);
+  });
+  constexpr int kCount = 3;
+  std::vector<std::unique_ptr<Twin<f32, 2>>> a, b;
+  for (int i = 0; i < kCount; ++i) {
+    a.push_back(std::make_unique<Twin<f32, 2>>(std::array<int64_t, 2>{16, 32}));
+    b.push_back(std::make_unique<Twin<f32, 2>>(std::array<int64_t, 2>{12 + i, 28}));
+    a.back()->randomize(static_cast<uint32_t>(40 + i));
+    b.back()->randomize(static_cast<uint32_t>(50 + i));
+    a.back()->upload();
+    b.back()->upload();
+  }
+  const auto views = [](const std::vector<std::unique_ptr<Twin<f32, 2>>>& ts, bool device) {
+    tilejit::TensorArrayView<f32, 2> v;
+    for (const auto& t : ts) v.tensors.push_back(device ? t->device() : t->host());
+    return v;
+  };
+  tilejit::TensorArrayView<f32, 2> mixed_h = views(a, false), mixed_d;
+  mixed_h.tensors[1] = b[1]->host();
+  if (on_gpu()) {
+    mixed_d = views(a, true);
+    mixed_d.tensors[1] = b[1]->device();
+  }
+  if (!on_gpu()) {
+    k.warmup({Config{}});
+    MESSAGE("no GPU: compiled only");
+    return;
+  }
+  int step = 0;
+  for (const auto& [h, d] : {std::pair{views(a, false), views(a, true)}, std::pair{views(b, false), views(b, true)},
+                             std::pair{mixed_h, mixed_d}, std::pair{views(a, false), views(a, true)}}) {
+    INFO("launch " << step++);
+    Twin<f32, 2> y({16 * kCount, 32});
+    y.fill_byte(0);
+    y.upload();
+    ++g_cases;
+    k.interpret(dim3(kCount), Config{}, h, y.host());
+    k.launch(nullptr, dim3(kCount), Config{}, d, y.device());
+    tilejit::synchronize(nullptr);
+    const bool ok = y.compare(0) == 0;
+    CHECK(ok);
+    g_matched += ok;
+  }
+}
+
 TEST_CASE("gpu: reductions and dot and control flow") {
   SUBCASE("row sums / max / argmax") {
     auto k = tilejit::kernel("rowred", [](Tensor<f32, 2> x, Tensor<f32, 1> s, Tensor<f32, 1> mx, Tensor<i32, 1> am) {
