@@ -67,6 +67,93 @@ def jagged_scale(offsets, x_ptr, y_ptr, D: tl.constexpr, BM: tl.constexpr):
 
 
 @triton.jit
+def softmax_rows(y_ptr, x_ptr, x_stride, y_stride, n_cols, BLOCK: tl.constexpr):
+    """The Triton tutorial's fused softmax: one program per row."""
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * x_stride + cols, mask=mask, other=-float("inf"))
+    z = x - tl.max(x, axis=0)
+    num = tl.exp(z)
+    tl.store(y_ptr + row * y_stride + cols, num / tl.sum(num, axis=0), mask=mask)
+
+
+@triton.jit
+def layernorm_rows(y_ptr, x_ptr, w_ptr, b_ptr, x_stride, y_stride, n_cols, eps, BLOCK: tl.constexpr):
+    """The Triton tutorial's layer norm forward with the whole row in one block (bf16 in/out, fp32 statistics)."""
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * x_stride + cols, mask=mask, other=0.0).to(tl.float32)
+    mean = tl.sum(x, axis=0) / n_cols
+    xc = tl.where(mask, x - mean, 0.0)
+    rstd = 1 / tl.sqrt(tl.sum(xc * xc, axis=0) / n_cols + eps)
+    w = tl.load(w_ptr + cols, mask=mask).to(tl.float32)
+    b = tl.load(b_ptr + cols, mask=mask).to(tl.float32)
+    tl.store(y_ptr + row * y_stride + cols, (xc * rstd * w + b).to(tl.bfloat16), mask=mask)
+
+
+@triton.jit
+def rowsum_rows(y_ptr, x_ptr, x_stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * x_stride + cols, mask=cols < n_cols, other=0.0)
+    tl.store(y_ptr + row, tl.sum(x, axis=0))
+
+
+SOFTMAX_ROWS, SOFTMAX_NS = 32768, (256, 1024, 4096, 16384)  # as bench/bench_softmax.cpp
+
+
+def best_triton(launch):
+    best = None
+    for warps in (1, 2, 4, 8, 16):
+        ms = time_ms(lambda: launch(warps))
+        if best is None or ms < best[0]:
+            best = (ms, warps)
+    launch(best[1])
+    return best
+
+
+def row_peers():
+    """torch and Triton on the workloads of bench/bench_softmax.cpp, each output checked against torch."""
+    def out(bench, dtype, n, impl, ms, nbytes, config=""):
+        print(json.dumps({"bench": bench, "dtype": dtype, "n": n, "impl": impl, "config": config, "ms": ms,
+                          "gbps": nbytes / ms / 1e6}), flush=True)
+
+    R = SOFTMAX_ROWS
+    for n in SOFTMAX_NS:
+        x = torch.rand(R, n, device="cuda", dtype=torch.float32) * 8 - 4
+        y = torch.empty_like(x)
+        nb = 2 * x.numel() * 4
+        out("softmax", "fp32", n, "torch", time_ms(lambda: torch.softmax(x, dim=1)), nb)
+        ms, w = best_triton(lambda w: softmax_rows[(R,)](y, x, x.stride(0), y.stride(0), n, BLOCK=n, num_warps=w))
+        assert torch.allclose(y, torch.softmax(x, dim=1), rtol=1e-5, atol=1e-7)
+        out("softmax", "fp32", n, "triton", ms, nb, f"num_warps={w}")
+        s = torch.empty(R, device="cuda", dtype=torch.float32)
+        out("rowsum", "fp32", n, "torch", time_ms(lambda: torch.sum(x, dim=1)), x.numel() * 4)
+        ms, w = best_triton(lambda w: rowsum_rows[(R,)](s, x, x.stride(0), n, BLOCK=n, num_warps=w))
+        assert torch.allclose(s, x.sum(dim=1), rtol=1e-4, atol=1e-3)
+        out("rowsum", "fp32", n, "triton", ms, x.numel() * 4, f"num_warps={w}")
+
+        xh = x.to(torch.bfloat16)
+        yh = torch.empty_like(xh)
+        nb = 2 * xh.numel() * 2
+        out("softmax", "bf16", n, "torch", time_ms(lambda: torch.softmax(xh, dim=1)), nb)
+        ms, w = best_triton(lambda w: softmax_rows[(R,)](yh, xh, xh.stride(0), yh.stride(0), n, BLOCK=n, num_warps=w))
+        assert torch.allclose(yh.float(), torch.softmax(xh.float(), dim=1), rtol=1e-2, atol=1e-5)
+        out("softmax", "bf16", n, "triton", ms, nb, f"num_warps={w}")
+        wt = torch.full((n,), 1.5, device="cuda", dtype=torch.bfloat16)
+        bs = torch.full((n,), -0.25, device="cuda", dtype=torch.bfloat16)
+        out("layernorm", "bf16", n, "torch",
+            time_ms(lambda: torch.nn.functional.layer_norm(xh, (n,), wt, bs, 1e-5)), nb)
+        ms, w = best_triton(lambda w: layernorm_rows[(R,)](yh, xh, wt, bs, xh.stride(0), yh.stride(0), n, 1e-5, BLOCK=n,
+                                                            num_warps=w))
+        assert torch.allclose(yh.float(), torch.nn.functional.layer_norm(xh, (n,), wt, bs, 1e-5).float(), rtol=2e-2, atol=2e-2)
+        out("layernorm", "bf16", n, "triton", ms, nb, f"num_warps={w}")
+        del x, y, xh, yh
+
+
+@triton.jit
 def tiny(y_ptr, v):
     tl.store(y_ptr + tl.arange(0, 128), v)
 
@@ -91,6 +178,9 @@ def launch_us(grid, n=20000):
 
 def main():
     torch.manual_seed(0)
+    if "--rows-only" in sys.argv:
+        return row_peers()
+    row_peers()
     for grid in (1, 132, 1024, 8192):  # the grids of bench_launch.cpp
         print(json.dumps({"bench": "launch", "impl": "triton", "grid": grid, "us": launch_us(grid)}), flush=True)
     x = torch.randn(M, N, device="cuda", dtype=torch.float32)

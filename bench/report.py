@@ -17,7 +17,7 @@ def main(paths):
     jag_copy = by.get(("jagged", "torch_copy"))
     print(f"{'benchmark':<22}{'impl':<10}{'GB/s':>9}{'vs torch copy':>15}{'vs triton':>11}  config")
     for r in rows:
-        if r["bench"] in ("launch", "first_launch"):
+        if r["bench"] in ("launch", "first_launch", "softmax", "softmax_tma", "layernorm", "rowsum"):
             continue
         base = jag_copy if r["bench"] == "jagged" else torch_copy
         tri = by.get(("copy" if r["bench"].startswith("copy") else r["bench"], "triton"))
@@ -25,6 +25,24 @@ def main(paths):
         vs_tr = f"{r['gbps'] / tri['gbps']:.3f}x" if tri and r["impl"] == "tilejit" else "-"
         print(f"{r['bench']:<22}{r['impl']:<10}{r['gbps']:>9.1f}{vs_t:>15}{vs_tr:>11}  {r.get('config', '')}")
 
+
+    row_benches = ("softmax", "softmax_tma", "layernorm", "rowsum")
+    soft = [r for r in rows if r["bench"] in row_benches]
+    if soft:
+        print(f"\n{'32768 rows x n':<24}{'dtype':>6}{'n':>7}{'GB/s':>9}{'vs torch':>10}{'vs triton':>11}  config")
+        for r in soft:
+            if r["impl"] != "tilejit":
+                continue
+            kind = "softmax" if r["bench"] == "softmax_tma" else r["bench"]
+            peer = {x["impl"]: x for x in soft if x["bench"] == kind and x["n"] == r["n"] and x.get("dtype") == r.get("dtype")}
+            cells = [f"{r['gbps'] / peer[i]['gbps']:.3f}x" if i in peer else "-" for i in ("torch", "triton")]
+            err = "  WRONG" if "error" in r else ""
+            print(f"{r['bench']:<24}{r.get('dtype', ''):>6}{r['n']:>7}{r['gbps']:>9.1f}{cells[0]:>10}{cells[1]:>11}  "
+                  f"{r.get('config', '')}{err}")
+        for r in soft:
+            if r["impl"] != "tilejit":
+                print(f"{r['bench'] + ' (' + r['impl'] + ')':<24}{r.get('dtype', ''):>6}{r['n']:>7}{r['gbps']:>9.1f}"
+                      f"{'':>10}{'':>11}  {r.get('config', '')}")
 
     launches = [r for r in rows if r["bench"] == "launch"]
     if launches:

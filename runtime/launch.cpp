@@ -218,6 +218,10 @@ CacheEntry binary_for(const KernelBase& k, const codegen::GeneratedKernel& gen, 
   if (knobs().dump_ptx && !bin.ptx.empty()) dump("PTX", gen.entry, ".ptx", bin.ptx);
   logger().info("compiled {} for {} in {:.1f} ms: {} registers, {} bytes spilled, {} bytes static shared", gen.entry, arch,
                 bin.compile_ms, bin.registers, bin.spill_stores, bin.shared_static);
+  if (bin.spill_stores > 0)
+    logger().warn("kernel '{}' ({}) spills {} bytes of registers to local memory and will run slowly; more warps "
+                  "(Config::warps) or smaller blocks keep it in registers",
+                  k.name(), gen.entry, bin.spill_stores);
   // An empty cubin means the driver gets PTX (an architecture NVRTC cannot build a cubin for).
   std::string ptx = bin.cubin.empty() ? std::move(bin.ptx_or_empty) : std::string();
   CacheEntry entry{std::move(bin.cubin), std::move(ptx), "kernel=" + k.name() + "\nentry=" + gen.entry + "\n"};

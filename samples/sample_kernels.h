@@ -5,6 +5,8 @@
 // by launch() on the GPU, or in the CPU interpreter on a machine without one.
 #pragma once
 
+#include <limits>
+
 #include <tilejit/tilejit.h>
 
 namespace tilejit::samples {
@@ -126,6 +128,55 @@ inline auto scale_levels_kernel() {
     auto t = descriptor_load(src, {m, n}, {BM, BN});  // tiles past a small level's edge read zeros
     auto factor = (level + 1).to<f32>();
     descriptor_store(dst, {m, n}, t * factor);  // and store nothing
+  });
+}
+
+/// Sample 07: row softmax with pointer loads (the Triton tutorial's kernel).
+///
+/// One program per row; BN is the row length rounded up to a power of two, and
+/// a mask switches off the columns past the row's end (they read -inf, so they
+/// add exp(-inf) = 0 to the sum). max() and sum() over a row combine each
+/// thread's registers first, then the lanes of a warp with shuffles, then the
+/// warps through a few bytes of shared memory; the results are broadcast back
+/// along the row without moving any data.
+inline auto softmax_kernel() {
+  return tilejit::kernel("softmax", [](Tensor<f32, 2> x, Tensor<f32, 2> y, Block<"BN"> BN) {
+    auto row = program_id(0).to<i64>();
+    auto cols = arange(0, BN);
+    auto mask = cols < x.size(1);
+    auto v = load(x, row * x.stride(0) + cols, mask, -std::numeric_limits<float>::infinity());
+    auto e = exp(v - max(v, 0));
+    store(y, row * y.stride(0) + cols, e / sum(e, 0), mask);
+  });
+}
+
+/// Sample 07, TMA form: BM rows of BN columns per program (BN at most 256, the
+/// hardware's box limit), loaded with NaN fill so that padding columns are
+/// recognisable; rows past the end of x are not stored (TMA clips them).
+inline auto softmax_tma_kernel() {
+  return tilejit::kernel("softmax_tma", [](Tensor<f32, 2> x, Tensor<f32, 2> y, Block<"BM"> BM, Block<"BN"> BN) {
+    auto m = program_id(0) * BM;
+    auto t = descriptor_load(x, {m, 0}, {BM, BN});
+    auto e = exp(t - max(t, 1).expand_dims<1>());
+    descriptor_store(y, {m, 0}, e / sum(e, 1).expand_dims<1>());
+  });
+}
+
+/// Sample 08: layer normalisation forward, bf16 in and out with fp32 statistics (the Triton tutorial's
+/// kernel, one program per row). y = (x - mean) / sqrt(var + eps) * w + b over each row of N columns.
+inline auto layernorm_kernel() {
+  return tilejit::kernel("layernorm", [](Tensor<bf16, 2> x, Tensor<bf16, 1> w, Tensor<bf16, 1> b, Tensor<bf16, 2> y,
+                                         Scalar<f32> eps, Block<"BN"> BN) {
+    auto row = program_id(0).to<i64>();
+    auto cols = arange(0, BN);
+    auto mask = cols < x.size(1);
+    auto n = x.size(1).to<f32>();
+    auto v = load(x, row * x.stride(0) + cols, mask).to<f32>();  // masked columns read 0
+    auto mean = sum(v, 0) / n;
+    auto centred = where(mask, v - mean, 0.0f);
+    auto rstd = rsqrt(sum(centred * centred, 0) / n + eps);
+    auto out = centred * rstd * load(w, cols, mask).to<f32>() + load(b, cols, mask).to<f32>();
+    store(y, row * y.stride(0) + cols, out.to<bf16>(), mask);
   });
 }
 

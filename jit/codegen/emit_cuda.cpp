@@ -3,10 +3,13 @@
 // Conventions of the emitted code (see also the prelude in jit/codegen/prelude/):
 //  - `tid` is threadIdx.x; thread 0 issues every TMA operation and owns the bulk groups.
 //  - A rank-0 (or one-element) value is a scalar every thread computes; a block
-//    value is an array of `slots * vec` registers per thread (passes::ValueLayout).
-//  - Ops that move elements between threads go through the shared scratch arena,
-//    bracketed by __syncthreads(); a TMA tile that is still in shared memory is
-//    read in place instead.
+//    value is an array of registers per thread, laid out as its layout::Layout
+//    (chosen by passes::assign_layout) says: register i of thread tid holds the
+//    element whose coordinates are sums of digits of i, tid % 32 and tid / 32.
+//  - Elementwise ops, reductions within a warp and broadcasts of reduction results
+//    never leave registers; conversions between layouts, permutes and the partial
+//    results of several warps go through the shared scratch arena, bracketed by
+//    __syncthreads(); a TMA tile that is still in shared memory is read in place.
 #include <cinttypes>
 #include <cstdio>
 #include <functional>
@@ -19,6 +22,7 @@
 #include "passes/tensor_source.h"
 #include "tilejit/codegen/codegen.h"
 #include "tilejit/error.h"
+#include "tilejit/layout/layout.h"
 #include "tilejit/passes/passes.h"
 
 namespace tilejit::codegen {
@@ -37,20 +41,11 @@ using passes::ValueLayout;
 
 std::string str(int64_t v) { return std::to_string(v); }
 
-/// Row-major strides of a shape.
-std::array<int64_t, ir::kMaxRank> strides_of(const ir::Shape& s) {
-  std::array<int64_t, ir::kMaxRank> st{};
-  int64_t m = 1;
-  for (int d = s.rank - 1; d >= 0; --d) {
-    st[static_cast<size_t>(d)] = m;
-    m *= s.dims[d];
-  }
-  return st;
-}
+using layout::row_major;
 
 /// Coordinate d of linear element `e` of shape `s`.
 std::string coord(const std::string& e, const ir::Shape& s, int d) {
-  const auto st = strides_of(s);
+  const auto st = row_major(s);
   std::string x = st[static_cast<size_t>(d)] == 1 ? e : e + " / " + str(st[static_cast<size_t>(d)]);
   if (d > 0) x = (st[static_cast<size_t>(d)] == 1 ? x : "(" + x + ")") + " % " + str(s.dims[d]);
   return x;
@@ -123,8 +118,8 @@ class Emitter {
     check_internal(!n.empty(), "emitter: value used before it was emitted");
     return uniform(id) ? n : n + "[" + i + "]";
   }
-  /// "T vN[n];" (zero-initialised when some slots hold no element, so that no register is read unset).
-  std::string decl_stmt(NodeId id) { return decl(id) + (ragged(lay(id)) ? " = {};" : ";"); }
+  /// "T vN[n];" (zero-initialised when some registers hold no element, so that no register is read unset).
+  std::string decl_stmt(NodeId id) { return decl(id) + (lay(id).padded() ? " = {};" : ";"); }
   std::string decl(NodeId id) {
     const std::string n = var(id);
     name_[static_cast<size_t>(id)] = n;
@@ -132,29 +127,50 @@ class Emitter {
     const std::string t = reg_type(g_.node(id).dtype);
     return v.kind == ValueLayout::Uniform ? t + " " + n : t + " " + n + "[" + str(v.regs()) + "]";
   }
-  /// Linear element index of register slot `i` (a loop variable) of a value with layout v.
-  std::string elem(const ValueLayout& v, const std::string& i) const {
-    if (v.slots == 1) return v.vec == 1 ? "tid" : "tid * " + str(v.vec) + " + " + i;
-    if (v.vec == 1) return "tid + " + i + " * " + str(threads_);
-    return "(tid + " + i + " / " + str(v.vec) + " * " + str(threads_) + ") * " + str(v.vec) + " + " + i + " % " +
-           str(v.vec);
+  /// The digit of one layout term: `reg` stands for the register number, `tid` gives lane and warp.
+  static std::string digit(const layout::Term& t, const std::string& reg) {
+    const bool is_reg = t.axis == layout::Axis::Reg;
+    const int64_t div = t.div * (t.axis == layout::Axis::Warp ? layout::kLanes : 1);
+    int64_t mod = t.mod;
+    if (t.axis == layout::Axis::Lane && mod == 0) mod = layout::kLanes / t.div;  // tid also holds the warp
+    std::string x = is_reg ? reg : "tid";
+    if (div != 1) x += " / " + str(div);
+    if (mod != 0) x += " % " + str(mod);
+    return x;
   }
-  /// Chunk index held in slot group k.
-  std::string chunk(const ValueLayout& v, const std::string& k) const {
-    return v.slots == 1 ? "tid" : "tid + " + k + " * " + str(threads_);
+  /// The sum of layout terms as C++ (compile-time constant parts fold once `reg` is an unrolled index).
+  static std::string terms(const std::vector<layout::Term>& ts, const std::string& reg) {
+    std::string s;
+    for (const layout::Term& t : ts) s = add_term(s, digit(t, reg), t.mul);
+    return s.empty() ? "0" : s;
   }
-  std::string chunk_of_elem(const ValueLayout& v, const std::string& i) const {
-    if (v.slots == 1) return "tid";
-    return v.vec == 1 ? "tid + " + i + " * " + str(threads_) : "tid + " + i + " / " + str(v.vec) + " * " + str(threads_);
-  }
-  bool ragged(const ValueLayout& v) const { return v.ragged(threads_); }
+  /// Linear (row-major) element index held by register `i` (an expression) of a value with layout v.
+  std::string elem(const ValueLayout& v, const std::string& i) const { return terms(v.dist.linear_terms(), i); }
+  /// True when register `i` holds an element (only dimensions that the layout pads are tested).
   std::string guard(const ValueLayout& v, const std::string& i) const {
-    return chunk_of_elem(v, i) + " < " + str(v.chunks);
+    std::string g;
+    for (int d : v.dist.padded_dims())
+      g += (g.empty() ? "" : " && ") + terms(v.dist.coord_terms(d), i) + " < " + str(v.dist.shape().dims[d]);
+    return g;
+  }
+  /// True in the one thread of each group of threads that hold the same elements ("" when no two do).
+  std::string owner(const ValueLayout& v) const {
+    std::string o;
+    for (const layout::Term& t : v.dist.replica_terms()) o += (o.empty() ? "" : " && ") + digit(t, "i") + " == 0";
+    return o;
+  }
+  /// a + b for index expressions, leaving out zeros.
+  static std::string plus(const std::string& a, const std::string& b) {
+    return a == "0" ? b : b == "0" ? a : a + " + " + b;
+  }
+  static std::string both(const std::string& a, const std::string& b) {
+    return a.empty() ? b : b.empty() ? a : a + " && " + b;
   }
 
   /// Emits `for (int i = 0; i < regs; ++i) { [const int e = ...;] body }`, or a
-  /// single statement for uniform values (with `e` = 0).
-  void element_loop(NodeId id, bool need_e, bool guarded, const std::vector<std::string>& body) {
+  /// single statement for uniform values (with `e` = 0). `guarded`: registers that hold
+  /// no element skip the body; `owned`: so do threads that merely replicate another's elements.
+  void element_loop(NodeId id, bool need_e, bool guarded, const std::vector<std::string>& body, bool owned = false) {
     const ValueLayout& v = lay(id);
     if (v.kind == ValueLayout::Uniform) {
       if (need_e) {
@@ -170,55 +186,39 @@ class Emitter {
       }
       return;
     }
-    const bool g = guarded && ragged(v);
+    const std::string g = both(guarded ? guard(v, "i") : "", owned ? owner(v) : "");
     line("#pragma unroll");
-    if (!need_e && !g && body.size() == 1) {
+    if (!need_e && g.empty() && body.size() == 1) {
       line("for (int i = 0; i < " + str(v.regs()) + "; ++i) " + body[0]);
       return;
     }
     open("for (int i = 0; i < " + str(v.regs()) + "; ++i)");
-    if (g) open("if (" + guard(v, "i") + ")");
+    if (!g.empty()) open("if (" + g + ")");
     if (need_e) line("const int e = " + elem(v, "i") + ";");
     for (const auto& s : body) line(s);
-    if (g) close();
+    if (!g.empty()) close();
     close();
   }
 
-  /// Copies the registers of `id` to shared memory at `ptr` (typed by its memory type), chunk by chunk.
-  void write_chunks(NodeId id, const std::string& ptr) {
-    const ValueLayout& v = lay(id);
-    const std::string call = "tj::sts<" + str(v.vec) + ">(" + ptr + " + c * " + str(v.vec) + ", &" + name_[static_cast<size_t>(id)];
-    if (v.slots == 1) {
-      const std::string s = "tj::sts<" + str(v.vec) + ">(" + ptr + " + tid * " + str(v.vec) + ", " + name_[static_cast<size_t>(id)] + ");";
-      line(ragged(v) ? "if (tid < " + str(v.chunks) + ") " + s : s);
-      return;
-    }
-    line("#pragma unroll");
-    open("for (int k = 0; k < " + str(v.slots) + "; ++k)");
-    line("const int c = " + chunk(v, "k") + ";");
-    line((ragged(v) ? "if (c < " + str(v.chunks) + ") " : "") + call + "[k * " + str(v.vec) + "]);");
-    close();
-  }
+  /// Copies the registers of `id` to shared memory at `ptr` (row-major, typed by its memory type),
+  /// one vector of consecutive elements at a time; replicas and padding write nothing.
+  void write_chunks(NodeId id, const std::string& ptr) { copy_chunks(id, ptr, true); }
   /// Declares the registers of `id` and fills them from shared memory at `ptr`.
   void read_chunks(NodeId id, const std::string& ptr, const std::string& comment) {
-    line(decl(id) + (ragged(lay(id)) ? " = {};" : ";") + "  // " + comment);
+    line(decl_stmt(id) + "  // " + comment);
     fill_chunks(id, ptr);
   }
-  /// Fills the (declared) registers of `id` from shared memory at `ptr`.
-  void fill_chunks(NodeId id, const std::string& ptr) {
+  /// Fills the (declared) registers of `id` from shared memory at `ptr` (row-major).
+  void fill_chunks(NodeId id, const std::string& ptr) { copy_chunks(id, ptr, false); }
+  void copy_chunks(NodeId id, const std::string& ptr, bool to_shared) {
     const ValueLayout& v = lay(id);
     const std::string n = name_[static_cast<size_t>(id)];
-    if (v.slots == 1) {
-      const std::string s = "tj::lds<" + str(v.vec) + ">(" + n + ", " + ptr + " + tid * " + str(v.vec) + ");";
-      line(ragged(v) ? "if (tid < " + str(v.chunks) + ") " + s : s);
-      return;
-    }
+    const int vw = v.dist.vector_width();
+    const std::string g = both(guard(v, "i"), to_shared ? owner(v) : "");
+    const std::string call = to_shared ? "tj::sts<" + str(vw) + ">(" + ptr + " + " + elem(v, "i") + ", &" + n + "[i]);"
+                                       : "tj::lds<" + str(vw) + ">(&" + n + "[i], " + ptr + " + " + elem(v, "i") + ");";
     line("#pragma unroll");
-    open("for (int k = 0; k < " + str(v.slots) + "; ++k)");
-    line("const int c = " + chunk(v, "k") + ";");
-    line((ragged(v) ? "if (c < " + str(v.chunks) + ") " : "") + "tj::lds<" + str(v.vec) + ">(&" + n + "[k * " +
-         str(v.vec) + "], " + ptr + " + c * " + str(v.vec) + ");");
-    close();
+    line("for (int i = 0; i < " + str(v.regs()) + "; i += " + str(vw) + ") " + (g.empty() ? "" : "if (" + g + ") ") + call);
   }
 
   // ---- shared memory ------------------------------------------------------
@@ -325,6 +325,7 @@ class Emitter {
   void emit_broadcast(NodeId id);
   void emit_gather(NodeId id, NodeId x, const std::string& src);
   void emit_reshape(NodeId id);
+  void emit_convert(NodeId id);
   void emit_permute(NodeId id);
   void emit_reduce(NodeId id);
   void emit_dot(NodeId id);
@@ -618,6 +619,7 @@ void Emitter::emit_node(NodeId id) {
     }
     case Op::Broadcast: emit_broadcast(id); break;
     case Op::Reshape: emit_reshape(id); break;
+    case Op::ConvertLayout: emit_convert(id); break;
     case Op::Permute: emit_permute(id); break;
     case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::ArgMax: emit_reduce(id); break;
     case Op::Dot: emit_dot(id); break;
@@ -674,16 +676,43 @@ void Emitter::emit_broadcast(NodeId id) {
     element_loop(id, false, false, {var(id) + "[i] = " + at(x) + ";"});
     return;
   }
-  const ir::Shape &sd = g_.node(id).shape, &sx = g_.node(x).shape;
-  const auto stx = strides_of(sx);
-  std::string src;
-  const int lead = sd.rank - sx.rank;
-  for (int d = 0; d < sd.rank; ++d) {
-    const int dx = d - lead;
-    if (dx < 0 || sx.dims[dx] == 1) continue;
-    src = add_term(src, coord("e", sd, d), stx[static_cast<size_t>(dx)]);
+  // The layout pass gave x the layout in which every thread already holds the sources of its elements.
+  const layout::Layout& to = lay(id).dist;
+  const ir::Shape& sx = g_.node(x).shape;
+  check_internal(layout::unbroadcast(to, sx) == lay(x).dist, "emitter: broadcast operand in another layout");
+  // Register r of the result reads register src(r) of x: the digits of the kept register factors.
+  std::vector<layout::Term> src;
+  const int lead = to.shape().rank - sx.rank;
+  auto expanded = [&](int d) { return d < lead || sx.dims[d - lead] != to.shape().dims[d]; };
+  int64_t scale = 1;
+  for (size_t k = 0; k < to.factors().size(); ++k) {
+    const layout::Factor& f = to.factors()[k];
+    if (f.axis != layout::Axis::Reg || f.size == 1) continue;
+    const int64_t div = to.digit_div(k);
+    if (f.dim != layout::kReplicated && expanded(f.dim)) continue;  // the digit selects nothing in x
+    src.push_back({layout::Axis::Reg, div, div * f.size == to.regs() ? 0 : f.size, scale});
+    scale *= f.size;
   }
-  emit_gather(id, x, src.empty() ? "0" : src);
+  line(decl_stmt(id) + "  // " + note(id) + ": every thread holds the sources of its elements");
+  line("#pragma unroll");
+  line("for (int i = 0; i < " + str(lay(id).regs()) + "; ++i) " + var(id) + "[i] = " + name_[static_cast<size_t>(x)] +
+       "[" + terms(src, "i") + "];");
+}
+
+void Emitter::emit_convert(NodeId id) {
+  const NodeId x = g_.operand(id, 0);
+  const bool resident = L_.smem.resident.count(x) > 0;  // a TMA tile read in place has no registers
+  if (uniform(x) || uniform(id) || (!resident && lay(x).dist == lay(id).dist)) {
+    name_[static_cast<size_t>(id)] = name_[static_cast<size_t>(x)];
+    return;
+  }
+  line("// " + note(id) + ": " + lay(x).dist.str() + " -> " + lay(id).dist.str());
+  open("");
+  auto [p, staged] = shared_source(x, 0);
+  if (staged) sync();
+  close();
+  read_chunks(id, p, "through shared memory");
+  if (staged) scratch_pending_ = true;
 }
 
 /// Element i of `id` (row-major coordinates e0, e1, ...) reads element `src` of `x` through shared memory.
@@ -708,19 +737,22 @@ void Emitter::emit_reshape(NodeId id) {
       read_chunks(id, buffer_ptr(res->second, g_.node(id).dtype), note(id) + " (from the TMA tile)");
     return;
   }
-  if (lx.kind == ly.kind && (ly.kind == ValueLayout::Uniform || lx.vec == ly.vec)) {
+  if (lx.kind == ValueLayout::Uniform && ly.kind == ValueLayout::Uniform) {
+    name_[static_cast<size_t>(id)] = name_[static_cast<size_t>(x)];
+    return;
+  }
+  if (lx.kind == ly.kind && layout::same_registers(lx.dist, ly.dist)) {
     name_[static_cast<size_t>(id)] = name_[static_cast<size_t>(x)];  // same elements in the same registers
     return;
   }
-  // assign_layout gives a reshape and its operand one vector width, and one-element values are uniform.
-  throw InternalError("emitter: reshape between different register layouts");
+  emit_gather(id, x, "e");  // row-major order is kept: element e of the result is element e of x
 }
 
 void Emitter::emit_permute(NodeId id) {
   const NodeId x = g_.operand(id, 0);
   const ir::Shape &sd = g_.node(id).shape, &sx = g_.node(x).shape;
   const auto perm = g_.ints(id);
-  const auto stx = strides_of(sx);
+  const auto stx = row_major(sx);
   if (uniform(x)) {
     line("const " + decl(id) + " = " + at(x) + ";", id);
     return;
@@ -730,56 +762,192 @@ void Emitter::emit_permute(NodeId id) {
   emit_gather(id, x, src.empty() ? "0" : src);
 }
 
+namespace {
+/// The value every reduction of kind `op` over type `t` starts from.
+std::string reduce_identity(Op op, DType t) {
+  const bool sum = op == Op::ReduceSum, low = op == Op::ReduceMin;  // low: start at the top of the range
+  switch (t) {
+    case DType::f32: return sum ? "-0.0f" : low ? "__int_as_float(0x7f800000)" : "__int_as_float(0xff800000)";
+    case DType::f64: return sum ? "-0.0" : low ? "__longlong_as_double(0x7ff0000000000000ll)" : "__longlong_as_double(0xfff0000000000000ll)";
+    case DType::bf16: return sum ? "tj::bf16_t(0x8000)" : low ? "tj::bf16_t(0x7f80)" : "tj::bf16_t(0xff80)";
+    case DType::f16: return sum ? "tj::f16_t(0x8000)" : low ? "tj::f16_t(0x7c00)" : "tj::f16_t(0xfc00)";
+    case DType::i32: return sum ? "0" : low ? "2147483647" : "(-2147483647 - 1)";
+    case DType::i64: return sum ? "0ll" : low ? "9223372036854775807ll" : "(-9223372036854775807ll - 1)";
+    case DType::i8: return sum ? "static_cast<signed char>(0)" : low ? "static_cast<signed char>(127)" : "static_cast<signed char>(-128)";
+    case DType::u8: return sum ? "static_cast<unsigned char>(0)" : low ? "static_cast<unsigned char>(255)" : "static_cast<unsigned char>(0)";
+    case DType::i1: return low ? "true" : "false";
+    default: break;
+  }
+  throw InternalError("emitter: no reduction identity for " + std::string(ir::name_of(t)));
+}
+}  // namespace
+
+// A reduction in three steps: each thread combines its own registers, the lanes that hold parts of one
+// result combine through warp shuffles (butterfly, so every lane ends with the result), and the warps
+// that do combine through a small shared buffer. The result is left in every thread that holds its
+// slice: in the slice layout, or in every thread when it is one element.
 void Emitter::emit_reduce(NodeId id) {
   const ir::Node& n = g_.node(id);
   const NodeId x = g_.operand(id, 0);
   const DType t = g_.node(x).dtype;
-  const ir::Shape& sx = g_.node(x).shape;
   const int axis = static_cast<int>(g_.int_at(id, 0));
-  const int64_t len = sx.dims[axis];
-  const auto stx = strides_of(sx);
+  const bool argmax = n.op == Op::ArgMax;
   const std::string tt = reg_type(t);
-  auto combine = [&](const std::string& acc, const std::string& v) {
-    const Op op = n.op == Op::ReduceSum ? Op::Add : n.op == Op::ReduceMax ? Op::Max : Op::Min;
-    return detail::binary(op, t, acc, v);
-  };
   if (uniform(x)) {  // one element: the reduction is the element itself
-    line("const " + decl(id) + " = " + (n.op == Op::ArgMax ? std::string("0") : at(x)) + ";", id);
+    line("const " + decl(id) + " = " + (argmax ? std::string("0") : at(x)) + ";", id);
     return;
   }
-  // Base offset of the reduced line of output element e.
-  const ir::Shape& sd = n.shape;
-  std::string base;
-  for (int d = 0, dx = 0; d < sd.rank; ++d, ++dx) {
-    if (dx == axis) ++dx;
-    base = add_term(base, coord("e", sd, d), stx[static_cast<size_t>(dx)]);
+  const layout::Layout& lx = lay(x).dist;
+  const layout::Layout sl = layout::slice(lx, axis);
+  const bool whole = uniform(id);  // one result: every dimension is reduced (the others have extent 1)
+  const ValueLayout& ly = lay(id);
+  check_internal(whole || ly.dist == sl, "emitter: reduction result not in the slice layout");
+  // Which lane and warp digits are combined: those along the axis (and, for one result, every
+  // non-replicated one: the other dimensions have extent 1 and their digits only pad).
+  auto combined = [&](const layout::Factor& f) { return layout::combined_by_reduction(f, axis, whole); };
+  const Op step_op = n.op == Op::ReduceSum ? Op::Add : n.op == Op::ReduceMin ? Op::Min : Op::Max;
+  auto combine = [&](const std::string& a, const std::string& b) { return detail::binary(step_op, t, a, b); };
+  const std::string ident = reduce_identity(argmax ? Op::ReduceMax : n.op, t);
+  const int out_regs = whole ? 1 : sl.regs();
+  const std::string acc = var(id) + "_acc", arg = var(id) + "_arg";
+
+  // 1. Within each thread: result register j combines parent registers r(j, k), k over the axis digits.
+  std::vector<layout::Term> rj, rk, along_k;  // parent register from j and k; axis coordinate from k
+  int64_t js = 1, ks = 1;
+  int axis_regs = 1;
+  for (size_t k = 0; k < lx.factors().size(); ++k) {
+    const layout::Factor& f = lx.factors()[k];
+    if (f.axis != layout::Axis::Reg || f.size == 1) continue;
+    const int64_t div = lx.digit_div(k);
+    const bool along = f.dim == axis || whole;
+    int64_t& s = along ? ks : js;
+    (along ? rk : rj).push_back({layout::Axis::Reg, s, f.size, div});
+    if (along && f.dim == axis) along_k.push_back({layout::Axis::Reg, s, f.size, f.stride});
+    s *= f.size;
+    if (along) axis_regs *= f.size;
   }
-  if (base.empty()) base = "0";
-  const int64_t step = stx[static_cast<size_t>(axis)];
-  line(decl_stmt(id), id);
-  open("");
-  auto [p, staged] = shared_source(x, 0);
-  if (staged) sync();
-  line("const " + mem_type(t) + "* const src = " + p + ";");
-  std::vector<std::string> body;
-  body.push_back("const " + mem_type(t) + "* const line = src + " + base + ";");
-  const std::string stride = step == 1 ? "j" : "j * " + str(step);
-  if (n.op == Op::ArgMax) {
-    body.push_back(tt + " best = line[0];");
-    body.push_back("int arg = 0;");
-    body.push_back("for (int j = 1; j < " + str(len) + "; ++j) {");
-    body.push_back("  const " + tt + " x = line[" + stride + "];");
-    body.push_back("  if (" + detail::argmax_greater(t, "x", "best") + ") best = x, arg = j;");
-    body.push_back("}");
-    body.push_back(at(id) + " = arg;");
+  // The most significant digit of j and of k needs no modulo.
+  for (auto* ts : {&rj, &rk, &along_k})
+    if (!ts->empty() && ts->back().div * ts->back().mod == (ts == &rj ? js : ks)) ts->back().mod = 0;
+  std::vector<layout::Term> along_tid;  // axis coordinate from the lane and warp digits
+  for (const layout::Term& term : lx.coord_terms(axis))
+    if (term.axis != layout::Axis::Reg) along_tid.push_back(term);
+  const std::string r = plus(terms(rj, "j"), terms(rk, "k"));
+  line("// " + note(id) + " over axis " + str(axis) + " of " + lx.str());
+  line(tt + " " + acc + "[" + str(out_regs) + "];");
+  if (argmax) line("int " + arg + "[" + str(out_regs) + "];");
+  line("#pragma unroll");
+  open("for (int j = 0; j < " + str(out_regs) + "; ++j)");
+  line(acc + "[j] = " + ident + ";");
+  if (argmax) line(arg + "[j] = 2147483647;");
+  line("#pragma unroll");
+  open("for (int k = 0; k < " + str(axis_regs) + "; ++k)");
+  line("const int i = " + r + ";");
+  const std::string x_i = name_[static_cast<size_t>(x)] + "[i]";
+  const std::string valid = guard(lay(x), "i");
+  if (argmax) {
+    line("const int a = " + plus(terms(along_k, "k"), terms(along_tid, "")) + ";  // coordinate along the axis");
+    const std::string take = detail::argmax_greater(t, x_i, acc + "[j]") + " || (!" +
+                             detail::argmax_greater(t, acc + "[j]", x_i) + " && a < " + arg + "[j])";
+    line("if (" + (valid.empty() ? "" : valid + " && ") + "(" + take + ")) " + acc + "[j] = " + x_i + ", " + arg + "[j] = a;");
   } else {
-    body.push_back(tt + " acc = line[0];");
-    body.push_back("for (int j = 1; j < " + str(len) + "; ++j) acc = " + combine("acc", "line[" + stride + "]") + ";");
-    body.push_back(at(id) + " = acc;");
+    const std::string c = acc + "[j] = " + combine(acc + "[j]", x_i) + ";";
+    line(valid.empty() ? c : "if (" + valid + ") " + c);
   }
-  element_loop(id, true, true, body);
   close();
-  if (staged) scratch_pending_ = true;
+  close();
+
+  // 2. Across lanes: butterfly shuffles over the combined lane digits.
+  std::vector<int> masks;
+  std::vector<layout::Term> lane_zero;  // digits that must be 0 in the lane that writes the warp's partial
+  for (size_t k = 0; k < lx.factors().size(); ++k) {
+    const layout::Factor& f = lx.factors()[k];
+    if (f.axis != layout::Axis::Lane || f.size == 1 || !combined(f)) continue;
+    const auto div = static_cast<int>(lx.digit_div(k));
+    for (int m = div; m < div * f.size; m *= 2) masks.push_back(m);
+    lane_zero.push_back({layout::Axis::Lane, div, f.size, 1});
+  }
+  if (!masks.empty()) {
+    line("#pragma unroll");
+    open("for (int j = 0; j < " + str(out_regs) + "; ++j)");
+    for (int m : masks) {
+      if (argmax) {
+        line("{");
+        line("  const " + tt + " o = tj::shfl_xor(" + acc + "[j], " + str(m) + ");");
+        line("  const int oa = tj::shfl_xor(" + arg + "[j], " + str(m) + ");");
+        line("  if (" + detail::argmax_greater(t, "o", acc + "[j]") + " || (!" + detail::argmax_greater(t, acc + "[j]", "o") +
+             " && oa < " + arg + "[j])) " + acc + "[j] = o, " + arg + "[j] = oa;");
+        line("}");
+      } else {
+        // The shuffle has a statement of its own: every lane must execute it (an operand of a
+        // combine written as a conditional expression might not be evaluated in some lanes).
+        line("{");
+        line("  const " + tt + " o = tj::shfl_xor(" + acc + "[j], " + str(m) + ");");
+        line("  " + acc + "[j] = " + combine(acc + "[j]", "o") + ";");
+        line("}");
+      }
+    }
+    close();
+  }
+
+  // 3. Across warps: each warp's partial through the scratch arena, then every thread combines them in warp order.
+  std::vector<layout::Term> wterms;
+  int nw = 1;
+  for (size_t k = 0; k < lx.factors().size(); ++k) {
+    const layout::Factor& f = lx.factors()[k];
+    if (f.axis != layout::Axis::Warp || f.size == 1 || !combined(f)) continue;
+    const int64_t div = lx.digit_div(k);
+    wterms.push_back({layout::Axis::Warp, div, div * f.size == lx.warps() ? 0 : f.size, nw});
+    nw *= f.size;
+  }
+  check_internal(nw == layout::combined_warps(lx, axis, whole), "emitter: reduction warp count");
+  const std::string out_e = whole ? "0" : terms(sl.linear_terms(), "j");
+  const std::string out_valid = whole ? "" : guard(ly, "j");
+  if (nw > 1) {
+    scratch_barrier();
+    const int64_t out_n = whole ? 1 : n.shape.numel();
+    const std::string vals = scratch_ptr(0, t), idxs = scratch_ptr(static_cast<int>((out_n * nw * ir::size_of(t) + 15) / 16 * 16), DType::i32);
+    // One writer per slot: lane 0 of the combined lanes, and of lanes and warps that only replicate.
+    for (const layout::Term& term : lx.replica_terms()) lane_zero.push_back(term);
+    std::string writer;
+    for (const layout::Term& term : lane_zero) writer += (writer.empty() ? "" : " && ") + digit(term, "") + " == 0";
+    writer = both(writer, out_valid);
+    const std::string slot = "(" + out_e + ") * " + str(nw) + " + " + terms(wterms, "");
+    line("#pragma unroll");
+    open("for (int j = 0; j < " + str(out_regs) + "; ++j)");
+    open(writer.empty() ? "" : "if (" + writer + ")");
+    line(vals + "[" + slot + "] = " + acc + "[j];");
+    if (argmax) line(idxs + "[" + slot + "] = " + arg + "[j];");
+    close();
+    close();
+    sync("partial results of every warp");
+    line("#pragma unroll");
+    open("for (int j = 0; j < " + str(out_regs) + "; ++j)");
+    if (!out_valid.empty()) open("if (" + out_valid + ")");
+    line(acc + "[j] = " + vals + "[(" + out_e + ") * " + str(nw) + "];");
+    if (argmax) line(arg + "[j] = " + idxs + "[(" + out_e + ") * " + str(nw) + "];");
+    line("#pragma unroll");
+    open("for (int w = 1; w < " + str(nw) + "; ++w)");
+    if (argmax) {
+      line("const " + tt + " o = " + vals + "[(" + out_e + ") * " + str(nw) + " + w];");
+      line("const int oa = " + idxs + "[(" + out_e + ") * " + str(nw) + " + w];");
+      line("if (" + detail::argmax_greater(t, "o", acc + "[j]") + " || (!" + detail::argmax_greater(t, acc + "[j]", "o") +
+           " && oa < " + arg + "[j])) " + acc + "[j] = o, " + arg + "[j] = oa;");
+    } else {
+      line("const " + tt + " o = " + vals + "[(" + out_e + ") * " + str(nw) + " + w];");
+      line(acc + "[j] = " + combine(acc + "[j]", "o") + ";");
+    }
+    close();
+    if (!out_valid.empty()) close();
+    close();
+    scratch_pending_ = true;
+  }
+  const std::string result = argmax ? arg : acc;
+  if (whole) {
+    line("const " + decl(id) + " = " + result + "[0];");
+  } else {
+    name_[static_cast<size_t>(id)] = result;
+  }
 }
 
 void Emitter::emit_dot(NodeId id) {
@@ -873,7 +1041,7 @@ void Emitter::emit_store(NodeId id) {
     return;
   }
   line("// " + note(id));
-  element_loop(offs, false, true, {s});
+  element_loop(offs, false, true, {s}, true);  // one thread per element, also where several hold it
 }
 
 // ---- TMA ------------------------------------------------------------------------------------

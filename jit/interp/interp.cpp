@@ -275,7 +275,7 @@ class Machine {
         out.reset(n.dtype, n.shape);
         eval_broadcast(val(ops[0]), out);
         return;
-      case Op::Reshape: {
+      case Op::Reshape: case Op::ConvertLayout: {  // the same elements in row-major order
         const Block& x = val(ops[0]);
         out.reset(n.dtype, n.shape);
         if (is_float(n.dtype)) {

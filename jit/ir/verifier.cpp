@@ -60,6 +60,12 @@ struct Verifier {
         for (int k = 0; k < 3; ++k) expect(g.node(g.operand(id, k)).shape == n.shape, id, "where shapes differ");
         break;
       }
+      case Op::ConvertLayout: {
+        expect(no == 1, id, "layout conversion needs one operand");
+        const Node& x = g.node(g.operand(id, 0));
+        expect(x.dtype == n.dtype && x.shape == n.shape, id, "layout conversion changes the dtype or shape");
+        break;
+      }
       case Op::Reshape:
         expect(no == 1 && g.node(g.operand(id, 0)).shape.numel() == n.shape.numel(), id,
                "reshape changes the element count");

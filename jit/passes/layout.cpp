@@ -1,4 +1,4 @@
-// Register layout: which thread holds which element of every block value.
+// Register layout assignment: which (register, lane, warp) holds which element of every block value.
 #include <numeric>
 
 #include "tilejit/error.h"
@@ -34,75 +34,228 @@ std::vector<NodeId> loop_args(const ir::Graph& g, NodeId f) {
   return args;
 }
 
+bool is_reduce(Op op) { return op == Op::ReduceSum || op == Op::ReduceMax || op == Op::ReduceMin || op == Op::ArgMax; }
+
+/// The solver behind assign_layout and layout_conflicts.
+class Solver {
+ public:
+  Solver(const ir::Graph& g, const GraphInfo& info, int threads)
+      : g_(g), info_(info), warps_(threads / 32), uf_(g.size()), decided_(g.size()) {
+    check_internal(threads >= 32 && threads % 32 == 0 && threads <= 1024, "assign_layout: bad thread count");
+    for (size_t i = 0; i < g.size(); ++i)
+      if (info.position[i] >= 0) order_.push_back(static_cast<NodeId>(i));
+    std::sort(order_.begin(), order_.end(), [&](NodeId a, NodeId b) {
+      return info.position[static_cast<size_t>(a)] < info.position[static_cast<size_t>(b)];
+    });
+    group();
+    decide();
+  }
+
+  Layout result() const {
+    Layout out;
+    out.threads = warps_ * 32;
+    out.of.resize(g_.size());
+    for (NodeId id : order_) {
+      if (!is_value(g_, id)) continue;
+      ValueLayout& v = out.of[static_cast<size_t>(id)];
+      v.numel = g_.node(id).shape.numel();
+      if (!distributed(id)) {
+        v.kind = ValueLayout::Uniform;
+        continue;
+      }
+      v.kind = ValueLayout::Distributed;
+      v.dist = *decided_[root(id)];
+      check_fits(id, v);
+    }
+    return out;
+  }
+
+  std::vector<LayoutConflict> conflicts() const {
+    std::vector<LayoutConflict> out;
+    for (NodeId id : order_) {
+      if (!distributed(id)) continue;
+      const ir::Node& n = g_.node(id);
+      if (auto want = imposed(id); want && !(*want == *decided_[root(id)])) out.push_back({id, ir::kNoNode});
+      if (n.op == Op::Broadcast) {
+        const NodeId x = g_.operand(id, 0);
+        if (distributed(x) && !(layout::unbroadcast(*decided_[root(id)], g_.node(x).shape) == *decided_[root(x)]))
+          out.push_back({x, id});
+      }
+    }
+    return out;
+  }
+
+ private:
+  size_t root(NodeId id) const { return static_cast<size_t>(const_cast<UnionFind&>(uf_).find(id)); }
+  bool distributed(NodeId id) const { return is_value(g_, id) && g_.node(id).shape.numel() > 1; }
+
+  void unite(NodeId a, NodeId b) {
+    if (distributed(a) && distributed(b)) uf_.unite(a, b);
+  }
+
+  /// Groups of values that must share a layout.
+  void group() {
+    for (NodeId id : order_) {
+      const ir::Node& n = g_.node(id);
+      const auto ops = g_.operands(id);
+      if (is_elementwise(n.op)) {
+        for (NodeId o : ops) unite(id, o);
+      } else if (n.op == Op::Dot) {
+        unite(id, ops[2]);
+      } else if (n.op == Op::Load) {
+        unite(id, ops[1]);
+        if (ops.size() > 2) unite(id, ops[2]), unite(id, ops[3]);
+      } else if (n.op == Op::Store || n.op == Op::AtomicAdd) {
+        for (size_t k = 2; k < ops.size(); ++k) unite(ops[1], ops[k]);
+      } else if (n.op == Op::For) {
+        const auto args = loop_args(g_, id);
+        const NodeId yield = g_.region(static_cast<uint32_t>(g_.int_at(id, 0))).nodes.back();
+        for (size_t k = 0; k < args.size(); ++k) {
+          const NodeId init = ops[3 + k];
+          unite(init, g_.operand(yield, static_cast<int>(k)));
+          if (args[k] != ir::kNoNode) unite(init, args[k]);
+        }
+        for (NodeId u : info_.users[static_cast<size_t>(id)])
+          if (g_.node(u).op == Op::LoopResult) unite(u, ops[3 + static_cast<size_t>(g_.int_at(u, 0))]);
+      } else if (n.op == Op::If) {
+        const NodeId y0 = g_.region(static_cast<uint32_t>(g_.int_at(id, 0))).nodes.back();
+        const NodeId y1 = g_.region(static_cast<uint32_t>(g_.int_at(id, 1))).nodes.back();
+        for (size_t k = 0; k < g_.operands(y0).size(); ++k)
+          unite(g_.operand(y0, static_cast<int>(k)), g_.operand(y1, static_cast<int>(k)));
+        for (NodeId u : info_.users[static_cast<size_t>(id)])
+          if (g_.node(u).op == Op::IfResult) unite(u, g_.operand(y0, static_cast<int>(g_.int_at(u, 0))));
+      }
+    }
+    widest_.assign(g_.size(), 1);
+    for (NodeId id : order_)
+      if (distributed(id)) widest_[root(id)] = std::max(widest_[root(id)], ir::size_of(g_.node(id).dtype));
+  }
+
+  /// The layout a value's producer dictates (a reduction's slice, a unit reshape's), once its operand is decided.
+  std::optional<layout::Layout> imposed(NodeId id) const {
+    const ir::Node& n = g_.node(id);
+    if (!is_reduce(n.op) && n.op != Op::Reshape) return std::nullopt;
+    const NodeId x = g_.operand(id, 0);
+    if (!distributed(x) || !decided_[root(x)]) return std::nullopt;
+    if (is_reduce(n.op)) return layout::slice(*decided_[root(x)], static_cast<int>(g_.int_at(id, 0)));
+    return layout::reshape_units(*decided_[root(x)], n.shape);
+  }
+
+  bool decide_group(NodeId member, layout::Layout l) {
+    auto& d = decided_[root(member)];
+    if (d) return false;
+    d = std::move(l);
+    return true;
+  }
+
+  /// Decides every group: producers' dictates and broadcasts' wishes first, then blocked layouts in program order.
+  void decide() {
+    for (;;) {
+      bool changed = true;
+      while (changed) {
+        changed = false;
+        for (NodeId id : order_) {
+          if (!distributed(id)) continue;
+          if (!decided_[root(id)])
+            if (auto want = imposed(id)) changed = decide_group(id, *want) || changed;
+          if (auto want = wished(id)) changed = decide_group(g_.operand(id, 0), *want) || changed;
+        }
+      }
+      // The first undecided group that no consumer is waiting to decide gets a blocked layout.
+      NodeId pick = ir::kNoNode, fallback = ir::kNoNode;
+      for (NodeId id : order_) {
+        if (!distributed(id) || decided_[root(id)]) continue;
+        if (fallback == ir::kNoNode) fallback = id;
+        if (!waits_for_consumer(root(id))) {
+          pick = id;
+          break;
+        }
+      }
+      if (pick == ir::kNoNode) pick = fallback;
+      if (pick == ir::kNoNode) return;
+      const ir::Shape& s = g_.node(pick).shape;
+      const int vec = layout::choose_vector(s, 16 / widest_[root(pick)], warps_);
+      decide_group(pick, layout::blocked(s, vec, warps_));
+    }
+  }
+
+  /// A unit reshape's or a broadcast's consumer-side wish for its operand's layout: the layout in which
+  /// it moves no data, once its own group is decided and while the operand's is not.
+  std::optional<layout::Layout> wished(NodeId id) const {
+    const ir::Node& n = g_.node(id);
+    if ((n.op != Op::Broadcast && n.op != Op::Reshape) || !distributed(id) || !decided_[root(id)]) return std::nullopt;
+    const NodeId x = g_.operand(id, 0);
+    if (!distributed(x) || decided_[root(x)]) return std::nullopt;
+    if (n.op == Op::Broadcast) return layout::unbroadcast(*decided_[root(id)], g_.node(x).shape);
+    return layout::reshape_units(*decided_[root(id)], g_.node(x).shape);
+  }
+
+  /// True when a member of group `r` is the operand of a broadcast or unit reshape whose result is
+  /// still undecided (that consumer will choose the layout in which it is free).
+  bool waits_for_consumer(size_t r) const {
+    for (NodeId id : order_) {
+      const Op op = g_.node(id).op;
+      if ((op != Op::Broadcast && op != Op::Reshape) || !distributed(id) || decided_[root(id)]) continue;
+      const NodeId x = g_.operand(id, 0);
+      if (!distributed(x) || root(x) != r) continue;
+      if (op == Op::Reshape && !unit_reshape(g_.node(x).shape, g_.node(id).shape)) continue;
+      return true;
+    }
+    return false;
+  }
+
+  static bool unit_reshape(const ir::Shape& a, const ir::Shape& b) {
+    std::vector<int32_t> da, db;
+    for (int d = 0; d < a.rank; ++d)
+      if (a.dims[d] != 1) da.push_back(a.dims[d]);
+    for (int d = 0; d < b.rank; ++d)
+      if (b.dims[d] != 1) db.push_back(b.dims[d]);
+    return da == db;
+  }
+
+  /// A value whose registers alone would take more than half of a thread's 255 would spill, and run at a
+  /// small fraction of its speed: refuse it at the user's line, saying what to change.
+  void check_fits(NodeId id, const ValueLayout& v) const {
+    const ir::Node& n = g_.node(id);
+    const int64_t words = (static_cast<int64_t>(v.regs()) * ir::size_of(n.dtype) + 3) / 4;
+    if (words <= kMaxValueWords) return;
+    const ir::Location& l = g_.location(id);
+    const int64_t per_warp = (static_cast<int64_t>(v.numel) * ir::size_of(n.dtype) + 3) / 4 / 32;
+    std::string hint = "use more warps (num_warps up to 32)";
+    for (int w = warps_ * 2; w <= 32; w *= 2)
+      if (per_warp / w <= kMaxValueWords) {
+        hint = "use num_warps=" + std::to_string(w) + " or more";
+        break;
+      }
+    throw UserError("block value " + n.shape.str() + " " + std::string(ir::name_of(n.dtype)) + " (" +
+                        std::string(ir::name_of(n.op)) + ") does not fit in registers with num_warps=" + std::to_string(warps_) +
+                        ": " + hint + ", or a smaller block",
+                    std::to_string(words) + " 32-bit registers per thread", std::to_string(kMaxValueWords), l.file, l.line);
+  }
+  static constexpr int64_t kMaxValueWords = 128;
+
+  const ir::Graph& g_;
+  const GraphInfo& info_;
+  int warps_;
+  UnionFind uf_;
+  std::vector<NodeId> order_;
+  std::vector<int> widest_;
+  std::vector<std::optional<layout::Layout>> decided_;  ///< per group root
+};
+
 }  // namespace
 
+std::vector<LayoutConflict> layout_conflicts(const ir::Graph& g, const GraphInfo& info, int threads) {
+  return Solver(g, info, threads).conflicts();
+}
+
 Layout assign_layout(const ir::Graph& g, const GraphInfo& info, int threads) {
-  check_internal(threads >= 32 && threads % 32 == 0 && threads <= 1024, "assign_layout: bad thread count");
-  Layout layout;
-  layout.threads = threads;
-  layout.of.resize(g.size());
-  UnionFind uf(g.size());
-  auto unite_values = [&](NodeId a, NodeId b) {
-    if (g.node(a).shape.numel() > 1 && g.node(b).shape.numel() > 1) uf.unite(a, b);
-  };
-  for (size_t i = 0; i < g.size(); ++i) {
-    const auto id = static_cast<NodeId>(i);
-    if (info.position[i] < 0) continue;
-    const ir::Node& n = g.node(id);
-    const auto ops = g.operands(id);
-    if (is_elementwise(n.op) || n.op == Op::Reshape) {
-      for (NodeId o : ops) unite_values(id, o);
-    } else if (n.op == Op::Dot) {
-      unite_values(id, ops[2]);
-    } else if (n.op == Op::Load) {
-      unite_values(id, ops[1]);
-      if (ops.size() > 2) unite_values(id, ops[2]);
-    } else if (n.op == Op::Store || n.op == Op::AtomicAdd) {
-      for (size_t k = 2; k < ops.size(); ++k) unite_values(ops[1], ops[k]);
-    } else if (n.op == Op::For) {
-      const auto args = loop_args(g, id);
-      const auto& body = g.region(static_cast<uint32_t>(g.int_at(id, 0))).nodes;
-      const NodeId yield = body.back();
-      for (size_t k = 0; k < args.size(); ++k) {
-        const NodeId init = ops[3 + k];
-        unite_values(init, g.operand(yield, static_cast<int>(k)));
-        if (args[k] != ir::kNoNode) unite_values(init, args[k]);
-      }
-      for (NodeId u : info.users[i])
-        if (g.node(u).op == Op::LoopResult) unite_values(u, ops[3 + static_cast<size_t>(g.int_at(u, 0))]);
-    } else if (n.op == Op::If) {
-      const NodeId y0 = g.region(static_cast<uint32_t>(g.int_at(id, 0))).nodes.back();
-      const NodeId y1 = g.region(static_cast<uint32_t>(g.int_at(id, 1))).nodes.back();
-      for (size_t k = 0; k < g.operands(y0).size(); ++k) unite_values(g.operand(y0, static_cast<int>(k)), g.operand(y1, static_cast<int>(k)));
-      for (NodeId u : info.users[i])
-        if (g.node(u).op == Op::IfResult) unite_values(u, g.operand(y0, static_cast<int>(g.int_at(u, 0))));
-    }
-  }
-  // Widest element of each group.
-  std::vector<int> widest(g.size(), 1);
-  for (size_t i = 0; i < g.size(); ++i) {
-    const auto id = static_cast<NodeId>(i);
-    if (info.position[i] < 0 || !is_value(g, id)) continue;
-    const auto root = static_cast<size_t>(uf.find(id));
-    widest[root] = std::max(widest[root], ir::size_of(g.node(id).dtype));
-  }
-  for (size_t i = 0; i < g.size(); ++i) {
-    const auto id = static_cast<NodeId>(i);
-    if (info.position[i] < 0 || !is_value(g, id)) continue;
-    ValueLayout& v = layout.of[i];
-    v.numel = g.node(id).shape.numel();
-    if (v.numel <= 1) {
-      v.kind = ValueLayout::Uniform;
-      continue;
-    }
-    v.kind = ValueLayout::Distributed;
-    int vec = 16 / widest[static_cast<size_t>(uf.find(id))];
-    while (vec > 1 && (v.numel % vec != 0 || v.numel / vec < threads)) vec /= 2;
-    v.vec = vec;
-    v.chunks = v.numel / vec;
-    v.slots = static_cast<int>((v.chunks + threads - 1) / threads);
-  }
-  return layout;
+  Solver s(g, info, threads);
+  const auto c = s.conflicts();
+  if (!c.empty())
+    throw InternalError("assign_layout: the layouts of %" + std::to_string(c.front().node) +
+                        " disagree; insert_layout_conversions must run first");
+  return s.result();
 }
 
 }  // namespace tilejit::passes

@@ -1,5 +1,7 @@
 // The lowering pipeline: the passes in their fixed order, with a dump hook after every rewriting pass.
 
+#include <algorithm>
+
 #include "tilejit/passes/passes.h"
 
 namespace tilejit::passes {
@@ -18,10 +20,12 @@ Lowered lower(const ir::Graph& g, const codegen::Options& options, const DumpHoo
   cur = step("eliminate_dead_code", eliminate_dead_code(cur));
   TmaPlan tma;
   cur = step("plan_tma", plan_tma(cur, tma));
+  const int threads = cur.num_warps * 32;
+  cur = step("insert_layout_conversions", insert_layout_conversions(cur, threads));
+  tma = collect_descriptors(cur, analyze(cur));  // node ids changed
 
   Lowered l{std::move(cur), {}, std::move(tma), {}, {}, {}};
   l.info = analyze(l.graph);
-  const int threads = l.graph.num_warps * 32;
   l.layout = assign_layout(l.graph, l.info, threads);
   l.smem = allocate_shared(l.graph, l.info, l.layout, l.tma);
   l.args = plan_arguments(l.graph, l.tma, l.smem, threads);
@@ -80,6 +84,19 @@ std::string describe(const Lowered& l) {
     out += "  [" + std::to_string(l.smem.barrier_offset) + ", " +
            std::to_string(l.smem.barrier_offset + 8 * l.smem.num_barriers) + ") " +
            std::to_string(l.smem.num_barriers) + " mbarrier(s)\n";
+  // Register layouts, in order of first use, with the values that have them.
+  std::vector<std::pair<std::string, std::string>> layouts;
+  for (size_t i = 0; i < g.size(); ++i) {
+    const ValueLayout& v = l.layout.of[i];
+    if (v.kind != ValueLayout::Distributed || l.info.position[i] < 0) continue;
+    const std::string text = v.dist.str();
+    auto it = std::find_if(layouts.begin(), layouts.end(), [&](const auto& p) { return p.first == text; });
+    if (it == layouts.end()) it = layouts.insert(layouts.end(), {text, ""});
+    it->second += (it->second.empty() ? "%" : " %") + std::to_string(i);
+  }
+  out += "register layouts:\n";
+  if (layouts.empty()) out += "  (every value is one element)\n";
+  for (const auto& [text, values] : layouts) out += "  " + text + ": " + values + "\n";
   return out;
 }
 

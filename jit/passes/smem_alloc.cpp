@@ -24,8 +24,7 @@ int tile_bytes(const ir::Graph& g, NodeId value, ir::DType dtype) {
 /// Whether `user` reads operand slot `k` from registers (false: it can read a shared-memory tile in place).
 bool reads_registers(const ir::Graph& g, NodeId user, size_t k) {
   switch (g.node(user).op) {
-    case Op::Broadcast: case Op::Permute: case Op::Reshape:
-    case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::ArgMax:
+    case Op::Permute: case Op::Reshape: case Op::ConvertLayout:
       return false;
     case Op::Dot:
       return k == 2;
@@ -55,8 +54,24 @@ int scratch_bytes_of(const ir::Graph& g, const Layout& layout, const SmemPlan& s
     return tile_bytes(g, v, g.node(v).dtype);
   };
   switch (n.op) {
-    case Op::Broadcast: case Op::Permute: case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::ArgMax:
+    case Op::Permute: case Op::ConvertLayout:
       return staged(g.operand(id, 0));
+    case Op::Reshape: {
+      const ValueLayout &x = layout.of[static_cast<size_t>(g.operand(id, 0))], &y = layout.of[static_cast<size_t>(id)];
+      if (smem.resident.count(id) || x.kind != ValueLayout::Distributed || y.kind != ValueLayout::Distributed) return 0;
+      return layout::same_registers(x.dist, y.dist) ? 0 : staged(g.operand(id, 0));
+    }
+    case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::ArgMax: {
+      // Partial results of the warps that share a result (see the emitter's reduction).
+      const ValueLayout& x = layout.of[static_cast<size_t>(g.operand(id, 0))];
+      if (x.kind != ValueLayout::Distributed) return 0;
+      const bool whole = layout.of[static_cast<size_t>(id)].kind != ValueLayout::Distributed;
+      const int warps = layout::combined_warps(x.dist, static_cast<int>(g.int_at(id, 0)), whole);
+      if (warps == 1) return 0;
+      const int values = static_cast<int>(n.shape.numel()) * warps;
+      const int bytes = align_up(values * ir::size_of(g.node(g.operand(id, 0)).dtype), 16);
+      return n.op == Op::ArgMax ? bytes + values * 4 : bytes;
+    }
     case Op::Dot: {
       const int a = staged(g.operand(id, 0)), b = staged(g.operand(id, 1));
       return a ? align_up(a, 16) + b : b;
@@ -157,7 +172,7 @@ SmemPlan allocate_shared(const ir::Graph& g, const GraphInfo& info, const Layout
         const LoadPlan& lp = plan.loads[x];
         const ValueLayout& lx = layout.of[static_cast<size_t>(x)];
         const bool ok = xn.region == n.region && xn.shape == g.node(v).shape &&
-                        ir::size_of(xn.dtype) == ir::size_of(n.dtype) && lx.vec == lv.vec && lp.registers &&
+                        ir::size_of(xn.dtype) == ir::size_of(n.dtype) && lx.dist == lv.dist && lp.registers &&
                         other_readers[x] == 0 && !lp.read_by_tma_store && !in_place_taken.count(x);
         if (ok) chosen = x;
         continue;

@@ -146,7 +146,7 @@ TEST_CASE("shared memory: 128-byte aligned tiles, 8-byte aligned barriers, one s
   auto k = tilejit::kernel("smem", [](Tensor<bf16, 2> x, Tensor<f32, 1> y, Tensor<f32, 2> z) {
     auto a = descriptor_load(x, {0, 0}, {8, 24});      // 384 bytes
     auto b = descriptor_load(z, {0, 0}, {16, 64});     // 4096 bytes
-    descriptor_store(y, {0}, sum(b * b, 1));           // staged: 64 bytes; sum stages 4096 bytes of scratch
+    descriptor_store(y, {0}, sum(b * b, 1));           // staged: 64 bytes; the row sum needs lanes only
     descriptor_store(x, {8, 0}, a);                    // from the load's buffer
   });
   const auto l = lower(k);
@@ -159,13 +159,12 @@ TEST_CASE("shared memory: 128-byte aligned tiles, 8-byte aligned barriers, one s
   CHECK(sm.buffers[2].bytes == 64);
   CHECK(sm.buffers[2].offset == 4480);
   for (const auto& b : sm.buffers) CHECK(b.offset % 128 == 0);
-  CHECK(sm.scratch_bytes == 4096);
-  CHECK(sm.scratch_offset == 4608);
+  CHECK(sm.scratch_bytes == 0);
   CHECK(sm.num_barriers == 2);
-  CHECK(sm.barrier_offset == 8704);
+  CHECK(sm.barrier_offset == 4544);
   CHECK(sm.barrier_offset % 8 == 0);
-  CHECK(sm.total_bytes == 8720);
-  CHECK(l.args.plan.shared_bytes == 8720);
+  CHECK(sm.total_bytes == 4560);
+  CHECK(l.args.plan.shared_bytes == 4560);
   CHECK(sm.desc_stage_offset == -1);
 
   const auto stores = tma_ops(l, Op::DescStore);
@@ -184,19 +183,22 @@ TEST_CASE("stores computed from a loaded tile reuse its buffer; other readers pr
     auto a = descriptor_load(x, {0, 0}, {32, 32});
     descriptor_store(y, {0, 0}, a * 2.0f);             // in place in a's buffer
     auto b = descriptor_load(x, {32, 0}, {32, 32});
-    descriptor_store(z, {0}, sum(b, 1));                // the reduction reads b's buffer
-    descriptor_store(y, {32, 0}, b + 1.0f);             // so this one is staged
+    descriptor_store(z, {0}, sum(b, 1));                // the reduction reads b's registers
+    descriptor_store(y, {32, 0}, b + 1.0f);             // so this one is in place too
+    auto d = descriptor_load(x, {96, 0}, {32, 32});
+    descriptor_store(y, {96, 0}, d.permute({1, 0}) + 1.0f);  // the permute reads d's buffer: staged
     auto c = descriptor_load(x, {64, 0}, {32, 32});
     descriptor_store(y, {64, 0}, c.to<i32>().to<f32>());  // element size kept: in place
   });
   const auto l = lower(k);
   const auto stores = tma_ops(l, Op::DescStore);
-  REQUIRE(stores.size() == 4);
+  REQUIRE(stores.size() == 5);
   CHECK(l.smem.stores.at(stores[0]).mode == StorePlan::InPlace);
   CHECK(l.smem.stores.at(stores[1]).mode == StorePlan::Staged);
-  CHECK(l.smem.stores.at(stores[2]).mode == StorePlan::Staged);
-  CHECK(l.smem.stores.at(stores[3]).mode == StorePlan::InPlace);
-  CHECK(l.smem.buffers.size() == 5);  // 3 loads + 2 staged stores
+  CHECK(l.smem.stores.at(stores[2]).mode == StorePlan::InPlace);
+  CHECK(l.smem.stores.at(stores[3]).mode == StorePlan::Staged);
+  CHECK(l.smem.stores.at(stores[4]).mode == StorePlan::InPlace);
+  CHECK(l.smem.buffers.size() == 6);  // 4 loads + 2 staged stores
 }
 
 TEST_CASE("loads in loops are repeated; device views built in loops are rebuilt") {
@@ -224,7 +226,7 @@ TEST_CASE("loads in loops are repeated; device views built in loops are rebuilt"
   for (const auto& [id, sp] : l.smem.stores) CHECK(sp.repeated);
 }
 
-TEST_CASE("register layout: 16-byte vectors of the widest type of a group, enough chunks for the threads") {
+TEST_CASE("register layout: 16-byte vectors of the widest type of a group, enough vectors for the threads") {
   auto k = tilejit::kernel("layout", [](Tensor<bf16, 2> x, Tensor<bf16, 2> y, Tensor<f32, 1> z) {
     auto a = descriptor_load(x, {0, 0}, {64, 64});
     descriptor_store(y, {0, 0}, a + a);                           // bf16 only: 8 per chunk
@@ -238,20 +240,24 @@ TEST_CASE("register layout: 16-byte vectors of the widest type of a group, enoug
   REQUIRE(loads.size() == 3);
   const auto& la = l.layout.of[static_cast<size_t>(loads[0])];
   CHECK(la.kind == tilejit::passes::ValueLayout::Distributed);
-  CHECK(la.vec == 8);
-  CHECK(la.chunks == 512);
-  CHECK(la.slots == 4);
+  CHECK(la.dist.vector_width() == 8);
   CHECK(la.regs() == 32);
-  CHECK(l.layout.of[static_cast<size_t>(loads[1])].vec == 4);
-  CHECK(l.layout.of[static_cast<size_t>(loads[2])].vec == 1);  // 128 elements over 128 threads
+  CHECK(la.dist.str() == "[64, 64] reg d1x8, reg d0x4(s16), lane d1x8(s8), lane d0x4, warp d0x4(s4)");
+  CHECK(l.layout.of[static_cast<size_t>(loads[1])].dist.vector_width() == 4);
+  CHECK(l.layout.of[static_cast<size_t>(loads[2])].dist.vector_width() == 1);  // 128 elements over 128 threads
   for (size_t i = 0; i < l.graph.size(); ++i) {
     const auto& n = l.graph.node(static_cast<int>(i));
     if (n.op == Op::ReduceSum) {
+      // The slice of [2, 64] over lanes d1x32, warps d1x2 and d0x2: the two warps of a column pair
+      // hold the same result.
       const auto& lr = l.layout.of[i];
       CHECK(lr.numel == 64);
-      CHECK(lr.vec == 1);
-      CHECK(lr.ragged(128));
+      CHECK(lr.regs() == 1);
+      CHECK(!lr.padded());
+      CHECK(lr.dist.replicated());
+      CHECK(lr.dist.str() == "[64] lane d0x32, warp d0x2(s32), warp repx2");
     }
+    CHECK(n.op != Op::ConvertLayout);
     if (n.op == Op::ProgramId || n.op == Op::Const) CHECK(l.layout.of[i].kind == tilejit::passes::ValueLayout::Uniform);
   }
 }
@@ -267,14 +273,15 @@ TEST_CASE("the pipeline dumps the graph after every rewriting pass") {
                            passes.emplace_back(pass);
                            last = tilejit::ir::print(g);
                          });
-  CHECK(passes == std::vector<std::string>{"input", "canonicalize", "hoist_invariants", "eliminate_dead_code", "plan_tma"});
+  CHECK(passes == std::vector<std::string>{"input", "canonicalize", "hoist_invariants", "eliminate_dead_code", "plan_tma",
+                                            "insert_layout_conversions"});
   CHECK(last.find("tma.load") != std::string::npos);
   // The same hook through codegen::Options.
   int calls = 0;
   tilejit::codegen::Options o;
   o.dump_ir = [&](std::string_view, const tilejit::ir::Graph&) { ++calls; };
   tilejit::codegen::generate(*k.trace(Config{}), o);
-  CHECK(calls == 5);
+  CHECK(calls == 6);
 }
 
 TEST_CASE("canonicalize folds integer constants and no-op shape changes; dead code goes") {

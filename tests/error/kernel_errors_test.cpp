@@ -139,4 +139,16 @@ TEST_CASE("a failed trace is not cached: the next trace fails the same way") {
   check_user_error(trace_error(k), {"box size out of range", "512", "1..256"}, kFile);
   check_user_error(trace_error(k), {"box size out of range", "512", "1..256"}, kFile);
 }
+
+TEST_CASE("a block value too large for the registers of the chosen warps is refused at its line") {
+  auto k = tilejit::kernel("row_too_long", [](Tensor<f32, 1> x, Tensor<f32, 1> y) {
+    bad_line = __LINE__; auto offs = arange(0, 32768);  // the first value that does not fit
+    auto v = load(x, offs);
+    store(y, offs, v * 2.0f);
+  });
+  // 32768 f32 over 4 warps: 256 registers per thread; 16 warps bring it to 64.
+  const auto e = catch_user_error([&] { (void)k.cuda_source(tilejit::Config{}); });
+  check_user_error(e, {"does not fit in registers with num_warps=4: use num_warps=8 or more", "256 32-bit registers per thread", "128"}, kFile);
+  CHECK(!catch_user_error([&] { (void)k.cuda_source(tilejit::Config{}.warps(8)); }).has_value());
+}
 }  // TEST_SUITE

@@ -23,6 +23,16 @@
 // Transcendentals (exp, log, sin, tanh, erf, ...) are not correctly rounded on
 // the GPU: results agree with the interpreter within a few ulp.
 //
+// Reductions. ReduceMax / ReduceMin (NaN-propagating for floats), ArgMax (the
+// first maximum wins; a NaN counts as the maximum) and integer ReduceSum
+// (wrapping) give the same result in any order: the GPU and the interpreter
+// agree bit for bit. A float ReduceSum is evaluated in an unspecified order
+// (the GPU combines each thread's registers, then lanes by butterfly shuffles,
+// then warps in warp order; the interpreter adds left to right), each partial
+// sum rounded to the element type (f16 / bf16 through f32). Results agree
+// within n * eps * sum(|x|) for n summands (eps of the element type); when
+// every partial sum is exact (small integers, say) they are identical.
+//
 // Memory. Tensors are described by a base address, sizes and strides in
 // elements (the innermost stride of a TMA-accessed tensor must be 1).
 // Load/Store/AtomicAdd address elements by linear offsets from the base; an
@@ -68,6 +78,8 @@
 //   Reshape           o: [x]          i: -        same element count, row-major order
 //   Permute           o: [x]          i: [perm...]  result dim d = input dim perm[d]
 //   Cast              o: [x]          i: -        to the node's dtype
+//   ConvertLayout     o: [x]          i: -        the same value; inserted by the layout pass where the
+//                                                 register layouts of a producer and a consumer differ
 //   binary/compare    o: [a, b]       same shape (front end inserts Broadcast)
 //   unary             o: [x]
 //   Where             o: [cond(i1), a, b]

@@ -7,7 +7,7 @@
 // (TILEJIT_DUMP=ir). Order:
 //
 //   verify -> canonicalize -> hoist_invariants -> eliminate_dead_code -> plan_tma
-//          -> assign_layout -> allocate_shared -> plan_arguments
+//          -> insert_layout_conversions -> assign_layout -> allocate_shared -> plan_arguments
 #pragma once
 
 #include <array>
@@ -21,6 +21,7 @@
 
 #include "tilejit/codegen/codegen.h"
 #include "tilejit/ir/ir.h"
+#include "tilejit/layout/layout.h"
 
 namespace tilejit::passes {
 
@@ -109,23 +110,19 @@ TmaPlan collect_descriptors(const ir::Graph& g, const GraphInfo& info);
 
 // ---- register layout -------------------------------------------------------------
 
-/// How a block value is spread over the threads of a program. Element e
-/// (row-major) belongs to chunk e / vec; thread t holds chunks t, t + threads,
-/// t + 2 * threads, ... in its `slots` register slots of `vec` elements.
+/// How a block value is spread over the threads of a program (see tilejit/layout/layout.h).
 struct ValueLayout {
   enum Kind : uint8_t {
     None,         ///< not a value (tensor, effect, region)
     Uniform,      ///< one element: every thread holds it
-    Distributed,  ///< spread over the threads as described above
+    Distributed,  ///< spread over the threads by `dist`
   } kind = None;
-  int vec = 1;
   int64_t numel = 1;
-  int64_t chunks = 1;
-  int slots = 1;
+  layout::Layout dist;
   /// Registers per thread.
-  int regs() const { return kind == Distributed ? slots * vec : 1; }
-  /// True when some thread has fewer than `slots` chunks (the last slot needs a guard).
-  bool ragged(int threads) const { return kind == Distributed && chunks % threads != 0; }
+  int regs() const { return kind == Distributed ? dist.regs() : 1; }
+  /// True when some register of some thread holds no element (it needs a guard).
+  bool padded() const { return kind == Distributed && dist.padded(); }
 };
 
 struct Layout {
@@ -133,11 +130,34 @@ struct Layout {
   std::vector<ValueLayout> of;  ///< per node
 };
 
-/// Chooses each value's layout. Values combined elementwise (and the values of
-/// one loop-carried or if-result slot) share one vector width so that those
-/// ops never move data between threads: 16 bytes of the widest element type
-/// of the group, reduced while fewer chunks than threads would exist.
+/// Where two layouts meet: `node`'s value must be converted, for every user
+/// (user == kNoNode) or for the one operand slot of `user` that names it.
+struct LayoutConflict {
+  NodeId node = ir::kNoNode;
+  NodeId user = ir::kNoNode;
+};
+
+/// Chooses each value's layout:
+///  - values combined elementwise (and the values of one loop-carried or
+///    if-result slot, a load and its offsets, a store and its value) form a
+///    group that shares one layout, so those ops never move data between threads;
+///  - a reduction's result takes the slice of its operand's layout, a reshape
+///    that only adds or removes unit dimensions keeps its operand's registers;
+///  - the operand of a broadcast takes the layout in which the broadcast is
+///    free (each thread already holds the source of each of its elements);
+///  - any other group is blocked (layout::blocked): 16 bytes of its widest
+///    element type per vector along the innermost dimension, lanes and then
+///    warps from the innermost dimension outwards.
+/// Throws InternalError when two of these rules disagree (insert_layout_conversions
+/// first removes every such conflict).
 Layout assign_layout(const ir::Graph& g, const GraphInfo& info, int threads);
+
+/// The places where assign_layout's rules disagree, for the graph as it is.
+std::vector<LayoutConflict> layout_conflicts(const ir::Graph& g, const GraphInfo& info, int threads);
+
+/// Inserts a ConvertLayout node wherever two layouts meet (layout_conflicts),
+/// so that every remaining op reads its operands in the layout it needs.
+ir::Graph insert_layout_conversions(const ir::Graph& g, int threads);
 
 // ---- shared memory ---------------------------------------------------------------
 

@@ -1,0 +1,154 @@
+// GPU suite: reductions over every axis of ranks 1-4, several dtypes and warp counts, odd and power-of-two
+// extents, bit-exact against the interpreter (values chosen so that float sums are exact in any order).
+#include <string>
+
+#include "gpu_harness.h"
+
+namespace gpu_test {
+namespace {
+
+using tilejit::Config;
+using tilejit::dim3;
+
+enum class Red { sum, max, min, argmax };
+const char* name_of(Red r) { return r == Red::sum ? "sum" : r == Red::max ? "max" : r == Red::min ? "min" : "argmax"; }
+
+template <int R>
+std::array<int64_t, R> contiguous(const std::array<int64_t, R>& s) {
+  std::array<int64_t, R> st{};
+  int64_t m = 1;
+  for (int d = R - 1; d >= 0; --d) {
+    st[static_cast<size_t>(d)] = m;
+    m *= s[static_cast<size_t>(d)];
+  }
+  return st;
+}
+
+template <int N>
+int64_t numel(const std::array<int64_t, N>& s) {
+  int64_t n = 1;
+  for (int64_t v : s) n *= v;
+  return n;
+}
+
+/// Reduces axis `axis` of a block loaded with pointer loads (so that any shape works) and stores the result.
+template <class T, int R>
+void reduce_case(Red red, const std::array<int64_t, R>& shape, int axis, int warps) {
+  constexpr int RO = R > 1 ? R - 1 : 1;
+  std::array<int64_t, RO> out_shape{};
+  if constexpr (R > 1)
+    for (int d = 0, k = 0; d < R; ++d)
+      if (d != axis) out_shape[static_cast<size_t>(k++)] = shape[static_cast<size_t>(d)];
+  if constexpr (R == 1) out_shape[0] = 1;
+  auto k = tilejit::kernel("reduce", [shape, out_shape, red, axis](Tensor<T, R> x, Tensor<i32, 1> yi, Tensor<T, 1> yv) {
+    int64_t dims[R];
+    for (int d = 0; d < R; ++d) dims[d] = shape[static_cast<size_t>(d)];
+    auto offs = arange(0, numel<R>(shape)).reshape(dims);
+    auto v = load(x, offs);
+    auto apply = [&](auto&& f) {
+      if constexpr (R == 1) {
+        f(program_id(0), 0);  // one program: offset 0
+      } else {
+        int64_t od[R - 1];
+        for (int d = 0; d < R - 1; ++d) od[d] = out_shape[static_cast<size_t>(d)];
+        f(arange(0, numel<RO>(out_shape)).reshape(od), 0);
+      }
+    };
+    apply([&](auto out_offs, int) {
+      if (red == Red::argmax) {
+        store(yi, out_offs, argmax(v, axis));
+      } else if (red == Red::sum) {
+        store(yv, out_offs, sum(v, axis));
+      } else if (red == Red::max) {
+        store(yv, out_offs, max(v, axis));
+      } else {
+        store(yv, out_offs, min(v, axis));
+      }
+    });
+  });
+  Twin<T, R> x(shape, contiguous<R>(shape));
+  const int64_t n_out = numel<RO>(out_shape);
+  Twin<i32, 1> yi({n_out}, {1});
+  Twin<T, 1> yv({n_out}, {1});
+  // Small integers (and halves) keep every partial sum exact in bf16 / f32, so any summation order gives
+  // the interpreter's result bit for bit; ties make argmax's first-index rule matter.
+  x.randomize(static_cast<uint32_t>(numel<R>(shape) * 31 + axis * 7 + warps), -3, 3);
+  if constexpr (is_float_v<T>) {
+    auto* h = x.host_data();
+    for (int64_t i = 0; i < numel<R>(shape); ++i)
+      h[i] = typename tag_t<T>::host(std::round(static_cast<float>(h[i]) * 2) / 2);
+  }
+  yi.fill_byte(0);
+  yv.fill_byte(0);
+  run_both(k, dim3(1), Config{}.warps(warps), 0, x, yi, yv);
+}
+
+template <class T, int R>
+void sweep(const char* type, const std::vector<std::array<int64_t, R>>& shapes, int& counter) {
+  static const int kWarps[] = {1, 2, 4, 8, 16};
+  for (const auto& shape : shapes)
+    for (int axis = 0; axis < R; ++axis)
+      for (Red red : {Red::sum, Red::max, Red::min, Red::argmax}) {
+        if (!is_float_v<T> && red == Red::min) continue;
+        const int warps = kWarps[counter++ % 5];
+        std::string name = std::string(type) + " " + name_of(red) + " axis " + std::to_string(axis) + " of [";
+        for (int d = 0; d < R; ++d) name += (d ? ", " : "") + std::to_string(shape[static_cast<size_t>(d)]);
+        name += "], " + std::to_string(warps) + " warps";
+        SUBCASE(name.c_str()) { reduce_case<T, R>(red, shape, axis, warps); }
+      }
+}
+
+}  // namespace
+
+TEST_CASE("gpu: reductions over every axis of ranks 1-4") {
+  int counter = 0;
+  sweep<f32, 1>("f32", {{4096}, {37}, {1000}}, counter);
+  sweep<f32, 2>("f32", {{8, 64}, {5, 33}, {1, 300}, {64, 3}}, counter);
+  sweep<f32, 3>("f32", {{4, 8, 16}, {3, 5, 7}}, counter);
+  sweep<f32, 4>("f32", {{2, 4, 4, 8}, {3, 2, 5, 3}}, counter);
+  sweep<i32, 2>("i32", {{16, 128}, {7, 9}}, counter);
+  sweep<i32, 3>("i32", {{2, 3, 64}}, counter);
+  sweep<bf16, 2>("bf16", {{32, 64}, {3, 40}}, counter);
+  sweep<f16, 1>("f16", {{512}}, counter);
+  sweep<i8, 2>("i8", {{4, 64}}, counter);
+}
+
+TEST_CASE("gpu: reductions of reductions, broadcasts of their results, and loop-carried row statistics") {
+  SUBCASE("sum of row maxima, and x - rowmax broadcast back") {
+    auto k = tilejit::kernel("red2", [](Tensor<f32, 2> x, Tensor<f32, 2> y, Tensor<f32, 1> total) {
+      auto t = descriptor_load(x, {0, 0}, {32, 64});
+      auto m = max(t, 1);
+      store(total, program_id(0), sum(m, 0));
+      descriptor_store(y, {0, 0}, t - m.expand_dims<1>() + min(t, 0).expand_dims<0>());
+    });
+    Twin<f32, 2> x({32, 64}), y({32, 64});
+    Twin<f32, 1> total({1}, {1});
+    x.randomize(3);
+    for (int i = 0; i < 32 * 64; ++i) x.host_data()[i] = std::round(x.host_data()[i] * 4) / 4;
+    y.fill_byte(0);
+    total.fill_byte(0);
+    for (int w : {1, 4, 8}) run_both(k, dim3(1), Config{}.warps(w), 0, x, y, total);
+  }
+  SUBCASE("online softmax statistics carried through a loop over column blocks") {
+    auto k = tilejit::kernel("online", [](Tensor<f32, 2> x, Tensor<f32, 1> mo, Tensor<f32, 1> lo) {
+      auto init_m = full<f32>({16}, -1e30f);
+      auto init_l = zeros<f32>({16});
+      auto [m, l] = for_range(0, 4, 1, std::tuple{init_m, init_l}, [&](Scalar<i32> j, Value<f32, 1> m, Value<f32, 1> l) {
+        auto t = descriptor_load(x, {0, j * 32}, {16, 32});
+        auto mn = maximum(m, max(t, 1));
+        auto p = exp(t - mn.expand_dims<1>());
+        return std::tuple{mn, l * exp(m - mn) + sum(p, 1)};
+      });
+      store(mo, arange(0, 16), m);
+      store(lo, arange(0, 16), l);
+    });
+    Twin<f32, 2> x({16, 128});
+    Twin<f32, 1> m({16}, {1}), l({16}, {1});
+    x.randomize(5);
+    m.fill_byte(0);
+    l.fill_byte(0);
+    run_both(k, dim3(1), Config{}.warps(4), 1e-5, x, m, l);
+  }
+}
+
+}  // namespace gpu_test
