@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <span>
 #include <vector>
 
 #include "driver_api.h"
@@ -16,6 +17,7 @@
 #include "tensor_map.h"
 #include "tilejit/error.h"
 #include "tilejit/interp/interp.h"
+#include "tilejit/passes/passes.h"
 #include "tilejit/runtime/compiler.h"
 #include "tilejit/runtime/disk_cache.h"
 #include "tilejit/runtime/nvrtc.h"
@@ -57,6 +59,8 @@ struct CachedDescriptor {
 struct Entry {
   Config config;
   CUcontext ctx = nullptr;
+  std::vector<uint16_t> relevant;  // per argument: the specialisation bits the generated code may use
+  std::vector<uint16_t> spec;      // per argument: the bits it was compiled with (a subset of relevant)
   std::shared_ptr<const ir::Graph> graph;
   codegen::GeneratedKernel gen;
   std::shared_ptr<Library> lib;
@@ -131,8 +135,9 @@ void dump(const std::string& what, const std::string& name, const std::string& e
   }
 }
 
-codegen::GeneratedKernel generate_for(const ir::Graph& g) {
+codegen::GeneratedKernel generate_for(const ir::Graph& g, const codegen::Specialization& spec = {}) {
   codegen::Options o = codegen_options();
+  o.spec = spec;
   if (knobs().dump_ir)  // the graph as traced and after every rewriting pass
     o.dump_ir = [&g](std::string_view pass, const ir::Graph& after) {
       std::string title = "IR after ", ext = ".";
@@ -185,9 +190,9 @@ std::shared_ptr<const ir::Graph> traced(const KernelBase& k, const Config& confi
   return k.graph(config);
 }
 
-codegen::GeneratedKernel generated(const ir::Graph& g) {
+codegen::GeneratedKernel generated(const ir::Graph& g, const codegen::Specialization& spec = {}) {
   Timed t(g_timers.codegen);
-  return generate_for(g);
+  return generate_for(g, spec);
 }
 
 // The binary of generated kernel `gen` for `arch`: from the disk cache when it has it, else from
@@ -255,12 +260,22 @@ std::shared_ptr<Library> load_library(const KernelBase& k, const codegen::Genera
   return it->second;
 }
 
-Entry& entry_for(const KernelBase& k, const Config& config, CUcontext ctx, CUstream stream) {
+// True when entry `e` was compiled for this configuration, context and the argument facts `facts`
+// (it assumed only facts that hold).
+bool matches(const Entry& e, const Config& config, CUcontext ctx, std::span<const uint16_t> facts) {
+  if (e.ctx != ctx || !(e.config == config) || facts.size() != e.spec.size()) return false;
+  for (size_t i = 0; i < facts.size(); ++i)
+    if ((facts[i] & e.relevant[i]) != e.spec[i]) return false;
+  return true;
+}
+
+// `facts`: the argument specialisation bits of the launch (codegen::Specialization), one per argument.
+Entry& entry_for(const KernelBase& k, const Config& config, std::span<const uint16_t> facts, CUcontext ctx, CUstream stream) {
   KernelRuntime& rt = runtime_of(k);
-  if (Entry* last = rt.last.load(std::memory_order_acquire); last && last->ctx == ctx && last->config == config) return *last;
+  if (Entry* last = rt.last.load(std::memory_order_acquire); last && matches(*last, config, ctx, facts)) return *last;
   std::lock_guard lock(rt.m);
   for (auto& e : rt.entries)
-    if (e->ctx == ctx && e->config == config) {
+    if (matches(*e, config, ctx, facts)) {
       rt.last.store(e.get(), std::memory_order_release);
       return *e;
     }
@@ -274,7 +289,12 @@ Entry& entry_for(const KernelBase& k, const Config& config, CUcontext ctx, CUstr
   e->config = config;
   e->ctx = ctx;
   e->graph = traced(k, config);
-  e->gen = generated(*e->graph);
+  e->relevant = passes::relevant_specialization(*e->graph);
+  if (facts.size() != e->relevant.size())
+    throw UserError("kernel '" + k.name() + "' takes one argument per parameter", std::to_string(facts.size()) + " arguments",
+                    std::to_string(e->relevant.size()));
+  for (size_t i = 0; i < facts.size(); ++i) e->spec.push_back(facts[i] & e->relevant[i]);
+  e->gen = generated(*e->graph, codegen::Specialization{e->spec});
   e->lib = load_library(k, e->gen, arch_of_current_device());
   auto& d = driver();
   TILEJIT_CHECK_CU(d.cuKernelGetFunction(&e->fn, e->lib->kernel));
@@ -302,6 +322,18 @@ Entry& entry_for(const KernelBase& k, const Config& config, CUcontext ctx, CUstr
   rt.entries.push_back(std::move(e));
   rt.last.store(rt.entries.back().get(), std::memory_order_release);
   return *rt.entries.back();
+}
+
+// The codegen::Specialization bits of one argument (0 for arguments that are not tensors).
+uint16_t specialization_bits(const KernelArg& a) {
+  if (a.kind != KernelArg::Tensor) return 0;
+  const TensorArg& t = a.tensor;
+  uint16_t b = reinterpret_cast<uintptr_t>(t.data) % 16 == 0 ? codegen::Specialization::kBaseAligned : 0;
+  for (int d = 0; d < t.rank; ++d) {
+    if (t.sizes[static_cast<size_t>(d)] % 16 == 0) b |= codegen::Specialization::size_div16(d);
+    if (t.strides[static_cast<size_t>(d)] % 16 == 0) b |= codegen::Specialization::stride_div16(d);
+  }
+  return b;
 }
 
 bool same_tensor(const TensorArg& a, const TensorArg& b) {
@@ -512,7 +544,9 @@ void warmup(const KernelBase& kernel, const Config& config) {
   ensure_context();
   CUcontext ctx = nullptr;
   TILEJIT_CHECK_CU(driver().cuCtxGetCurrent(&ctx));
-  entry_for(kernel, config, ctx, nullptr);
+  // The variant for tensors that satisfy every fact: 16-byte aligned, sizes and strides multiples of 16.
+  const std::vector<uint16_t> all(kernel.graph(config)->params.size(), uint16_t{0xffff});
+  entry_for(kernel, config, all, ctx, nullptr);
 }
 
 size_t workspace_bytes(const KernelBase& kernel, dim3 grid, const Config& config) {
@@ -552,7 +586,14 @@ void launch(const KernelBase& kernel, Stream stream, dim3 grid, const Config& co
     TILEJIT_CHECK_CU(d.cuCtxGetCurrent(&ctx));
   }
   const auto s = reinterpret_cast<CUstream>(stream);
-  Entry& e = entry_for(kernel, config, ctx, s);
+  // The argument specialisation of this launch: alignment of bases, sizes and strides divisible by 16.
+  constexpr size_t kInlineArgs = 64;
+  uint16_t inline_facts[kInlineArgs];
+  std::unique_ptr<uint16_t[]> heap_facts;
+  uint16_t* facts = inline_facts;
+  if (args.size() > kInlineArgs) facts = (heap_facts = std::make_unique<uint16_t[]>(args.size())).get();
+  for (size_t i = 0; i < args.size(); ++i) facts[i] = specialization_bits(args[i]);
+  Entry& e = entry_for(kernel, config, std::span<const uint16_t>(facts, args.size()), ctx, s);
   check_args(kernel, *e.graph, args);
   if (grid.count() == 0) return;
   const codegen::LaunchPlan& plan = e.gen.plan;

@@ -331,6 +331,8 @@ class Emitter {
   void emit_dot(NodeId id);
   void emit_load(NodeId id);
   void emit_store(NodeId id);
+  /// `for (i = 0; i < regs; i += v) [if (element)] body` over the registers of `id`, v at a time.
+  void vector_loop(NodeId id, int v, const std::function<void()>& body);
   void emit_desc_load(NodeId id);
   void emit_desc_store(NodeId id);
   void emit_for(NodeId id);
@@ -380,6 +382,21 @@ std::string Emitter::header() const {
     h += "//   " + d.substr(pos, nl - pos) + "\n";
     pos = nl == std::string::npos ? d.size() : nl + 1;
   }
+  std::string spec;
+  const std::vector<uint16_t> relevant = passes::relevant_specialization(g_);
+  for (size_t p = 0; p < g_.params.size(); ++p) {
+    if (g_.params[p].kind != ir::Param::Tensor || relevant[p] == 0) continue;
+    const uint16_t bits = L_.spec.of(static_cast<int>(p)) & relevant[p];
+    std::string facts;
+    if (relevant[p] & codegen::Specialization::kBaseAligned)
+      facts = (bits & codegen::Specialization::kBaseAligned) ? "base 16-byte aligned" : "base not known to be aligned";
+    for (int d = 0; d < g_.params[p].rank; ++d) {
+      if (bits & codegen::Specialization::size_div16(d)) facts += (facts.empty() ? "" : ", ") + std::string("size") + str(d) + " % 16 == 0";
+      if (bits & codegen::Specialization::stride_div16(d)) facts += (facts.empty() ? "" : ", ") + std::string("stride") + str(d) + " % 16 == 0";
+    }
+    spec += "//     " + g_.params[p].name + ": " + facts + "\n";
+  }
+  if (!spec.empty()) h += "//   argument specialisation (what this variant assumes of its launch's tensors):\n" + spec;
   bool dot = false, loop_load = false;
   for (size_t i = 0; i < g_.size(); ++i) {
     if (L_.info.position[i] < 0) continue;
@@ -1015,8 +1032,30 @@ void Emitter::emit_load(NodeId id) {
     line("const " + decl(id) + " = " + e + ";", id);
     return;
   }
+  const int v = passes::vector_width(g_, L_.layout, L_.axes, L_.spec, id);
+  if (v > 1) {
+    // Vectors of v consecutive elements: contiguous, aligned and under one mask value (axis analysis).
+    line(decl_stmt(id) + "  // " + note(id) + ", " + str(v) + " elements per access");
+    vector_loop(id, v, [&] {
+      const std::string ld = "tj::ldg<" + str(v) + ">(&" + var(id) + "[i], " + p + " + " + at(ops[1]) + ");";
+      if (!masked) return line(ld);
+      line("if (" + at(ops[2]) + ") " + ld);
+      line("else for (int j = 0; j < " + str(v) + "; ++j) " + var(id) + "[i + j] = " + at(ops[3], "i + j") + ";");
+    });
+    return;
+  }
   line(decl_stmt(id), id);
   element_loop(id, false, true, {var(id) + "[i] = " + e + ";"});
+}
+
+void Emitter::vector_loop(NodeId id, int v, const std::function<void()>& body) {
+  const std::string g = guard(lay(id), "i");
+  line("#pragma unroll");
+  open("for (int i = 0; i < " + str(lay(id).regs()) + "; i += " + str(v) + ")");
+  if (!g.empty()) open("if (" + g + ")");
+  body();
+  if (!g.empty()) close();
+  close();
 }
 
 void Emitter::emit_store(NodeId id) {
@@ -1038,6 +1077,15 @@ void Emitter::emit_store(NodeId id) {
   if (masked) s = "if (" + at(ops[3]) + ") " + s;
   if (uniform(offs)) {
     line("if (tid == 0) " + (masked ? "{ " + s + " }" : s), id);  // one thread performs a scalar effect
+    return;
+  }
+  const int v = passes::vector_width(g_, L_.layout, L_.axes, L_.spec, id);
+  if (v > 1) {
+    line("// " + note(id) + ", " + str(v) + " elements per access");
+    vector_loop(offs, v, [&] {
+      const std::string st = "tj::stg<" + str(v) + ">(" + p + " + " + at(offs) + ", &" + name_[static_cast<size_t>(ops[2])] + "[i]);";
+      line(masked ? "if (" + at(ops[3]) + ") " + st : st);
+    });
     return;
   }
   line("// " + note(id));

@@ -65,7 +65,6 @@ class Solver {
       }
       v.kind = ValueLayout::Distributed;
       v.dist = *decided_[root(id)];
-      check_fits(id, v);
     }
     return out;
   }
@@ -126,10 +125,25 @@ class Solver {
           if (g_.node(u).op == Op::IfResult) unite(u, g_.operand(y0, static_cast<int>(g_.int_at(u, 0))));
       }
     }
+    // The vector width follows the narrowest element a group reads or writes in memory (16 bytes of
+    // it per access); a group that touches no memory follows its widest element.
     widest_.assign(g_.size(), 1);
-    for (NodeId id : order_)
-      if (distributed(id)) widest_[root(id)] = std::max(widest_[root(id)], ir::size_of(g_.node(id).dtype));
+    narrowest_access_.assign(g_.size(), 0);
+    auto accessed = [&](NodeId v, ir::DType t) {
+      if (!distributed(v)) return;
+      int& a = narrowest_access_[root(v)];
+      a = a == 0 ? ir::size_of(t) : std::min(a, ir::size_of(t));
+    };
+    for (NodeId id : order_) {
+      const ir::Node& n = g_.node(id);
+      if (distributed(id)) widest_[root(id)] = std::max(widest_[root(id)], ir::size_of(n.dtype));
+      if (n.op == Op::Load || n.op == Op::DescLoad) accessed(id, n.dtype);
+      if (n.op == Op::Store || n.op == Op::AtomicAdd) accessed(g_.operand(id, 2), n.dtype);
+      if (n.op == Op::DescStore) accessed(g_.operands(id).back(), n.dtype);
+    }
   }
+
+  int element_bytes(size_t group) const { return narrowest_access_[group] ? narrowest_access_[group] : widest_[group]; }
 
   /// The layout a value's producer dictates (a reduction's slice, a unit reshape's), once its operand is decided.
   std::optional<layout::Layout> imposed(NodeId id) const {
@@ -137,8 +151,16 @@ class Solver {
     if (!is_reduce(n.op) && n.op != Op::Reshape) return std::nullopt;
     const NodeId x = g_.operand(id, 0);
     if (!distributed(x) || !decided_[root(x)]) return std::nullopt;
-    if (is_reduce(n.op)) return layout::slice(*decided_[root(x)], static_cast<int>(g_.int_at(id, 0)));
-    return layout::reshape_units(*decided_[root(x)], n.shape);
+    const layout::Layout& lx = *decided_[root(x)];
+    if (is_reduce(n.op)) return layout::slice(lx, static_cast<int>(g_.int_at(id, 0)));
+    if (auto l = layout::reshape_units(lx, n.shape)) return l;
+    // Any other reshape is free when the blocked layout of the new shape with the same vectors
+    // holds the same elements in the same registers (row-major order is kept).
+    const int vec = lx.vector_width();
+    if (n.shape.dims[n.shape.rank - 1] % vec != 0) return std::nullopt;
+    layout::Layout l = layout::blocked(n.shape, vec, warps_);
+    if (layout::same_registers(lx, l)) return l;
+    return std::nullopt;
   }
 
   bool decide_group(NodeId member, layout::Layout l) {
@@ -174,7 +196,7 @@ class Solver {
       if (pick == ir::kNoNode) pick = fallback;
       if (pick == ir::kNoNode) return;
       const ir::Shape& s = g_.node(pick).shape;
-      const int vec = layout::choose_vector(s, 16 / widest_[root(pick)], warps_);
+      const int vec = layout::choose_vector(s, 16 / element_bytes(root(pick)), warps_);
       decide_group(pick, layout::blocked(s, vec, warps_));
     }
   }
@@ -213,33 +235,13 @@ class Solver {
     return da == db;
   }
 
-  /// A value whose registers alone would take more than half of a thread's 255 would spill, and run at a
-  /// small fraction of its speed: refuse it at the user's line, saying what to change.
-  void check_fits(NodeId id, const ValueLayout& v) const {
-    const ir::Node& n = g_.node(id);
-    const int64_t words = (static_cast<int64_t>(v.regs()) * ir::size_of(n.dtype) + 3) / 4;
-    if (words <= kMaxValueWords) return;
-    const ir::Location& l = g_.location(id);
-    const int64_t per_warp = (static_cast<int64_t>(v.numel) * ir::size_of(n.dtype) + 3) / 4 / 32;
-    std::string hint = "use more warps (num_warps up to 32)";
-    for (int w = warps_ * 2; w <= 32; w *= 2)
-      if (per_warp / w <= kMaxValueWords) {
-        hint = "use num_warps=" + std::to_string(w) + " or more";
-        break;
-      }
-    throw UserError("block value " + n.shape.str() + " " + std::string(ir::name_of(n.dtype)) + " (" +
-                        std::string(ir::name_of(n.op)) + ") does not fit in registers with num_warps=" + std::to_string(warps_) +
-                        ": " + hint + ", or a smaller block",
-                    std::to_string(words) + " 32-bit registers per thread", std::to_string(kMaxValueWords), l.file, l.line);
-  }
-  static constexpr int64_t kMaxValueWords = 128;
-
   const ir::Graph& g_;
   const GraphInfo& info_;
   int warps_;
   UnionFind uf_;
   std::vector<NodeId> order_;
   std::vector<int> widest_;
+  std::vector<int> narrowest_access_;  ///< per group root: bytes of the narrowest element it moves to or from memory (0: none)
   std::vector<std::optional<layout::Layout>> decided_;  ///< per group root
 };
 
@@ -256,6 +258,31 @@ Layout assign_layout(const ir::Graph& g, const GraphInfo& info, int threads) {
     throw InternalError("assign_layout: the layouts of %" + std::to_string(c.front().node) +
                         " disagree; insert_layout_conversions must run first");
   return s.result();
+}
+
+void check_register_budget(const ir::Graph& g, const GraphInfo& info, const Layout& layout, const SmemPlan& smem) {
+  const int warps = layout.threads / 32;
+  for (size_t i = 0; i < g.size(); ++i) {
+    const auto id = static_cast<NodeId>(i);
+    const ValueLayout& v = layout.of[i];
+    if (info.position[i] < 0 || v.kind != ValueLayout::Distributed) continue;
+    if (smem.resident.count(id) && !smem.register_copies.count(id)) continue;  // read in place, never in registers
+    const ir::Node& n = g.node(id);
+    const int64_t words = (static_cast<int64_t>(v.regs()) * ir::size_of(n.dtype) + 3) / 4;
+    if (words <= kMaxValueRegisters) continue;
+    const int64_t per_warp = (v.numel * ir::size_of(n.dtype) + 3) / 4 / 32;
+    std::string hint = "use more warps (num_warps up to 32)";
+    for (int w = warps * 2; w <= 32; w *= 2)
+      if (per_warp / w <= kMaxValueRegisters) {
+        hint = "use num_warps=" + std::to_string(w) + " or more";
+        break;
+      }
+    const ir::Location& l = g.location(id);
+    throw UserError("block value " + n.shape.str() + " " + std::string(ir::name_of(n.dtype)) + " (" +
+                        std::string(ir::name_of(n.op)) + ") does not fit in registers with num_warps=" + std::to_string(warps) +
+                        ": " + hint + ", or a smaller block",
+                    std::to_string(words) + " 32-bit registers per thread", std::to_string(kMaxValueRegisters), l.file, l.line);
+  }
 }
 
 }  // namespace tilejit::passes

@@ -24,10 +24,12 @@ Lowered lower(const ir::Graph& g, const codegen::Options& options, const DumpHoo
   cur = step("insert_layout_conversions", insert_layout_conversions(cur, threads));
   tma = collect_descriptors(cur, analyze(cur));  // node ids changed
 
-  Lowered l{std::move(cur), {}, std::move(tma), {}, {}, {}};
+  Lowered l{std::move(cur), {}, std::move(tma), {}, {}, {}, {}, options.spec};
   l.info = analyze(l.graph);
   l.layout = assign_layout(l.graph, l.info, threads);
+  l.axes = analyze_axes(l.graph, l.info, l.spec);
   l.smem = allocate_shared(l.graph, l.info, l.layout, l.tma);
+  check_register_budget(l.graph, l.info, l.layout, l.smem);
   l.args = plan_arguments(l.graph, l.tma, l.smem, threads);
   return l;
 }

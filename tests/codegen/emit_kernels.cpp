@@ -373,6 +373,22 @@ std::vector<EmitCase> make_cases() {
         store(y, offs, v * v, mask);
       },
       Config{});
+  {
+    // The Triton tutorial's softmax over a row of 4096 with 4 warps, in the variant for aligned tensors
+    // (the default) and in the one a launch with a misaligned tensor compiles.
+    auto softmax = [](Tensor<f32, 2> x, Tensor<f32, 2> y, Block<"BN"> BN) {
+      auto row = program_id(0).to<i64>();
+      auto cols = arange(0, BN);
+      auto mask = cols < x.size(1);
+      auto v = load(x, row * x.stride(0) + cols, mask, -1e30f);
+      auto e = exp(v - max(v, 0));
+      store(y, row * y.stride(0) + cols, e / sum(e, 0), mask);
+    };
+    add("softmax_pointer", "row softmax with masked 16-byte pointer loads", softmax, Config{{"BN", 4096}});
+    codegen::Options unaligned;
+    unaligned.spec.tensors = {0, 0, 0};  // nothing known about either tensor
+    add("softmax_unaligned", "row softmax for tensors of unknown alignment", softmax, Config{{"BN", 4096}}, unaligned);
+  }
   add("pointer_2d", "2-D pointer offsets from strides",
       [](Tensor<f16, 2> x, Tensor<f16, 2> y) {
         auto r = arange(0, 16).expand_dims<1>();

@@ -226,12 +226,12 @@ TEST_CASE("loads in loops are repeated; device views built in loops are rebuilt"
   for (const auto& [id, sp] : l.smem.stores) CHECK(sp.repeated);
 }
 
-TEST_CASE("register layout: 16-byte vectors of the widest type of a group, enough vectors for the threads") {
+TEST_CASE("register layout: 16-byte vectors of the narrowest type a group moves, enough vectors for the threads") {
   auto k = tilejit::kernel("layout", [](Tensor<bf16, 2> x, Tensor<bf16, 2> y, Tensor<f32, 1> z) {
     auto a = descriptor_load(x, {0, 0}, {64, 64});
     descriptor_store(y, {0, 0}, a + a);                           // bf16 only: 8 per chunk
     auto b = descriptor_load(x, {64, 0}, {64, 64});
-    descriptor_store(y, {64, 0}, (b.to<f32>() * 2.0f).to<bf16>());  // with f32: 4 per chunk
+    descriptor_store(y, {64, 0}, (b.to<f32>() * 2.0f).to<bf16>());  // with f32: still 8 (memory is bf16)
     auto c = descriptor_load(x, {128, 0}, {2, 64});
     descriptor_store(z, {0}, sum(c.to<f32>(), 0));                // 64 elements, 128 threads: 1 per chunk
   });
@@ -243,7 +243,7 @@ TEST_CASE("register layout: 16-byte vectors of the widest type of a group, enoug
   CHECK(la.dist.vector_width() == 8);
   CHECK(la.regs() == 32);
   CHECK(la.dist.str() == "[64, 64] reg d1x8, reg d0x4(s16), lane d1x8(s8), lane d0x4, warp d0x4(s4)");
-  CHECK(l.layout.of[static_cast<size_t>(loads[1])].dist.vector_width() == 4);
+  CHECK(l.layout.of[static_cast<size_t>(loads[1])].dist.vector_width() == 8);
   CHECK(l.layout.of[static_cast<size_t>(loads[2])].dist.vector_width() == 1);  // 128 elements over 128 threads
   for (size_t i = 0; i < l.graph.size(); ++i) {
     const auto& n = l.graph.node(static_cast<int>(i));

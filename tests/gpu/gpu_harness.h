@@ -86,6 +86,8 @@ class Twin {
   }
   void fill_byte(unsigned char b) { std::memset(host_.p.get(), b, host_.n); }
   Host* host_data() { return reinterpret_cast<Host*>(host_.p.get()); }
+  /// The device copy's address (nullptr without a GPU).
+  void* device_data() { return dev_ ? dev_->data() : nullptr; }
 
   tilejit::TensorView<T, R> host() { return tilejit::TensorView<T, R>(host_.p.get(), sizes_, strides_); }
   tilejit::TensorView<T, R> device() { return tilejit::TensorView<T, R>(dev_->data(), sizes_, strides_); }

@@ -151,4 +151,47 @@ TEST_CASE("gpu: reductions of reductions, broadcasts of their results, and loop-
   }
 }
 
+TEST_CASE("gpu: pointer accesses specialised on alignment and divisibility by 16, and the variants that are not") {
+  // Softmax rows with masked loads: 16-byte vectors when the launch's tensors allow it, scalar accesses
+  // in the variant a launch with a misaligned base, an odd row length or an odd row stride compiles.
+  auto k = tilejit::kernel("spec_softmax", [](Tensor<f32, 2> x, Tensor<f32, 2> y, Block<"BN"> BN) {
+    auto row = program_id(0).to<i64>();
+    auto cols = arange(0, BN);
+    auto mask = cols < x.size(1);
+    auto v = load(x, row * x.stride(0) + cols, mask, -1e30f);
+    auto e = exp(v - max(v, 0));
+    store(y, row * y.stride(0) + cols, e / sum(e, 0), mask);
+  });
+  struct Case { const char* what; int64_t rows, cols, stride, offset; };
+  for (const Case c : {Case{"aligned", 24, 512, 512, 0}, Case{"base off by one element", 24, 512, 512, 1},
+                       Case{"odd row length", 24, 500, 512, 0}, Case{"odd row stride", 24, 512, 520 + 1, 0},
+                       Case{"aligned again", 24, 512, 512, 0}}) {
+    SUBCASE(c.what) {
+      const int64_t total = c.rows * c.stride + c.offset + 16;
+      Twin<f32, 1> xb({total}, {1}), yb({total}, {1});
+      xb.randomize(11, -6, 6);
+      yb.fill_byte(0);
+      auto view = [&](void* base) {
+        return tilejit::TensorView<f32, 2>(static_cast<float*>(base) + c.offset, {c.rows, c.cols}, {c.stride, 1});
+      };
+      const Config cfg = Config{{"BN", 512}}.warps(4);
+      xb.upload();
+      yb.upload();
+      ++g_cases;
+      k.interpret(dim3(static_cast<uint32_t>(c.rows)), cfg, view(xb.host_data()), view(yb.host_data()));
+      if (!on_gpu()) {
+        CHECK(tilejit::runtime::compile_only(k.base(), cfg).find("0 bytes spill stores") != std::string::npos);
+        continue;
+      }
+      k.launch(nullptr, dim3(static_cast<uint32_t>(c.rows)), cfg, view(xb.device_data()), view(yb.device_data()));
+      tilejit::synchronize(nullptr);
+      std::string first;
+      const size_t bad = yb.compare(1e-6, &first);
+      INFO(first);
+      CHECK(bad == 0);
+      g_matched += bad == 0;
+    }
+  }
+}
+
 }  // namespace gpu_test

@@ -72,6 +72,17 @@ __device__ __forceinline__ void sts(S* dst, const T* src) {
   }
 }
 
+/// Global-memory vector reads and writes: the copies of lds / sts through a global address
+/// (ld.global.v4 / st.global.v4 for 16 bytes); the address is aligned to the vector's size.
+template <int N, class T, class S>
+__device__ __forceinline__ void ldg(T* dst, const S* src) {
+  lds<N>(dst, src);
+}
+template <int N, class T, class S>
+__device__ __forceinline__ void stg(S* dst, const T* src) {
+  sts<N>(dst, src);
+}
+
 /// The index of this program in the whole grid (x fastest).
 __device__ __forceinline__ unsigned linear_program_id() {
   return blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);

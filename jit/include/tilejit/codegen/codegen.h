@@ -58,8 +58,28 @@ struct LaunchPlan {
   int device_descriptors = 0;               ///< descriptors each program builds in its workspace (128 bytes each)
 };
 
+/// What the generated code may assume about the tensor arguments of a launch (argument
+/// specialisation, as Triton's): per kernel parameter, bit 0 = the base address is 16-byte
+/// aligned, bit 1 + d = stride d (in elements) is a multiple of 16, bit 6 + d = size d is a
+/// multiple of 16. Launches compute it from their arguments and keep one compiled kernel per
+/// value, so a misaligned tensor runs correctly (in a kernel that assumes less). Unset (empty):
+/// every tensor is assumed aligned with every size and stride a multiple of 16 (what warmup()
+/// and cuda_source() compile).
+struct Specialization {
+  std::vector<uint16_t> tensors;  ///< per parameter (0 for parameters that are not tensors)
+  static constexpr uint16_t kBaseAligned = 1;
+  static constexpr uint16_t stride_div16(int d) { return static_cast<uint16_t>(1u << (1 + d)); }
+  static constexpr uint16_t size_div16(int d) { return static_cast<uint16_t>(1u << (6 + d)); }
+  /// The bits of parameter `param` (all set when unset).
+  uint16_t of(int param) const {
+    return tensors.empty() ? uint16_t{0xffff} : tensors[static_cast<size_t>(param)];
+  }
+  bool operator==(const Specialization&) const = default;
+};
+
 struct Options {
   std::string arch = "sm_90a";
+  Specialization spec;
   bool line_info = false;
   bool debug_checks = false;  ///< validate device-built descriptors in the kernel and trap with a message
   /// When set, called with the graph after every rewriting pass of the lowering pipeline

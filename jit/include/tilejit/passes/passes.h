@@ -7,7 +7,8 @@
 // (TILEJIT_DUMP=ir). Order:
 //
 //   verify -> canonicalize -> hoist_invariants -> eliminate_dead_code -> plan_tma
-//          -> insert_layout_conversions -> assign_layout -> allocate_shared -> plan_arguments
+//          -> insert_layout_conversions -> assign_layout -> analyze_axes -> allocate_shared
+//          -> check_register_budget -> plan_arguments
 #pragma once
 
 #include <array>
@@ -145,9 +146,10 @@ struct LayoutConflict {
 ///    that only adds or removes unit dimensions keeps its operand's registers;
 ///  - the operand of a broadcast takes the layout in which the broadcast is
 ///    free (each thread already holds the source of each of its elements);
-///  - any other group is blocked (layout::blocked): 16 bytes of its widest
-///    element type per vector along the innermost dimension, lanes and then
-///    warps from the innermost dimension outwards.
+///  - any other group is blocked (layout::blocked): 16 bytes per vector along
+///    the innermost dimension, of the narrowest element type the group loads or
+///    stores (so that memory moves in 16-byte accesses), else of its widest
+///    element type; lanes and then warps from the innermost dimension outwards.
 /// Throws InternalError when two of these rules disagree (insert_layout_conversions
 /// first removes every such conflict).
 Layout assign_layout(const ir::Graph& g, const GraphInfo& info, int threads);
@@ -158,6 +160,38 @@ std::vector<LayoutConflict> layout_conflicts(const ir::Graph& g, const GraphInfo
 /// Inserts a ConvertLayout node wherever two layouts meet (layout_conflicts),
 /// so that every remaining op reads its operands in the layout it needs.
 ir::Graph insert_layout_conversions(const ir::Graph& g, int threads);
+
+// ---- contiguity and divisibility of integer values -----------------------------
+
+/// Per dimension of an integer block (Triton's axis analysis): `contiguity` c: in every
+/// aligned run of c elements along the dimension, consecutive elements differ by +1;
+/// `divisibility` v: the first element of every such run is a multiple of v; `constancy` k:
+/// every aligned run of k elements along the dimension holds one value. All are powers of two.
+/// For a scalar only divisibility is meaningful (in dimension 0).
+struct AxisInfo {
+  std::array<int64_t, ir::kMaxRank> contiguity{1, 1, 1, 1, 1};
+  std::array<int64_t, ir::kMaxRank> divisibility{1, 1, 1, 1, 1};
+  std::array<int64_t, ir::kMaxRank> constancy{1, 1, 1, 1, 1};
+};
+
+/// Per kernel parameter, the codegen::Specialization bits that generated code may rely on: base
+/// alignment of tensors read or written with pointer loads and stores, and the divisibility of the
+/// sizes and strides the kernel reads. A launch compiles one variant per value of (its facts & these).
+std::vector<uint16_t> relevant_specialization(const ir::Graph& g);
+
+/// The largest divisibility the analysis tracks (elements).
+inline constexpr int64_t kMaxDivisibility = 1 << 12;
+
+/// Axis facts of every node of `g` (default facts for non-integer values), given what the
+/// launch's argument specialisation guarantees about tensor sizes and strides.
+std::vector<AxisInfo> analyze_axes(const ir::Graph& g, const GraphInfo& info, const codegen::Specialization& spec);
+
+/// How many consecutive elements each vector access of a Load / Store / AtomicAdd `id` moves (1: scalar
+/// accesses): the largest power of two that the offsets' layout holds in consecutive registers, that
+/// the offsets are contiguous and divisible by, that the mask is constant over, that fits 16 bytes, and
+/// only when the base address is 16-byte aligned. AtomicAdd is never vectorised.
+int vector_width(const ir::Graph& g, const Layout& layout, const std::vector<AxisInfo>& axes,
+                 const codegen::Specialization& spec, NodeId id);
 
 // ---- shared memory ---------------------------------------------------------------
 
@@ -213,6 +247,15 @@ SmemPlan allocate_shared(const ir::Graph& g, const GraphInfo& info, const Layout
 /// Bytes of the scratch arena op `id` needs (0 when it exchanges no data).
 int scratch_bytes_of(const ir::Graph& g, const Layout& layout, const SmemPlan& smem, NodeId id);
 
+/// 32-bit registers one block value may take per thread: half of the 255 a thread has. A larger
+/// value would spill and run at a small fraction of its speed.
+inline constexpr int64_t kMaxValueRegisters = 128;
+
+/// Refuses (UserError at the value's source line, naming the value, the registers it needs, the
+/// limit and the warp count that would fit) a value held in registers that exceeds kMaxValueRegisters.
+/// TMA tiles read only in place in shared memory are exempt.
+void check_register_budget(const ir::Graph& g, const GraphInfo& info, const Layout& layout, const SmemPlan& smem);
+
 // ---- kernel parameters -----------------------------------------------------------
 
 /// The kernel's parameters (LaunchPlan::slots) and the descriptors the runtime
@@ -242,6 +285,8 @@ struct Lowered {
   Layout layout;
   SmemPlan smem;
   ArgumentPlan args;
+  std::vector<AxisInfo> axes;
+  codegen::Specialization spec;
 };
 
 /// Runs every pass in order on a copy of `g`; `dump` (optional) sees the graph

@@ -1,0 +1,219 @@
+// Axis analysis: contiguity, divisibility and constancy of integer values, and the vector width of pointer accesses.
+#include <algorithm>
+#include <numeric>
+
+#include "tilejit/error.h"
+#include "tilejit/passes/passes.h"
+
+namespace tilejit::passes {
+
+using ir::Op;
+
+namespace {
+
+int64_t pow2_factor(int64_t v) {
+  if (v == 0) return kMaxDivisibility;
+  int64_t p = 1;
+  while (p < kMaxDivisibility && v % (p * 2) == 0) p *= 2;
+  return p;
+}
+int64_t gcd2(int64_t a, int64_t b) { return std::min(a, b); }  // both powers of two
+int64_t clamp_div(int64_t v) { return std::min(v, kMaxDivisibility); }
+int64_t pow2_floor(int64_t v) {
+  int64_t p = 1;
+  while (p * 2 <= v) p *= 2;
+  return p;
+}
+
+/// The facts of a value that is the same everywhere (a scalar, or a block of one value).
+AxisInfo uniform_value(const ir::Shape& s, int64_t div) {
+  AxisInfo a;
+  for (int d = 0; d < ir::kMaxRank; ++d) {
+    a.divisibility[static_cast<size_t>(d)] = div;
+    a.constancy[static_cast<size_t>(d)] = d < s.rank ? pow2_floor(s.dims[d]) : 1;
+  }
+  return a;
+}
+
+/// A power of two that divides every element (not only the first of each run): where a dimension
+/// has runs longer than one element, only 1 is known.
+int64_t every_element_div(const AxisInfo& a, int rank) {
+  if (rank == 0) return a.divisibility[0];
+  int64_t v = kMaxDivisibility;
+  for (int d = 0; d < rank; ++d) {
+    const auto k = static_cast<size_t>(d);
+    v = std::min(v, a.contiguity[k] == 1 ? a.divisibility[k] : int64_t{1});
+  }
+  return v;
+}
+
+/// The parameter index of a tensor node that is a kernel parameter (-1 for views).
+int param_of(const ir::Graph& g, NodeId t) {
+  return g.node(t).op == Op::ParamTensor ? static_cast<int>(g.int_at(t, 0)) : -1;
+}
+
+}  // namespace
+
+std::vector<AxisInfo> analyze_axes(const ir::Graph& g, const GraphInfo& info, const codegen::Specialization& spec) {
+  std::vector<AxisInfo> ax(g.size());
+  std::vector<NodeId> order;
+  for (size_t i = 0; i < g.size(); ++i)
+    if (info.position[i] >= 0) order.push_back(static_cast<NodeId>(i));
+  std::sort(order.begin(), order.end(), [&](NodeId a, NodeId b) {
+    return info.position[static_cast<size_t>(a)] < info.position[static_cast<size_t>(b)];
+  });
+  for (NodeId id : order) {
+    const ir::Node& n = g.node(id);
+    const auto ops = g.operands(id);
+    const int r = n.shape.rank;
+    AxisInfo& a = ax[static_cast<size_t>(id)];
+    auto of = [&](int k) -> const AxisInfo& { return ax[static_cast<size_t>(ops[static_cast<size_t>(k)])]; };
+    switch (n.op) {
+      case Op::Const:
+        a = ir::is_float(n.dtype) ? AxisInfo{} : uniform_value(n.shape, pow2_factor(g.const_i(id)));
+        break;
+      case Op::TensorSize: case Op::TensorStride: {
+        const int p = param_of(g, ops[0]);
+        const int d = static_cast<int>(g.int_at(id, 0));
+        const uint16_t bit = n.op == Op::TensorSize ? codegen::Specialization::size_div16(d)
+                                                    : codegen::Specialization::stride_div16(d);
+        a = uniform_value(n.shape, p >= 0 && (spec.of(p) & bit) ? 16 : 1);
+        break;
+      }
+      case Op::Arange:  // runs of c start at start + k * c
+        a.contiguity[0] = pow2_floor(n.shape.dims[0]);
+        a.divisibility[0] = std::min(pow2_factor(g.int_at(id, 0)), a.contiguity[0]);
+        break;
+      case Op::Cast: case Op::ConvertLayout:
+        if (!ir::is_float(n.dtype) && !ir::is_float(g.node(ops[0]).dtype)) a = of(0);
+        break;
+      case Op::Broadcast: {
+        const ir::Shape& sx = g.node(ops[0]).shape;
+        const int lead = r - sx.rank;
+        for (int d = 0; d < r; ++d) {
+          const auto k = static_cast<size_t>(d);
+          const int dx = d - lead;
+          if (dx >= 0 && sx.dims[dx] == n.shape.dims[d]) {
+            a.contiguity[k] = of(0).contiguity[static_cast<size_t>(dx)];
+            a.divisibility[k] = of(0).divisibility[static_cast<size_t>(dx)];
+            a.constancy[k] = of(0).constancy[static_cast<size_t>(dx)];
+          } else {  // expanded: one value repeated
+            a.contiguity[k] = 1;
+            a.divisibility[k] = every_element_div(of(0), sx.rank);
+            a.constancy[k] = pow2_floor(n.shape.dims[d]);
+          }
+        }
+        break;
+      }
+      case Op::Reshape: {
+        // Unit dimensions added or removed: the other dimensions keep their facts.
+        const ir::Shape& sx = g.node(ops[0]).shape;
+        std::vector<int> src, dst;
+        for (int d = 0; d < sx.rank; ++d)
+          if (sx.dims[d] != 1) src.push_back(d);
+        for (int d = 0; d < r; ++d)
+          if (n.shape.dims[d] != 1) dst.push_back(d);
+        bool unit = src.size() == dst.size();
+        for (size_t k = 0; unit && k < src.size(); ++k) unit = sx.dims[src[k]] == n.shape.dims[dst[k]];
+        if (!unit) break;
+        const int64_t every = every_element_div(of(0), sx.rank);  // a unit dimension's one element
+        for (int d = 0; d < r; ++d) a.divisibility[static_cast<size_t>(d)] = every;
+        for (size_t k = 0; k < src.size(); ++k) {
+          const auto s = static_cast<size_t>(src[k]), t = static_cast<size_t>(dst[k]);
+          a.contiguity[t] = of(0).contiguity[s];
+          a.divisibility[t] = of(0).divisibility[s];
+          a.constancy[t] = of(0).constancy[s];
+        }
+        break;
+      }
+      case Op::Add: case Op::Sub: {
+        if (ir::is_float(n.dtype)) break;
+        const AxisInfo &x = of(0), &y = of(1);
+        for (int d = 0; d < std::max(r, 1); ++d) {
+          const auto k = static_cast<size_t>(d);
+          a.contiguity[k] = n.op == Op::Add ? std::max(gcd2(x.contiguity[k], y.constancy[k]), gcd2(y.contiguity[k], x.constancy[k]))
+                                            : gcd2(x.contiguity[k], y.constancy[k]);
+          a.divisibility[k] = gcd2(x.divisibility[k], y.divisibility[k]);
+          a.constancy[k] = gcd2(x.constancy[k], y.constancy[k]);
+        }
+        break;
+      }
+      case Op::Mul: {
+        if (ir::is_float(n.dtype)) break;
+        const AxisInfo &x = of(0), &y = of(1);
+        for (int d = 0; d < std::max(r, 1); ++d) {
+          const auto k = static_cast<size_t>(d);
+          a.divisibility[k] = clamp_div(x.divisibility[k] * y.divisibility[k]);
+          a.constancy[k] = gcd2(x.constancy[k], y.constancy[k]);
+        }
+        break;
+      }
+      case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge: case Op::Eq: case Op::Ne: {
+        if (ir::is_float(g.node(ops[0]).dtype)) break;
+        // A contiguous run compared with a value constant over it changes at most once, and only
+        // where a multiple of both divisibilities lies: runs of gcd(contiguity, divisibilities) agree.
+        const AxisInfo &x = of(0), &y = of(1);
+        for (int d = 0; d < r; ++d) {
+          const auto k = static_cast<size_t>(d);
+          int64_t c = gcd2(x.constancy[k], y.constancy[k]);
+          if (y.constancy[k] >= x.contiguity[k])
+            c = std::max(c, gcd2(x.contiguity[k], gcd2(x.divisibility[k], y.divisibility[k])));
+          if (x.constancy[k] >= y.contiguity[k])
+            c = std::max(c, gcd2(y.contiguity[k], gcd2(x.divisibility[k], y.divisibility[k])));
+          a.constancy[k] = c;
+        }
+        break;
+      }
+      case Op::And: case Op::Or: case Op::Xor: case Op::Not:
+        for (int d = 0; d < r; ++d) {
+          const auto k = static_cast<size_t>(d);
+          a.constancy[k] = of(0).constancy[k];
+          if (ops.size() > 1) a.constancy[k] = gcd2(a.constancy[k], of(1).constancy[k]);
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  return ax;
+}
+
+std::vector<uint16_t> relevant_specialization(const ir::Graph& g) {
+  std::vector<uint16_t> bits(g.params.size(), 0);
+  for (size_t i = 0; i < g.size(); ++i) {
+    const auto id = static_cast<NodeId>(i);
+    const ir::Node& n = g.node(id);
+    if (n.op == Op::Load || n.op == Op::Store) {
+      const int p = param_of(g, g.operand(id, 0));
+      if (p >= 0) bits[static_cast<size_t>(p)] |= codegen::Specialization::kBaseAligned;
+    } else if (n.op == Op::TensorSize || n.op == Op::TensorStride) {
+      const int p = param_of(g, g.operand(id, 0));
+      const int d = static_cast<int>(g.int_at(id, 0));
+      if (p >= 0)
+        bits[static_cast<size_t>(p)] |= n.op == Op::TensorSize ? codegen::Specialization::size_div16(d)
+                                                                : codegen::Specialization::stride_div16(d);
+    }
+  }
+  return bits;
+}
+
+int vector_width(const ir::Graph& g, const Layout& layout, const std::vector<AxisInfo>& axes,
+                 const codegen::Specialization& spec, NodeId id) {
+  const ir::Node& n = g.node(id);
+  if (n.op != Op::Load && n.op != Op::Store) return 1;
+  const auto ops = g.operands(id);
+  const NodeId offs = ops[1];
+  const ValueLayout& lo = layout.of[static_cast<size_t>(offs)];
+  if (lo.kind != ValueLayout::Distributed || lo.dist.replicated()) return 1;
+  const int p = param_of(g, ops[0]);
+  if (p < 0 || !(spec.of(p) & codegen::Specialization::kBaseAligned)) return 1;
+  const int last = g.node(offs).shape.rank - 1;
+  const AxisInfo& ao = axes[static_cast<size_t>(offs)];
+  int64_t v = std::min<int64_t>(lo.dist.vector_width(), 16 / ir::size_of(n.dtype));
+  v = std::min({v, ao.contiguity[static_cast<size_t>(last)], ao.divisibility[static_cast<size_t>(last)]});
+  const bool masked = g.int_at(id, 0) != 0;
+  if (masked) v = std::min(v, axes[static_cast<size_t>(ops[n.op == Op::Load ? 2 : 3])].constancy[static_cast<size_t>(last)]);
+  return static_cast<int>(pow2_floor(std::max<int64_t>(v, 1)));
+}
+
+}  // namespace tilejit::passes
