@@ -12,6 +12,45 @@ std::string dim_name(size_t i, size_t rank) {
 
 bool fttc_hazard(int64_t box, int64_t estride) { return estride > 1 && estride < box && box % estride != 0; }
 
+std::optional<BoxSplit> split_box(ir::DType dtype, std::span<const int64_t> box, std::span<const int64_t> estride,
+                                  std::optional<Violation>* why) {
+  const size_t rank = box.size();
+  int over = -1;
+  for (size_t i = 0; i < rank; ++i) {
+    if (box[i] <= kMaxBox) continue;
+    if (over >= 0) {
+      if (why) *why = Violation{"box larger than " + s(kMaxBox) + " in two dimensions (" + dim_name(static_cast<size_t>(over), rank) +
+                                    " and " + dim_name(i, rank) + "); only one may exceed it",
+                                s(box[static_cast<size_t>(over)]) + " and " + s(box[i]), "1.." + s(kMaxBox)};
+      return std::nullopt;
+    }
+    over = static_cast<int>(i);
+  }
+  if (over < 0) return std::nullopt;
+  const auto d = static_cast<size_t>(over);
+  for (size_t i = 0; i < d; ++i)
+    if (box[i] != 1) {
+      if (why) *why = Violation{"box size out of range in " + dim_name(d, rank) + ": a box over " + s(kMaxBox) +
+                                    " is split into several TMA operations, which needs a box of 1 in every outer dimension",
+                                s(box[d]) + " (with " + s(box[i]) + " in " + dim_name(i, rank) + ")", "1.." + s(kMaxBox)};
+      return std::nullopt;
+    }
+  if (!estride.empty() && estride[d] != 1) {
+    if (why) *why = Violation{"box size out of range in " + dim_name(d, rank) + ": a box over " + s(kMaxBox) +
+                                  " is split into several TMA operations, which needs element stride 1 there",
+                              s(box[d]) + " with element stride " + s(estride[d]), "1.." + s(kMaxBox)};
+    return std::nullopt;
+  }
+  const int64_t esize = ir::size_of(dtype);
+  for (int64_t p = kMaxBox; p * kMaxBoxPieces >= box[d]; --p)
+    if (box[d] % p == 0 && (d + 1 < rank || (p * esize) % kInnerBoxBytesMultiple == 0)) return BoxSplit{over, p, box[d] / p};
+  if (why) *why = Violation{"box size out of range in " + dim_name(d, rank) + ": no piece of at most " + s(kMaxBox) +
+                                " elements" + (d + 1 == rank ? " spanning a multiple of 16 bytes" : std::string()) +
+                                " divides it into at most " + s(kMaxBoxPieces) + " TMA operations",
+                            s(box[d]), "1.." + s(kMaxBox)};
+  return std::nullopt;
+}
+
 std::optional<Violation> check_box(const char* what, ir::DType dtype, std::span<const int64_t> box,
                                    std::span<const int64_t> estride, int fill) {
   const std::string w = what;
@@ -21,10 +60,11 @@ std::optional<Violation> check_box(const char* what, ir::DType dtype, std::span<
   if (!estride.empty() && estride.size() != rank)
     return Violation{w + ": one element stride per dimension", s(static_cast<int64_t>(estride.size())) + " element strides",
                      s(static_cast<int64_t>(rank))};
-  for (size_t i = 0; i < rank; ++i) {
-    if (box[i] < 1 || box[i] > kMaxBox)
-      return Violation{w + ": box size out of range in " + dim_name(i, rank), s(box[i]), "1.." + s(kMaxBox)};
-  }
+  for (size_t i = 0; i < rank; ++i)
+    if (box[i] < 1) return Violation{w + ": box size out of range in " + dim_name(i, rank), s(box[i]), "1.." + s(kMaxBox)};
+  std::optional<Violation> unsplittable;
+  split_box(dtype, box, estride, &unsplittable);
+  if (unsplittable) return Violation{w + ": " + unsplittable->rule, unsplittable->value, unsplittable->limit};
   const int64_t esize = ir::size_of(dtype);
   if ((box[rank - 1] * esize) % kInnerBoxBytesMultiple != 0)
     return Violation{w + ": the innermost box dimension must span a multiple of 16 bytes",

@@ -317,6 +317,26 @@ class Emitter {
     return s;
   }
   void build_descriptors(const std::vector<const Descriptor*>& ds);
+  /// Calls `issue(buffer offset, coordinates)` once per TMA operation of op `id`: once, or once per
+  /// piece of a box that the planner split (tma::split_box), piece k at k * piece elements of the
+  /// tile and k * piece coordinates along the split dimension.
+  void tma_pieces(NodeId id, const std::function<void(const std::string&, const std::string&)>& issue) {
+    const Descriptor& d = L_.tma.descriptors[static_cast<size_t>(L_.tma.of.at(id))];
+    const int rank = d.rank;
+    if (d.pieces == 1) return issue("", coords(id, rank));
+    int64_t piece_elems = 1;
+    for (int i = 0; i < rank; ++i) piece_elems *= d.box[static_cast<size_t>(i)] / d.estride[static_cast<size_t>(i)];
+    const int64_t piece = d.box[static_cast<size_t>(d.split_dim)];
+    line("// " + str(d.pieces) + " operations of " + str(piece) + " along dimension " + str(d.split_dim) +
+         ", into consecutive parts of the tile");
+    line("#pragma unroll 1");
+    open("for (int p = 0; p < " + str(d.pieces) + "; ++p)");
+    std::string crd;
+    for (int i = rank; i >= 1; --i)
+      crd += ", " + (i - 1 == d.split_dim ? at(g_.operand(id, i)) + " + p * " + str(piece) : at(g_.operand(id, i)));
+    issue(" + p * " + str(piece_elems), crd);
+    close();
+  }
 
   // ---- ops ------------------------------------------------------------------
   void emit_region(uint32_t r);
@@ -1109,7 +1129,9 @@ void Emitter::emit_desc_load(NodeId id) {
   if (lp.repeated && lp.read_by_tma_store)
     line("tj::bulk_wait_group_read<0>();  // the TMA store of the previous tile has read the buffer");
   line("tj::mbarrier_arrive_expect_tx(" + bar + ", " + str(bytes) + ");");
-  line("tj::tma_load_" + str(a.rank) + "d(" + buf + ", " + desc_addr(id) + ", " + bar + coords(id, a.rank) + ");");
+  tma_pieces(id, [&](const std::string& offset, const std::string& crd) {
+    line("tj::tma_load_" + str(a.rank) + "d(" + buf + offset + ", " + desc_addr(id) + ", " + bar + crd + ");");
+  });
   close();
   const std::string phase = lp.repeated ? "tj_phase" + str(lp.barrier) : "0";
   const std::string wait = "tj::mbarrier_wait_parity(" + bar + ", " + phase + ");";
@@ -1140,8 +1162,10 @@ void Emitter::emit_desc_store(NodeId id) {
     sync();
   }
   open("if (tid == 0)");
-  line("tj::tma_" + std::string(kinds[a.reduce]) + "_" + str(a.rank) + "d(" + desc_addr(id) + ", " +
-       "tj_buf" + str(sp.buffer) + coords(id, a.rank) + ");");
+  tma_pieces(id, [&](const std::string& offset, const std::string& crd) {
+    const std::string src = offset.empty() ? "tj_buf" + str(sp.buffer) : buffer_ptr(sp.buffer, n.dtype) + offset;
+    line("tj::tma_" + std::string(kinds[a.reduce]) + "_" + str(a.rank) + "d(" + desc_addr(id) + ", " + src + crd + ");");
+  });
   line("tj::bulk_commit_group();");
   close();
 }

@@ -1,4 +1,5 @@
 // Memory side of the interpreter: tensor views, pointer-style load/store/atomic_add and TMA tiles.
+#include <vector>
 #include <algorithm>
 
 #include "interp_internal.h"
@@ -207,16 +208,16 @@ namespace {
 /// Per-dimension offsets and in-bounds flags of one TMA tile, padded to 5 dimensions.
 struct TilePlan {
   int64_t n[5];
-  int64_t off[5][tma::kMaxBox];
-  uint8_t ok[5][tma::kMaxBox];
+  std::vector<int64_t> off[5];  // per dimension: up to the box (a box over 256 is the user's, before splitting)
+  std::vector<uint8_t> ok[5];
 };
 
 void plan_tile(const TensorValue& t, std::span<const int64_t> coords, const ir::TmaAttrs& a, TilePlan& p) {
   const int pad = 5 - a.rank;
   for (int d = 0; d < pad; ++d) {
     p.n[d] = 1;
-    p.off[d][0] = 0;
-    p.ok[d][0] = 1;
+    p.off[d].assign(1, 0);
+    p.ok[d].assign(1, 1);
   }
   for (int i = 0; i < a.rank; ++i) {
     const int slot = pad + i;
@@ -224,11 +225,13 @@ void plan_tile(const TensorValue& t, std::span<const int64_t> coords, const ir::
     const int64_t n = (a.box[static_cast<size_t>(i)] + e - 1) / e;
     const int64_t size = t.sizes[static_cast<size_t>(i)], stride = t.strides[static_cast<size_t>(i)];
     p.n[slot] = n;
+    p.off[slot].resize(static_cast<size_t>(n));
+    p.ok[slot].resize(static_cast<size_t>(n));
     for (int64_t j = 0; j < n; ++j) {
       const int64_t c = coords[static_cast<size_t>(i)] + j * e;
       const bool in = c >= 0 && c < size;
-      p.ok[slot][j] = in;
-      p.off[slot][j] = in ? c * stride : 0;
+      p.ok[slot][static_cast<size_t>(j)] = in;
+      p.off[slot][static_cast<size_t>(j)] = in ? c * stride : 0;
     }
   }
 }
@@ -241,10 +244,11 @@ void walk_tile(const TilePlan& p, F&& f) {
     for (int64_t b = 0; b < p.n[1]; ++b)
       for (int64_t c = 0; c < p.n[2]; ++c)
         for (int64_t d = 0; d < p.n[3]; ++d) {
-          const bool v = p.ok[0][a] && p.ok[1][b] && p.ok[2][c] && p.ok[3][d];
-          const int64_t o = p.off[0][a] + p.off[1][b] + p.off[2][c] + p.off[3][d];
-          const int64_t* off4 = p.off[4];
-          const uint8_t* ok4 = p.ok[4];
+          const auto ia = static_cast<size_t>(a), ib = static_cast<size_t>(b), ic = static_cast<size_t>(c), id = static_cast<size_t>(d);
+          const bool v = p.ok[0][ia] && p.ok[1][ib] && p.ok[2][ic] && p.ok[3][id];
+          const int64_t o = p.off[0][ia] + p.off[1][ib] + p.off[2][ic] + p.off[3][id];
+          const int64_t* off4 = p.off[4].data();
+          const uint8_t* ok4 = p.ok[4].data();
           for (int64_t e = 0; e < p.n[4]; ++e) f(lane++, v && ok4[e], o + off4[e]);
         }
 }

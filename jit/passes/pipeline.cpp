@@ -66,6 +66,9 @@ std::string describe(const Lowered& l) {
     }
     line += ", " + std::string(ir::name_of(d.dtype)) + ", box " + dims(d.box, d.rank) + ", estride " +
             dims(d.estride, d.rank) + ", fill " + (d.fill ? "nan" : "zero");
+    if (d.pieces > 1)
+      line += ", " + std::to_string(d.pieces) + " operations per access along dimension " + std::to_string(d.split_dim) +
+              " (the box is one piece of the tile)";
     if (d.kind == DescKind::Device)
       line += d.build_at == ir::kNoNode ? ", built at kernel start"
                                         : std::string(", built at ") + where(g, d.build_at) +

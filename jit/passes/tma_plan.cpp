@@ -7,6 +7,7 @@
 #include "passes/tensor_source.h"
 #include "tilejit/error.h"
 #include "tilejit/passes/passes.h"
+#include "tilejit/tma_rules.h"
 
 namespace tilejit::passes {
 
@@ -112,6 +113,13 @@ TmaPlan collect_descriptors(const ir::Graph& g, const GraphInfo& info) {
       d.rank = a.rank;
       d.box = a.box;
       d.estride = a.estride;
+      // A box over the hardware's 256 is issued as several operations of the piece box.
+      std::vector<int64_t> box(a.box.begin(), a.box.begin() + a.rank), est(a.estride.begin(), a.estride.begin() + a.rank);
+      if (auto split = tma::split_box(n.dtype, box, est)) {
+        d.split_dim = split->dim;
+        d.pieces = static_cast<int>(split->pieces);
+        d.box[static_cast<size_t>(split->dim)] = static_cast<int32_t>(split->piece);
+      }
       d.fill = a.fill;
       d.first_use = op;
       if (kind == DescKind::Device) {

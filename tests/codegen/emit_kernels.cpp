@@ -389,6 +389,13 @@ std::vector<EmitCase> make_cases() {
     unaligned.spec.tensors = {0, 0, 0};  // nothing known about either tensor
     add("softmax_unaligned", "row softmax for tensors of unknown alignment", softmax, Config{{"BN", 4096}}, unaligned);
   }
+  add("softmax_tma_row", "a 1 x 4096 TMA box, split into 16 operations of 256 (load and store)",
+      [](Tensor<f32, 2> x, Tensor<f32, 2> y) {
+        auto t = descriptor_load(x, {program_id(0), 0}, {1, 4096});
+        auto e = exp(t - max(t, 1).expand_dims<1>());
+        descriptor_store(y, {program_id(0), 0}, e / sum(e, 1).expand_dims<1>());
+      },
+      Config{}.warps(8));
   add("pointer_2d", "2-D pointer offsets from strides",
       [](Tensor<f16, 2> x, Tensor<f16, 2> y) {
         auto r = arange(0, 16).expand_dims<1>();

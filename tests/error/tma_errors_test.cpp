@@ -13,11 +13,12 @@ const std::string kFile = "tma_errors_test.cpp";
 }  // namespace
 
 TEST_SUITE("error") {
-TEST_CASE("descriptor_load: box size above 256") {
+TEST_CASE("descriptor_load: a box above 256 with an outer box dimension above 1 cannot be split") {
   auto k = tilejit::kernel("box_above_256", [](Tensor<f32, 2> x) {
-    bad_line = __LINE__; descriptor_load(x, {0, 0}, {512, 64});
+    bad_line = __LINE__; descriptor_load(x, {0, 0}, {2, 512});
   });
-  check_user_error(trace_error(k), {"descriptor_load: box size out of range in dimension 0", "512", "1..256"}, kFile);
+  check_user_error(trace_error(k), {"descriptor_load: box size out of range in dimension 1 (innermost): a box over 256 is split",
+                                    "512 (with 2 in dimension 0)", "1..256"}, kFile);
 }
 
 TEST_CASE("descriptor_load: box size 0") {
@@ -29,9 +30,9 @@ TEST_CASE("descriptor_load: box size 0") {
 
 TEST_CASE("descriptor_load: box size above 256 in the innermost dimension") {
   auto k = tilejit::kernel("box_above_256_inner", [](Tensor<bf16, 1> x) {
-    bad_line = __LINE__; descriptor_load(x, {0}, {264});
+    bad_line = __LINE__; descriptor_load(x, {0}, {260});  // no piece of 8 bf16 (16 bytes) multiples divides 260
   });
-  check_user_error(trace_error(k), {"box size out of range in dimension 0 (innermost)", "264", "1..256"}, kFile);
+  check_user_error(trace_error(k), {"box size out of range in dimension 0 (innermost)", "260", "1..256"}, kFile);
 }
 
 TEST_CASE("descriptor_load: innermost box of 3 x f32 is not a multiple of 16 bytes") {
@@ -151,9 +152,9 @@ TEST_CASE("descriptor_store: the stored block's shape is the box, checked like a
 
 TEST_CASE("prefetch_descriptor: the same box rules as the load it prepares") {
   auto k = tilejit::kernel("prefetch_box", [](Tensor<bf16, 2> x) {
-    bad_line = __LINE__; prefetch_descriptor(x, {300, 64});
+    bad_line = __LINE__; prefetch_descriptor(x, {300, 264});
   });
-  check_user_error(trace_error(k), {"prefetch_descriptor: box size out of range in dimension 0", "300", "1..256"}, kFile);
+  check_user_error(trace_error(k), {"prefetch_descriptor: box larger than 256 in two dimensions", "300 and 264", "1..256"}, kFile);
 }
 
 TEST_CASE("tile_view: one box size per tensor dimension") {

@@ -151,6 +151,39 @@ TEST_CASE("gpu: reductions of reductions, broadcasts of their results, and loop-
   }
 }
 
+TEST_CASE("gpu: TMA boxes over 256 split into several operations") {
+  SUBCASE("1 x 4096 rows: softmax") {
+    auto k = tilejit::kernel("split_row", [](Tensor<f32, 2> x, Tensor<f32, 2> y) {
+      auto t = descriptor_load(x, {program_id(0), 0}, {1, 4096});
+      auto e = exp(t - max(t, 1).expand_dims<1>());
+      descriptor_store(y, {program_id(0), 0}, e / sum(e, 1).expand_dims<1>());
+    });
+    Twin<f32, 2> x({5, 4096}), y({5, 4096});
+    x.randomize(21);
+    y.fill_byte(0);
+    run_both(k, dim3(5), Config{}.warps(8), 1e-6, x, y);
+  }
+  SUBCASE("512 x 32 tiles (split along the outer dimension), zero fill, partial last tile") {
+    auto k = tilejit::kernel("split_tall", [](Tensor<bf16, 2> x, Tensor<bf16, 2> y) {
+      auto t = descriptor_load(x, {program_id(0) * 512, 0}, {512, 32});
+      descriptor_store(y, {program_id(0) * 512, 0}, (t.to<f32>() * 2.0f + 1.0f).to<bf16>());
+    });
+    Twin<bf16, 2> x({1000, 32}), y({1000, 32});
+    x.randomize(22);
+    y.fill_byte(0);
+    run_both(k, dim3(2), Config{}.warps(4), 0, x, y);
+  }
+  SUBCASE("a 1-D box of 2048 bf16 copied straight from the load's buffer") {
+    auto k = tilejit::kernel("split_copy", [](Tensor<bf16, 1> x, Tensor<bf16, 1> y) {
+      descriptor_store(y, {program_id(0) * 2048}, descriptor_load(x, {program_id(0) * 2048}, {2048}));
+    });
+    Twin<bf16, 1> x({5000}), y({5000});
+    x.randomize(23);
+    y.fill_byte(0);
+    run_both(k, dim3(3), Config{}.warps(1), 0, x, y);
+  }
+}
+
 TEST_CASE("gpu: pointer accesses specialised on alignment and divisibility by 16, and the variants that are not") {
   // Softmax rows with masked loads: 16-byte vectors when the launch's tensors allow it, scalar accesses
   // in the variant a launch with a misaligned base, an odd row length or an odd row stride compiles.

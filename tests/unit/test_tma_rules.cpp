@@ -30,15 +30,32 @@ TEST_CASE("box rules: rank 1..5") {
   CHECK(rule(box(DType::f32, {})).find("1 to 5 dimensions") != std::string::npos);
 }
 
-TEST_CASE("box rules: box size 1..256 per dimension") {
+TEST_CASE("box rules: box size 1..256 per dimension, or one dimension split into pieces of at most 256") {
   CHECK(rule(box(DType::f32, {256, 4})).empty());
-  CHECK(rule(box(DType::f32, {257, 4})).find("box size out of range") != std::string::npos);
+  CHECK(rule(box(DType::f32, {257, 4})).find("box size out of range") != std::string::npos);  // 257 is prime
   CHECK(rule(box(DType::f32, {0, 4})).find("box size out of range") != std::string::npos);
   CHECK(rule(box(DType::u8, {1, 256})).empty());
-  const auto v = box(DType::u8, {1, 272});
+  const auto v = box(DType::u8, {1, 264});  // no piece of 16-byte multiples divides 264
   REQUIRE(v);
-  CHECK(v->value == "272");
+  CHECK(v->value == "264");
   CHECK(v->limit == "1..256");
+  CHECK(rule(box(DType::u8, {1, 272})).empty());  // 17 pieces of 16
+  // Splits: the one dimension over 256, all outer dimensions 1.
+  std::vector<int64_t> row{1, 4096}, tall{512, 64}, est{1, 1};
+  const auto a = tilejit::tma::split_box(DType::f32, row, est);
+  REQUIRE(a);
+  CHECK(a->dim == 1);
+  CHECK(a->piece == 256);
+  CHECK(a->pieces == 16);
+  const auto b = tilejit::tma::split_box(DType::f32, tall, est);
+  REQUIRE(b);
+  CHECK(b->dim == 0);
+  CHECK(b->pieces == 2);
+  std::vector<int64_t> small{64, 64};
+  CHECK(!tilejit::tma::split_box(DType::f32, small, est));
+  CHECK(rule(box(DType::f32, {2, 512})).find("a box of 1 in every outer dimension") != std::string::npos);
+  CHECK(rule(box(DType::f32, {300, 300})).find("in two dimensions") != std::string::npos);
+  CHECK(rule(box(DType::f32, {1, 256 * 65})).find("at most 64 TMA operations") != std::string::npos);
 }
 
 TEST_CASE("box rules: innermost box bytes a multiple of 16") {

@@ -22,6 +22,8 @@ struct Violation {
 
 inline constexpr int kMaxRank = 5;
 inline constexpr int kMaxBox = 256;
+/// A box over kMaxBox is issued as at most this many TMA operations (split_box).
+inline constexpr int kMaxBoxPieces = 64;
 inline constexpr int kMaxElementStride = 8;
 inline constexpr uint64_t kMaxGlobalDim = uint64_t{1} << 32;
 inline constexpr uint64_t kMaxGlobalStrideBytes = uint64_t{1} << 40;
@@ -31,8 +33,26 @@ inline constexpr int kInnerBoxBytesMultiple = 16;
 /// Shared memory one CTA may use on sm_90 (227 KiB).
 inline constexpr int64_t kMaxSharedBytes = 227 * 1024;
 
+/// How one user-level box larger than the hardware's 256 per dimension is issued: as `pieces`
+/// TMA operations of `piece` coordinates each along dimension `dim`, into (or from) consecutive
+/// parts of one shared-memory tile. Possible when only one dimension exceeds 256, every dimension
+/// outside it has a box of 1 (so that the parts are contiguous in the row-major tile), its element
+/// stride is 1, and some piece of at most 256 divides the box (spanning a multiple of 16 bytes for
+/// the innermost dimension).
+struct BoxSplit {
+  int dim = -1;
+  int64_t piece = 0;
+  int64_t pieces = 1;
+};
+
+/// The split of a box (nullopt when every dimension is within 256); a Violation when the box
+/// exceeds 256 in a way that cannot be split.
+std::optional<BoxSplit> split_box(ir::DType dtype, std::span<const int64_t> box, std::span<const int64_t> estride,
+                                  std::optional<Violation>* why = nullptr);
+
 /// Rules on the box, element strides and fill of one TMA access (known at trace time).
-/// `what` names the operation in the messages ("descriptor_load").
+/// `what` names the operation in the messages ("descriptor_load"). A box over 256 in one
+/// dimension is accepted when split_box can split it.
 std::optional<Violation> check_box(const char* what, ir::DType dtype, std::span<const int64_t> box,
                                    std::span<const int64_t> estride, int fill);
 

@@ -82,9 +82,11 @@ struct Descriptor {
   std::vector<int> merge_groups; ///< group sizes of a merged view (relative to `param` or `view`), else empty
   ir::DType dtype = ir::DType::f32;
   int rank = 0;
-  std::array<int32_t, ir::kMaxRank> box{};
+  std::array<int32_t, ir::kMaxRank> box{};  ///< the hardware box: the user's, or one piece of a split box
   std::array<int32_t, ir::kMaxRank> estride{1, 1, 1, 1, 1};
   int fill = 0;
+  int split_dim = -1;            ///< a user box over 256 is issued as `pieces` operations along this dimension
+  int pieces = 1;                ///< (tma::split_box), into consecutive parts of one shared-memory tile
   int slot = -1;                 ///< Host/Array: index in LaunchPlan::descriptors; Device: workspace slot
   NodeId first_use = ir::kNoNode;
   NodeId build_at = ir::kNoNode; ///< Device: the node after which it is built; kNoNode: kernel start
