@@ -873,26 +873,45 @@ void Emitter::emit_reduce(NodeId id) {
   line("// " + note(id) + " over axis " + str(axis) + " of " + lx.str());
   line(tt + " " + acc + "[" + str(out_regs) + "];");
   if (argmax) line("int " + arg + "[" + str(out_regs) + "];");
-  line("#pragma unroll");
-  open("for (int j = 0; j < " + str(out_regs) + "; ++j)");
-  line(acc + "[j] = " + ident + ";");
-  if (argmax) line(arg + "[j] = 2147483647;");
-  line("#pragma unroll");
-  open("for (int k = 0; k < " + str(axis_regs) + "; ++k)");
-  line("const int i = " + r + ";");
   const std::string x_i = name_[static_cast<size_t>(x)] + "[i]";
   const std::string valid = guard(lay(x), "i");
-  if (argmax) {
-    line("const int a = " + plus(terms(along_k, "k"), terms(along_tid, "")) + ";  // coordinate along the axis");
-    const std::string take = detail::argmax_greater(t, x_i, acc + "[j]") + " || (!" +
-                             detail::argmax_greater(t, acc + "[j]", x_i) + " && a < " + arg + "[j])";
-    line("if (" + (valid.empty() ? "" : valid + " && ") + "(" + take + ")) " + acc + "[j] = " + x_i + ", " + arg + "[j] = a;");
+  line("#pragma unroll");
+  open("for (int j = 0; j < " + str(out_regs) + "; ++j)");
+  if (!argmax && axis_regs > 2) {
+    // A pairwise tree: log2(K) levels of independent combines instead of a chain of K (the IR leaves
+    // the order of a float sum unspecified; max and min do not depend on it).
+    const std::string K = str(axis_regs);
+    line(tt + " t[" + K + "];");
+    line("#pragma unroll");
+    open("for (int k = 0; k < " + K + "; ++k)");
+    line("const int i = " + r + ";");
+    line("t[k] = " + (valid.empty() ? x_i : "(" + valid + ") ? " + x_i + " : " + ident) + ";");
+    close();
+    line("#pragma unroll");
+    open("for (int s = 1; s < " + K + "; s *= 2)");
+    line("#pragma unroll");
+    line("for (int k = 0; k + s < " + K + "; k += 2 * s) t[k] = " + combine("t[k]", "t[k + s]") + ";");
+    close();
+    line(acc + "[j] = t[0];");
+    close();
   } else {
-    const std::string c = acc + "[j] = " + combine(acc + "[j]", x_i) + ";";
-    line(valid.empty() ? c : "if (" + valid + ") " + c);
+    line(acc + "[j] = " + ident + ";");
+    if (argmax) line(arg + "[j] = 2147483647;");
+    line("#pragma unroll");
+    open("for (int k = 0; k < " + str(axis_regs) + "; ++k)");
+    line("const int i = " + r + ";");
+    if (argmax) {
+      line("const int a = " + plus(terms(along_k, "k"), terms(along_tid, "")) + ";  // coordinate along the axis");
+      const std::string take = detail::argmax_greater(t, x_i, acc + "[j]") + " || (!" +
+                               detail::argmax_greater(t, acc + "[j]", x_i) + " && a < " + arg + "[j])";
+      line("if (" + (valid.empty() ? "" : valid + " && ") + "(" + take + ")) " + acc + "[j] = " + x_i + ", " + arg + "[j] = a;");
+    } else {
+      const std::string c = acc + "[j] = " + combine(acc + "[j]", x_i) + ";";
+      line(valid.empty() ? c : "if (" + valid + ") " + c);
+    }
+    close();
+    close();
   }
-  close();
-  close();
 
   // 2. Across lanes: butterfly shuffles over the combined lane digits.
   std::vector<int> masks;
