@@ -47,6 +47,9 @@ int64_t every_element_div(const AxisInfo& a, int rank) {
   return v;
 }
 
+/// A power of two dividing every element along dimension k (not only the first of each run).
+int64_t element_div(const AxisInfo& a, size_t k) { return a.contiguity[k] == 1 ? a.divisibility[k] : 1; }
+
 /// The parameter index of a tensor node that is a kernel parameter (-1 for views).
 int param_of(const ir::Graph& g, NodeId t) {
   return g.node(t).op == Op::ParamTensor ? static_cast<int>(g.int_at(t, 0)) : -1;
@@ -133,7 +136,13 @@ std::vector<AxisInfo> analyze_axes(const ir::Graph& g, const GraphInfo& info, co
           const auto k = static_cast<size_t>(d);
           a.contiguity[k] = n.op == Op::Add ? std::max(gcd2(x.contiguity[k], y.constancy[k]), gcd2(y.contiguity[k], x.constancy[k]))
                                             : gcd2(x.contiguity[k], y.constancy[k]);
-          a.divisibility[k] = gcd2(x.divisibility[k], y.divisibility[k]);
+          if (a.contiguity[k] > 1) {
+            // A run of the result lies inside a run of the contiguous operand, at a multiple of its length
+            // from that run's start, while the other operand is constant over it.
+            a.divisibility[k] = std::min({x.divisibility[k], y.divisibility[k], a.contiguity[k]});
+          } else {  // every element is its own run: only what divides every element of both counts
+            a.divisibility[k] = gcd2(element_div(x, k), element_div(y, k));
+          }
           a.constancy[k] = gcd2(x.constancy[k], y.constancy[k]);
         }
         break;
@@ -143,7 +152,7 @@ std::vector<AxisInfo> analyze_axes(const ir::Graph& g, const GraphInfo& info, co
         const AxisInfo &x = of(0), &y = of(1);
         for (int d = 0; d < std::max(r, 1); ++d) {
           const auto k = static_cast<size_t>(d);
-          a.divisibility[k] = clamp_div(x.divisibility[k] * y.divisibility[k]);
+          a.divisibility[k] = clamp_div(element_div(x, k) * element_div(y, k));  // contiguity 1: every element
           a.constancy[k] = gcd2(x.constancy[k], y.constancy[k]);
         }
         break;

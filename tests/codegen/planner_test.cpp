@@ -380,3 +380,35 @@ TEST_CASE("impossible descriptor requests are user errors at the op's line") {
     }
   }
 }
+
+TEST_CASE("vector width of pointer accesses: proven contiguous, aligned and under one mask value, else 1") {
+  auto k = tilejit::kernel("vectors", [](Tensor<f32, 2> x, Tensor<f32, 1> y, Tensor<f32, 1> z) {
+    auto row = program_id(0).to<i64>();
+    auto cols = arange(0, 1024);  // 8 per thread: the layout allows vectors of 4
+    auto a = load(x, row * x.stride(0) + cols, cols < x.size(1));  // 4: stride and size divisible by 16
+    auto b = load(y, cols * 2);                                       // 1: not contiguous
+    auto c = load(y, cols + cols);                                    // 1: 2 * cols, not contiguous either
+    auto d = load(y, cols + 1);                                       // 1: contiguous but misaligned
+    auto e = load(z, cols + 4);                                       // 4: contiguous, 16-byte aligned
+    store(y, cols, a + b + c + d + e);                                // 4
+  });
+  const auto l = lower(k);
+  std::vector<int> widths;
+  for (size_t i = 0; i < l.graph.size(); ++i) {
+    const auto id = static_cast<tilejit::ir::NodeId>(i);
+    const auto op = l.graph.node(id).op;
+    if ((op == Op::Load || op == Op::Store) && l.info.position[i] >= 0)
+      widths.push_back(tilejit::passes::vector_width(l.graph, l.layout, l.axes, l.spec, id));
+  }
+  CHECK(widths == std::vector<int>{4, 1, 1, 1, 4, 4});
+  // The same kernel for a launch that guarantees nothing: every access element by element.
+  tilejit::codegen::Options none;
+  none.spec.tensors = {0, 0, 0};
+  const auto u = tilejit::passes::lower(*k.trace(Config{}), none);
+  for (size_t i = 0; i < u.graph.size(); ++i) {
+    const auto id = static_cast<tilejit::ir::NodeId>(i);
+    const auto op = u.graph.node(id).op;
+    if ((op == Op::Load || op == Op::Store) && u.info.position[i] >= 0)
+      CHECK(tilejit::passes::vector_width(u.graph, u.layout, u.axes, u.spec, id) == 1);
+  }
+}
