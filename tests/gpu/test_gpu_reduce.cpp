@@ -1,4 +1,4 @@
-// GPU suite: reductions over every axis of ranks 1-4, several dtypes and warp counts, odd and power-of-two
+// GPU suite: reductions over every axis of ranks 1-4, every numeric dtype and warp counts 1-16, odd and power-of-two
 // extents, bit-exact against the interpreter (values chosen so that float sums are exact in any order).
 #include <string>
 
@@ -111,6 +111,9 @@ TEST_CASE("gpu: reductions over every axis of ranks 1-4") {
   sweep<bf16, 2>("bf16", {{32, 64}, {3, 40}}, counter);
   sweep<f16, 1>("f16", {{512}}, counter);
   sweep<i8, 2>("i8", {{4, 64}}, counter);
+  sweep<u8, 2>("u8", {{3, 48}}, counter);
+  sweep<i64, 2>("i64", {{5, 40}}, counter);
+  sweep<f64, 2>("f64", {{6, 20}}, counter);
 }
 
 TEST_CASE("gpu: reductions of reductions, broadcasts of their results, and loop-carried row statistics") {
