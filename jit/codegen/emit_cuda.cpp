@@ -968,7 +968,10 @@ void Emitter::emit_reduce(NodeId id) {
     std::string writer;
     for (const layout::Term& term : lane_zero) writer += (writer.empty() ? "" : " && ") + digit(term, "") + " == 0";
     writer = both(writer, out_valid);
-    const std::string slot = "(" + out_e + ") * " + str(nw) + " + " + terms(wterms, "");
+    // Slot of result element e from warp w: e * nw + w (just w for a single result).
+    const std::string base = out_e == "0" ? "" : "(" + out_e + ") * " + str(nw);
+    const std::string slot = base.empty() ? terms(wterms, "") : base + " + " + terms(wterms, "");
+    const std::string first = base.empty() ? "0" : base, other = base.empty() ? "w" : base + " + w";
     line("#pragma unroll");
     open("for (int j = 0; j < " + str(out_regs) + "; ++j)");
     open(writer.empty() ? "" : "if (" + writer + ")");
@@ -980,17 +983,17 @@ void Emitter::emit_reduce(NodeId id) {
     line("#pragma unroll");
     open("for (int j = 0; j < " + str(out_regs) + "; ++j)");
     if (!out_valid.empty()) open("if (" + out_valid + ")");
-    line(acc + "[j] = " + vals + "[(" + out_e + ") * " + str(nw) + "];");
-    if (argmax) line(arg + "[j] = " + idxs + "[(" + out_e + ") * " + str(nw) + "];");
+    line(acc + "[j] = " + vals + "[" + first + "];");
+    if (argmax) line(arg + "[j] = " + idxs + "[" + first + "];");
     line("#pragma unroll");
     open("for (int w = 1; w < " + str(nw) + "; ++w)");
     if (argmax) {
-      line("const " + tt + " o = " + vals + "[(" + out_e + ") * " + str(nw) + " + w];");
-      line("const int oa = " + idxs + "[(" + out_e + ") * " + str(nw) + " + w];");
+      line("const " + tt + " o = " + vals + "[" + other + "];");
+      line("const int oa = " + idxs + "[" + other + "];");
       line("if (" + detail::argmax_greater(t, "o", acc + "[j]") + " || (!" + detail::argmax_greater(t, acc + "[j]", "o") +
            " && oa < " + arg + "[j])) " + acc + "[j] = o, " + arg + "[j] = oa;");
     } else {
-      line("const " + tt + " o = " + vals + "[(" + out_e + ") * " + str(nw) + " + w];");
+      line("const " + tt + " o = " + vals + "[" + other + "];");
       line(acc + "[j] = " + combine(acc + "[j]", "o") + ";");
     }
     close();
