@@ -150,6 +150,7 @@ int main() {
       ok &= bad == 0;
     };
     // Warp counts that keep at most 128 elements per thread (tilejit refuses more) and at least one.
+    // Each also with an occupancy target of two programs per SM where two fit (fewer registers, maybe spills).
     auto warps_for = [&](std::initializer_list<std::pair<const char*, int64_t>> cfg) {
       std::vector<Config> out;
       for (int wp : {1, 2, 4, 8, 16}) {
@@ -157,6 +158,7 @@ int main() {
         Config c;
         for (auto [k, v] : cfg) c.set(k, v);
         out.push_back(c.warps(wp));
+        if (wp <= 16) out.push_back(Config(c).programs_per_sm(2));
       }
       return out;
     };

@@ -44,6 +44,10 @@ Config& Config::set(std::string_view name, int64_t value, std::source_location l
 Config& Config::warps(int n, std::source_location loc) {
   if (n < 1 || n > 32 || (n & (n - 1)) != 0)
     throw UserError("num_warps must be a power of two between 1 and 32", std::to_string(n), "1, 2, 4, 8, 16, 32", loc);
+  if (programs_per_sm_ * n * 32 > 2048)
+    throw UserError("num_warps: with programs_per_sm=" + std::to_string(programs_per_sm_) +
+                        " an SM would need more than 2048 threads",
+                    std::to_string(n), std::to_string(2048 / (programs_per_sm_ * 32)), loc);
   num_warps_ = n;
   return *this;
 }
@@ -54,10 +58,21 @@ Config& Config::stages(int n, std::source_location loc) {
   return *this;
 }
 
+Config& Config::programs_per_sm(int n, std::source_location loc) {
+  if (n < 0 || n > 32) throw UserError("programs_per_sm must be between 0 (no target) and 32", std::to_string(n), "0..32", loc);
+  if (n * num_warps_ * 32 > 2048)
+    throw UserError("programs_per_sm: an SM holds at most 2048 threads; with num_warps=" + std::to_string(num_warps_) +
+                        " at most " + std::to_string(2048 / (num_warps_ * 32)) + " programs fit",
+                    std::to_string(n), std::to_string(2048 / (num_warps_ * 32)), loc);
+  programs_per_sm_ = n;
+  return *this;
+}
+
 std::string Config::str() const {
   std::string s;
   for (const auto& [k, v] : values_) s += k + "=" + std::to_string(v) + ", ";
   s += "num_warps=" + std::to_string(num_warps_) + ", num_stages=" + std::to_string(num_stages_);
+  if (programs_per_sm_ > 0) s += ", programs_per_sm=" + std::to_string(programs_per_sm_);
   return s;
 }
 
@@ -72,6 +87,7 @@ uint64_t Config::hash() const {
   }
   mix(static_cast<uint64_t>(num_warps_));
   mix(static_cast<uint64_t>(num_stages_));
+  if (programs_per_sm_ > 0) mix(static_cast<uint64_t>(programs_per_sm_) + 0x5000);
   return h;
 }
 

@@ -21,6 +21,7 @@ std::shared_ptr<const ir::Graph> KernelBase::graph(const Config& config) const {
   g->config = config.values();
   g->num_warps = config.num_warps();
   g->num_stages = config.num_stages();
+  g->min_programs_per_sm = config.min_programs_per_sm();
   tracer_(*g, config);
   ir::verify(*g);
   std::lock_guard lock(mutex_);

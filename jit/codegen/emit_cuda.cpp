@@ -392,7 +392,8 @@ std::string Emitter::header() const {
   std::string cfg;
   for (const auto& [k, v] : g_.config) cfg += (cfg.empty() ? "" : ", ") + k + "=" + str(v);
   h += "//   config: " + (cfg.empty() ? std::string("(none)") : cfg) + "; num_warps=" + str(g_.num_warps) +
-       ", num_stages=" + str(g_.num_stages) + "\n";
+       ", num_stages=" + str(g_.num_stages) +
+       (g_.min_programs_per_sm > 0 ? ", programs_per_sm=" + str(g_.min_programs_per_sm) : std::string()) + "\n";
   h += "//   threads: " + str(threads_) + ", dynamic shared memory: " + str(L_.smem.total_bytes) +
        " bytes, workspace: " + str(L_.args.plan.workspace_bytes_per_program) + " bytes per program\n";
   std::string d = passes::describe(L_);
@@ -431,7 +432,8 @@ std::string Emitter::header() const {
 }
 
 std::string Emitter::signature() const {
-  std::string s = "extern \"C\" __global__ void __launch_bounds__(" + str(threads_) + ") " + entry_ + "(";
+  const std::string bounds = str(threads_) + (g_.min_programs_per_sm > 0 ? ", " + str(g_.min_programs_per_sm) : "");
+  std::string s = "extern \"C\" __global__ void __launch_bounds__(" + bounds + ") " + entry_ + "(";
   const auto& slots = L_.args.plan.slots;
   std::set<int> written;
   for (size_t i = 0; i < g_.size(); ++i) {

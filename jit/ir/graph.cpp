@@ -183,6 +183,7 @@ uint64_t Graph::hash() const {
   }
   h.add(static_cast<uint64_t>(num_warps));
   h.add(static_cast<uint64_t>(num_stages));
+  if (min_programs_per_sm > 0) h.add(static_cast<uint64_t>(min_programs_per_sm) + 0x5000);
   h.add(nodes_.size());
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const Node& n = nodes_[i];

@@ -14,6 +14,7 @@ Rewriter::Rewriter(const ir::Graph& src) : src_(src), map_(src.size(), ir::kNoNo
   dst_.config = src.config;
   dst_.num_warps = src.num_warps;
   dst_.num_stages = src.num_stages;
+  dst_.min_programs_per_sm = src.min_programs_per_sm;
 }
 
 NodeId Rewriter::map(NodeId old) const {

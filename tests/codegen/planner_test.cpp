@@ -412,3 +412,22 @@ TEST_CASE("vector width of pointer accesses: proven contiguous, aligned and unde
       CHECK(tilejit::passes::vector_width(u.graph, u.layout, u.axes, u.spec, id) == 1);
   }
 }
+
+TEST_CASE("programs_per_sm: an occupancy target in __launch_bounds__, part of the configuration") {
+  auto k = tilejit::kernel("bounded", [](Tensor<f32, 1> x, Tensor<f32, 1> y) {
+    auto offs = arange(0, 2048);
+    store(y, offs, load(x, offs) * 2.0f);
+  });
+  const Config plain = Config{}.warps(16), bounded = Config{}.warps(16).programs_per_sm(2);
+  CHECK(!(plain == bounded));
+  CHECK(plain.hash() != bounded.hash());
+  CHECK(bounded.str() == "num_warps=16, num_stages=2, programs_per_sm=2");
+  const std::string a = tilejit::codegen::generate(*k.trace(plain)).source;
+  const std::string b = tilejit::codegen::generate(*k.trace(bounded)).source;
+  CHECK(a.find("__launch_bounds__(512) ") != std::string::npos);
+  CHECK(b.find("__launch_bounds__(512, 2) ") != std::string::npos);
+  CHECK(b.find("programs_per_sm=2") != std::string::npos);  // the header names it
+  CHECK_THROWS_AS(Config{}.warps(16).programs_per_sm(5), tilejit::UserError);  // 5 x 512 > 2048 threads
+  CHECK_THROWS_AS(Config{}.programs_per_sm(33), tilejit::UserError);
+  CHECK_THROWS_AS(Config{}.programs_per_sm(4).warps(32), tilejit::UserError);
+}

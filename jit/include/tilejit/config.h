@@ -27,12 +27,17 @@ class Config {
   Config& set(std::string_view name, int64_t value, std::source_location loc = std::source_location::current());
   Config& warps(int n, std::source_location loc = std::source_location::current());
   Config& stages(int n, std::source_location loc = std::source_location::current());
+  /// Occupancy target: at least `n` programs resident per SM (`__launch_bounds__(threads, n)`), which
+  /// caps the registers per thread at 65536 / (threads * n) (ptxas spills what does not fit). 0, the
+  /// default, leaves the register count to ptxas. threads * n may not exceed 2048.
+  Config& programs_per_sm(int n, std::source_location loc = std::source_location::current());
 
   int num_warps() const { return num_warps_; }
   int num_stages() const { return num_stages_; }
+  int min_programs_per_sm() const { return programs_per_sm_; }
   const std::vector<std::pair<std::string, int64_t>>& values() const { return values_; }
 
-  /// "BM=64, BN=128, num_warps=4, num_stages=2" (values sorted by name).
+  /// "BM=64, BN=128, num_warps=4, num_stages=2" (values sorted by name; ", programs_per_sm=N" when set).
   std::string str() const;
   uint64_t hash() const;
   bool operator==(const Config& o) const = default;
@@ -41,6 +46,7 @@ class Config {
   std::vector<std::pair<std::string, int64_t>> values_;  // sorted by name
   int num_warps_ = 4;
   int num_stages_ = 2;
+  int programs_per_sm_ = 0;
 };
 
 }  // namespace tilejit
