@@ -236,29 +236,35 @@ Layout slice(const Layout& parent, int dim) {
   return Layout(s, parent.warps(), std::move(fs));
 }
 
-std::optional<Layout> reshape_units(const Layout& from, const ir::Shape& to) {
-  std::vector<int> src, dst;
-  for (int d = 0; d < from.shape().rank; ++d)
-    if (from.shape().dims[d] != 1) src.push_back(d);
-  for (int d = 0; d < to.rank; ++d)
-    if (to.dims[d] != 1) dst.push_back(d);
-  if (src.size() != dst.size()) return std::nullopt;
-  std::map<int, int> where;
-  for (size_t k = 0; k < src.size(); ++k) {
-    if (from.shape().dims[src[k]] != to.dims[dst[k]]) return std::nullopt;
-    where[src[k]] = dst[k];
+std::optional<std::array<int, ir::kMaxRank>> unit_reshape_dims(const ir::Shape& from, const ir::Shape& to) {
+  std::array<int, ir::kMaxRank> where;
+  where.fill(-1);
+  int t = 0;
+  for (int d = 0; d < from.rank; ++d) {
+    if (from.dims[d] == 1) continue;
+    while (t < to.rank && to.dims[t] == 1) ++t;
+    if (t == to.rank || to.dims[t] != from.dims[d]) return std::nullopt;
+    where[static_cast<size_t>(d)] = t++;
   }
+  while (t < to.rank && to.dims[t] == 1) ++t;
+  if (t != to.rank) return std::nullopt;
+  return where;
+}
+
+std::optional<Layout> reshape_units(const Layout& from, const ir::Shape& to) {
+  const auto where = unit_reshape_dims(from.shape(), to);
+  if (!where) return std::nullopt;
   std::vector<Factor> fs;
   for (Factor f : from.factors()) {
     if (f.dim != kReplicated) {
-      auto it = where.find(f.dim);
-      if (it == where.end()) {
+      const int t = (*where)[static_cast<size_t>(f.dim)];
+      if (t < 0) {
         if (f.size > 1) return std::nullopt;  // a unit dimension padded by threads: removing it would replicate
         f.dim = kReplicated;
         f.stride = 0;
         if (f.axis == Axis::Reg) continue;
       } else {
-        f.dim = it->second;
+        f.dim = t;
       }
     }
     fs.push_back(f);

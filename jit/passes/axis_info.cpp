@@ -111,18 +111,14 @@ std::vector<AxisInfo> analyze_axes(const ir::Graph& g, const GraphInfo& info, co
       case Op::Reshape: {
         // Unit dimensions added or removed: the other dimensions keep their facts.
         const ir::Shape& sx = g.node(ops[0]).shape;
-        std::vector<int> src, dst;
-        for (int d = 0; d < sx.rank; ++d)
-          if (sx.dims[d] != 1) src.push_back(d);
-        for (int d = 0; d < r; ++d)
-          if (n.shape.dims[d] != 1) dst.push_back(d);
-        bool unit = src.size() == dst.size();
-        for (size_t k = 0; unit && k < src.size(); ++k) unit = sx.dims[src[k]] == n.shape.dims[dst[k]];
-        if (!unit) break;
+        const auto where = layout::unit_reshape_dims(sx, n.shape);
+        if (!where) break;
         const int64_t every = every_element_div(of(0), sx.rank);  // a unit dimension's one element
         for (int d = 0; d < r; ++d) a.divisibility[static_cast<size_t>(d)] = every;
-        for (size_t k = 0; k < src.size(); ++k) {
-          const auto s = static_cast<size_t>(src[k]), t = static_cast<size_t>(dst[k]);
+        for (int d = 0; d < sx.rank; ++d) {
+          const auto s = static_cast<size_t>(d);
+          if ((*where)[s] < 0) continue;
+          const auto t = static_cast<size_t>((*where)[s]);
           a.contiguity[t] = of(0).contiguity[s];
           a.divisibility[t] = of(0).divisibility[s];
           a.constancy[t] = of(0).constancy[s];

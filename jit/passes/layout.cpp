@@ -220,19 +220,10 @@ class Solver {
       if ((op != Op::Broadcast && op != Op::Reshape) || !distributed(id) || decided_[root(id)]) continue;
       const NodeId x = g_.operand(id, 0);
       if (!distributed(x) || root(x) != r) continue;
-      if (op == Op::Reshape && !unit_reshape(g_.node(x).shape, g_.node(id).shape)) continue;
+      if (op == Op::Reshape && !layout::unit_reshape_dims(g_.node(x).shape, g_.node(id).shape)) continue;
       return true;
     }
     return false;
-  }
-
-  static bool unit_reshape(const ir::Shape& a, const ir::Shape& b) {
-    std::vector<int32_t> da, db;
-    for (int d = 0; d < a.rank; ++d)
-      if (a.dims[d] != 1) da.push_back(a.dims[d]);
-    for (int d = 0; d < b.rank; ++d)
-      if (b.dims[d] != 1) db.push_back(b.dims[d]);
-    return da == db;
   }
 
   const ir::Graph& g_;

@@ -140,6 +140,10 @@ int choose_vector(const ir::Shape& shape, int max_vec, int warps);
 /// replicated.
 Layout slice(const Layout& parent, int dim);
 
+/// When `to` is `from` with unit dimensions inserted or removed: for each dimension of `from`, its
+/// dimension in `to` (-1 for a unit dimension that is removed); nullopt for any other reshape.
+std::optional<std::array<int, ir::kMaxRank>> unit_reshape_dims(const ir::Shape& from, const ir::Shape& to);
+
 /// The layout of `to` when it is `from` with unit dimensions inserted or
 /// removed (same elements, same registers); nullopt for any other reshape.
 std::optional<Layout> reshape_units(const Layout& from, const ir::Shape& to);
