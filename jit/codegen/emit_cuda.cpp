@@ -720,18 +720,7 @@ void Emitter::emit_broadcast(NodeId id) {
   const ir::Shape& sx = g_.node(x).shape;
   check_internal(layout::unbroadcast(to, sx) == lay(x).dist, "emitter: broadcast operand in another layout");
   // Register r of the result reads register src(r) of x: the digits of the kept register factors.
-  std::vector<layout::Term> src;
-  const int lead = to.shape().rank - sx.rank;
-  auto expanded = [&](int d) { return d < lead || sx.dims[d - lead] != to.shape().dims[d]; };
-  int64_t scale = 1;
-  for (size_t k = 0; k < to.factors().size(); ++k) {
-    const layout::Factor& f = to.factors()[k];
-    if (f.axis != layout::Axis::Reg || f.size == 1) continue;
-    const int64_t div = to.digit_div(k);
-    if (f.dim != layout::kReplicated && expanded(f.dim)) continue;  // the digit selects nothing in x
-    src.push_back({layout::Axis::Reg, div, div * f.size == to.regs() ? 0 : f.size, scale});
-    scale *= f.size;
-  }
+  const std::vector<layout::Term> src = layout::unbroadcast_register_terms(to, sx);
   line(decl_stmt(id) + "  // " + note(id) + ": every thread holds the sources of its elements");
   line("#pragma unroll");
   line("for (int i = 0; i < " + str(lay(id).regs()) + "; ++i) " + var(id) + "[i] = " + name_[static_cast<size_t>(x)] +
@@ -837,41 +826,24 @@ void Emitter::emit_reduce(NodeId id) {
     return;
   }
   const layout::Layout& lx = lay(x).dist;
-  const layout::Layout sl = layout::slice(lx, axis);
   const bool whole = uniform(id);  // one result: every dimension is reduced (the others have extent 1)
   const ValueLayout& ly = lay(id);
-  check_internal(whole || ly.dist == sl, "emitter: reduction result not in the slice layout");
-  // Which lane and warp digits are combined: those along the axis (and, for one result, every
-  // non-replicated one: the other dimensions have extent 1 and their digits only pad).
-  auto combined = [&](const layout::Factor& f) { return layout::combined_by_reduction(f, axis, whole); };
+  check_internal(whole || ly.dist == layout::slice(lx, axis), "emitter: reduction result not in the slice layout");
+  const layout::ReductionPlan plan = layout::plan_reduction(lx, axis, whole);
   const Op step_op = n.op == Op::ReduceSum ? Op::Add : n.op == Op::ReduceMin ? Op::Min : Op::Max;
   auto combine = [&](const std::string& a, const std::string& b) { return detail::binary(step_op, t, a, b); };
   const std::string ident = reduce_identity(argmax ? Op::ReduceMax : n.op, t);
-  const int out_regs = whole ? 1 : sl.regs();
+  const int out_regs = plan.out_regs;
   const std::string acc = var(id) + "_acc", arg = var(id) + "_arg";
+  // argmax keeps (value, index) pairs: the other pair wins when its value is greater, or equal with a smaller index.
+  auto argmax_take = [&](const std::string& v, const std::string& a, const std::string& also) {
+    const std::string wins = detail::argmax_greater(t, v, acc + "[j]") + " || (!" + detail::argmax_greater(t, acc + "[j]", v) +
+                             " && " + a + " < " + arg + "[j])";
+    return "if (" + (also.empty() ? wins : also + " && (" + wins + ")") + ") " + acc + "[j] = " + v + ", " + arg + "[j] = " + a + ";";
+  };
 
   // 1. Within each thread: result register j combines parent registers r(j, k), k over the axis digits.
-  std::vector<layout::Term> rj, rk, along_k;  // parent register from j and k; axis coordinate from k
-  int64_t js = 1, ks = 1;
-  int axis_regs = 1;
-  for (size_t k = 0; k < lx.factors().size(); ++k) {
-    const layout::Factor& f = lx.factors()[k];
-    if (f.axis != layout::Axis::Reg || f.size == 1) continue;
-    const int64_t div = lx.digit_div(k);
-    const bool along = f.dim == axis || whole;
-    int64_t& s = along ? ks : js;
-    (along ? rk : rj).push_back({layout::Axis::Reg, s, f.size, div});
-    if (along && f.dim == axis) along_k.push_back({layout::Axis::Reg, s, f.size, f.stride});
-    s *= f.size;
-    if (along) axis_regs *= f.size;
-  }
-  // The most significant digit of j and of k needs no modulo.
-  for (auto* ts : {&rj, &rk, &along_k})
-    if (!ts->empty() && ts->back().div * ts->back().mod == (ts == &rj ? js : ks)) ts->back().mod = 0;
-  std::vector<layout::Term> along_tid;  // axis coordinate from the lane and warp digits
-  for (const layout::Term& term : lx.coord_terms(axis))
-    if (term.axis != layout::Axis::Reg) along_tid.push_back(term);
-  const std::string r = plus(terms(rj, "j"), terms(rk, "k"));
+  const std::string r = plus(terms(plan.reg_of_j, "j"), terms(plan.reg_of_k, "k"));
   line("// " + note(id) + " over axis " + str(axis) + " of " + lx.str());
   line(tt + " " + acc + "[" + str(out_regs) + "];");
   if (argmax) line("int " + arg + "[" + str(out_regs) + "];");
@@ -879,10 +851,10 @@ void Emitter::emit_reduce(NodeId id) {
   const std::string valid = guard(lay(x), "i");
   line("#pragma unroll");
   open("for (int j = 0; j < " + str(out_regs) + "; ++j)");
-  if (!argmax && axis_regs > 2) {
+  if (!argmax && plan.axis_regs > 2) {
     // A pairwise tree: log2(K) levels of independent combines instead of a chain of K (the IR leaves
     // the order of a float sum unspecified; max and min do not depend on it).
-    const std::string K = str(axis_regs);
+    const std::string K = str(plan.axis_regs);
     line(tt + " t[" + K + "];");
     line("#pragma unroll");
     open("for (int k = 0; k < " + K + "; ++k)");
@@ -900,13 +872,11 @@ void Emitter::emit_reduce(NodeId id) {
     line(acc + "[j] = " + ident + ";");
     if (argmax) line(arg + "[j] = 2147483647;");
     line("#pragma unroll");
-    open("for (int k = 0; k < " + str(axis_regs) + "; ++k)");
+    open("for (int k = 0; k < " + str(plan.axis_regs) + "; ++k)");
     line("const int i = " + r + ";");
     if (argmax) {
-      line("const int a = " + plus(terms(along_k, "k"), terms(along_tid, "")) + ";  // coordinate along the axis");
-      const std::string take = detail::argmax_greater(t, x_i, acc + "[j]") + " || (!" +
-                               detail::argmax_greater(t, acc + "[j]", x_i) + " && a < " + arg + "[j])";
-      line("if (" + (valid.empty() ? "" : valid + " && ") + "(" + take + ")) " + acc + "[j] = " + x_i + ", " + arg + "[j] = a;");
+      line("const int a = " + plus(terms(plan.coord_of_k, "k"), terms(plan.coord_of_thread, "")) + ";  // coordinate along the axis");
+      line(argmax_take(x_i, "a", valid.empty() ? "" : valid));
     } else {
       const std::string c = acc + "[j] = " + combine(acc + "[j]", x_i) + ";";
       line(valid.empty() ? c : "if (" + valid + ") " + c);
@@ -916,63 +886,39 @@ void Emitter::emit_reduce(NodeId id) {
   }
 
   // 2. Across lanes: butterfly shuffles over the combined lane digits.
-  std::vector<int> masks;
-  std::vector<layout::Term> lane_zero;  // digits that must be 0 in the lane that writes the warp's partial
-  for (size_t k = 0; k < lx.factors().size(); ++k) {
-    const layout::Factor& f = lx.factors()[k];
-    if (f.axis != layout::Axis::Lane || f.size == 1 || !combined(f)) continue;
-    const auto div = static_cast<int>(lx.digit_div(k));
-    for (int m = div; m < div * f.size; m *= 2) masks.push_back(m);
-    lane_zero.push_back({layout::Axis::Lane, div, f.size, 1});
-  }
-  if (!masks.empty()) {
+  if (!plan.shuffle_masks.empty()) {
     line("#pragma unroll");
     open("for (int j = 0; j < " + str(out_regs) + "; ++j)");
-    for (int m : masks) {
+    for (int m : plan.shuffle_masks) {
+      // The shuffle has a statement of its own: every lane must execute it (an operand of a
+      // combine written as a conditional expression might not be evaluated in some lanes).
+      line("{");
+      line("  const " + tt + " o = tj::shfl_xor(" + acc + "[j], " + str(m) + ");");
       if (argmax) {
-        line("{");
-        line("  const " + tt + " o = tj::shfl_xor(" + acc + "[j], " + str(m) + ");");
         line("  const int oa = tj::shfl_xor(" + arg + "[j], " + str(m) + ");");
-        line("  if (" + detail::argmax_greater(t, "o", acc + "[j]") + " || (!" + detail::argmax_greater(t, acc + "[j]", "o") +
-             " && oa < " + arg + "[j])) " + acc + "[j] = o, " + arg + "[j] = oa;");
-        line("}");
+        line("  " + argmax_take("o", "oa", ""));
       } else {
-        // The shuffle has a statement of its own: every lane must execute it (an operand of a
-        // combine written as a conditional expression might not be evaluated in some lanes).
-        line("{");
-        line("  const " + tt + " o = tj::shfl_xor(" + acc + "[j], " + str(m) + ");");
         line("  " + acc + "[j] = " + combine(acc + "[j]", "o") + ";");
-        line("}");
       }
+      line("}");
     }
     close();
   }
 
   // 3. Across warps: each warp's partial through the scratch arena, then every thread combines them in warp order.
-  std::vector<layout::Term> wterms;
-  int nw = 1;
-  for (size_t k = 0; k < lx.factors().size(); ++k) {
-    const layout::Factor& f = lx.factors()[k];
-    if (f.axis != layout::Axis::Warp || f.size == 1 || !combined(f)) continue;
-    const int64_t div = lx.digit_div(k);
-    wterms.push_back({layout::Axis::Warp, div, div * f.size == lx.warps() ? 0 : f.size, nw});
-    nw *= f.size;
-  }
-  check_internal(nw == layout::combined_warps(lx, axis, whole), "emitter: reduction warp count");
-  const std::string out_e = whole ? "0" : terms(sl.linear_terms(), "j");
+  const int nw = plan.warps;
+  const std::string out_e = whole ? "0" : terms(ly.dist.linear_terms(), "j");
   const std::string out_valid = whole ? "" : guard(ly, "j");
   if (nw > 1) {
     scratch_barrier();
     const int64_t out_n = whole ? 1 : n.shape.numel();
     const std::string vals = scratch_ptr(0, t), idxs = scratch_ptr(static_cast<int>((out_n * nw * ir::size_of(t) + 15) / 16 * 16), DType::i32);
-    // One writer per slot: lane 0 of the combined lanes, and of lanes and warps that only replicate.
-    for (const layout::Term& term : lx.replica_terms()) lane_zero.push_back(term);
     std::string writer;
-    for (const layout::Term& term : lane_zero) writer += (writer.empty() ? "" : " && ") + digit(term, "") + " == 0";
+    for (const layout::Term& term : plan.writer) writer += (writer.empty() ? "" : " && ") + digit(term, "") + " == 0";
     writer = both(writer, out_valid);
     // Slot of result element e from warp w: e * nw + w (just w for a single result).
     const std::string base = out_e == "0" ? "" : "(" + out_e + ") * " + str(nw);
-    const std::string slot = base.empty() ? terms(wterms, "") : base + " + " + terms(wterms, "");
+    const std::string slot = base.empty() ? terms(plan.warp_slot, "") : base + " + " + terms(plan.warp_slot, "");
     const std::string first = base.empty() ? "0" : base, other = base.empty() ? "w" : base + " + w";
     line("#pragma unroll");
     open("for (int j = 0; j < " + str(out_regs) + "; ++j)");
@@ -989,13 +935,11 @@ void Emitter::emit_reduce(NodeId id) {
     if (argmax) line(arg + "[j] = " + idxs + "[" + first + "];");
     line("#pragma unroll");
     open("for (int w = 1; w < " + str(nw) + "; ++w)");
+    line("const " + tt + " o = " + vals + "[" + other + "];");
     if (argmax) {
-      line("const " + tt + " o = " + vals + "[" + other + "];");
       line("const int oa = " + idxs + "[" + other + "];");
-      line("if (" + detail::argmax_greater(t, "o", acc + "[j]") + " || (!" + detail::argmax_greater(t, acc + "[j]", "o") +
-           " && oa < " + arg + "[j])) " + acc + "[j] = o, " + arg + "[j] = oa;");
+      line(argmax_take("o", "oa", ""));
     } else {
-      line("const " + tt + " o = " + vals + "[" + other + "];");
       line(acc + "[j] = " + combine(acc + "[j]", "o") + ";");
     }
     close();

@@ -302,60 +302,89 @@ Layout unbroadcast(const Layout& to, const ir::Shape& from_shape) {
   return Layout(from_shape, to.warps(), std::move(fs));
 }
 
-std::vector<int> unbroadcast_registers(const Layout& to, const ir::Shape& from_shape) {
+int64_t evaluate(const std::vector<Term>& terms, int64_t reg, int64_t lane, int64_t warp) {
+  int64_t v = 0;
+  for (const Term& t : terms) {
+    const int64_t hw = t.axis == Axis::Reg ? reg : t.axis == Axis::Lane ? lane : warp;
+    const int64_t digit = t.mod ? hw / t.div % t.mod : hw / t.div;
+    v += digit * t.mul;
+  }
+  return v;
+}
+
+std::vector<Term> unbroadcast_register_terms(const Layout& to, const ir::Shape& from_shape) {
   const auto src = source_dims(to.shape(), from_shape);
-  std::vector<int> out(static_cast<size_t>(to.regs()));
-  for (int r = 0; r < to.regs(); ++r) {
-    int64_t reg = 0, scale = 1;
-    for (size_t k = 0; k < to.factors().size(); ++k) {
-      const Factor& f = to.factors()[k];
-      if (f.axis != Axis::Reg) continue;
-      if (f.dim != kReplicated && src[static_cast<size_t>(f.dim)] == kReplicated) continue;
-      reg += (r / to.digit_div(k) % f.size) * scale;
-      scale *= f.size;
-    }
-    out[static_cast<size_t>(r)] = static_cast<int>(reg);
+  std::vector<Term> out;
+  int64_t scale = 1;
+  for (size_t k = 0; k < to.factors().size(); ++k) {
+    const Factor& f = to.factors()[k];
+    if (f.axis != Axis::Reg || f.size == 1) continue;
+    if (f.dim != kReplicated && src[static_cast<size_t>(f.dim)] == kReplicated) continue;  // selects nothing in the source
+    const int64_t div = to.digit_div(k);
+    out.push_back({Axis::Reg, div, div * f.size == to.regs() ? 0 : f.size, scale});
+    scale *= f.size;
   }
   return out;
 }
 
-std::vector<std::vector<int>> reduction_groups(const Layout& parent, int dim) {
-  const Layout s = slice(parent, dim);
-  std::vector<std::vector<std::pair<int64_t, int>>> groups(static_cast<size_t>(s.regs()));
-  for (int r = 0; r < parent.regs(); ++r) {
-    int64_t reg = 0, scale = 1, along = 0;
-    for (size_t k = 0; k < parent.factors().size(); ++k) {
-      const Factor& f = parent.factors()[k];
-      if (f.axis != Axis::Reg) continue;
-      const int64_t digit = r / parent.digit_div(k) % f.size;
-      if (f.dim == dim) {
-        along += digit * f.stride;
-        continue;
-      }
-      reg += digit * scale;
-      scale *= f.size;
+std::vector<int> unbroadcast_registers(const Layout& to, const ir::Shape& from_shape) {
+  const auto terms = unbroadcast_register_terms(to, from_shape);
+  std::vector<int> out(static_cast<size_t>(to.regs()));
+  for (int r = 0; r < to.regs(); ++r) out[static_cast<size_t>(r)] = static_cast<int>(evaluate(terms, r));
+  return out;
+}
+
+ReductionPlan plan_reduction(const Layout& parent, int dim, bool whole) {
+  ReductionPlan p;
+  p.out_regs = whole ? 1 : slice(parent, dim).regs();
+  // Which digits are combined: those of the dimension, and for one result every non-replicated one.
+  auto combined = [&](const Factor& f) { return f.dim == dim || (whole && f.dim != kReplicated); };
+  int64_t js = 1, ks = 1;
+  std::vector<Term> replicas;
+  for (size_t k = 0; k < parent.factors().size(); ++k) {
+    const Factor& f = parent.factors()[k];
+    if (f.size == 1) continue;
+    const int64_t div = parent.digit_div(k);
+    if (f.axis == Axis::Reg) {
+      const bool along = combined(f);
+      int64_t& s = along ? ks : js;
+      (along ? p.reg_of_k : p.reg_of_j).push_back({Axis::Reg, s, f.size, div});
+      if (f.dim == dim) p.coord_of_k.push_back({Axis::Reg, s, f.size, f.stride});
+      s *= f.size;
+    } else if (f.dim == kReplicated) {
+      // Threads that only replicate hold the same partial: one of them writes it.
+      replicas.push_back({f.axis, div, div * f.size == parent.size_of(f.axis) ? 0 : f.size, 1});
+    } else if (combined(f) && f.axis == Axis::Lane) {
+      for (int64_t m = div; m < div * f.size; m *= 2) p.shuffle_masks.push_back(static_cast<int>(m));
+      p.writer.push_back({Axis::Lane, div, f.size, 1});  // after the butterfly every such lane holds the result
+    } else if (combined(f)) {
+      p.warp_slot.push_back({Axis::Warp, div, div * f.size == parent.warps() ? 0 : f.size, p.warps});
+      p.warps *= static_cast<int>(f.size);
     }
-    groups[static_cast<size_t>(reg)].push_back({along, r});
   }
+  p.writer.insert(p.writer.end(), replicas.begin(), replicas.end());
+  p.axis_regs = static_cast<int>(ks);
+  // The most significant digit of j and of k needs no modulo.
+  for (auto* ts : {&p.reg_of_j, &p.reg_of_k, &p.coord_of_k})
+    if (!ts->empty() && ts->back().div * ts->back().mod == (ts == &p.reg_of_j ? js : ks)) ts->back().mod = 0;
+  for (const Term& t : parent.coord_terms(dim))
+    if (t.axis != Axis::Reg) p.coord_of_thread.push_back(t);
+  return p;
+}
+
+std::vector<std::vector<int>> reduction_groups(const Layout& parent, int dim) {
+  const ReductionPlan p = plan_reduction(parent, dim, false);
   std::vector<std::vector<int>> out;
-  for (auto& g : groups) {
+  for (int j = 0; j < p.out_regs; ++j) {
+    std::vector<std::pair<int64_t, int>> g;
+    for (int k = 0; k < p.axis_regs; ++k)
+      g.push_back({evaluate(p.coord_of_k, k), static_cast<int>(evaluate(p.reg_of_j, j) + evaluate(p.reg_of_k, k))});
     std::sort(g.begin(), g.end());
     std::vector<int> regs;
     for (const auto& [along, r] : g) regs.push_back(r);
     out.push_back(std::move(regs));
   }
   return out;
-}
-
-bool combined_by_reduction(const Factor& f, int dim, bool whole) {
-  return f.dim == dim || (whole && f.dim != kReplicated);
-}
-
-int combined_warps(const Layout& parent, int dim, bool whole) {
-  int n = 1;
-  for (const Factor& f : parent.factors())
-    if (f.axis == Axis::Warp && combined_by_reduction(f, dim, whole)) n *= f.size;
-  return n;
 }
 
 bool same_registers(const Layout& a, const Layout& b) {

@@ -66,7 +66,7 @@ int scratch_bytes_of(const ir::Graph& g, const Layout& layout, const SmemPlan& s
       const ValueLayout& x = layout.of[static_cast<size_t>(g.operand(id, 0))];
       if (x.kind != ValueLayout::Distributed) return 0;
       const bool whole = layout.of[static_cast<size_t>(id)].kind != ValueLayout::Distributed;
-      const int warps = layout::combined_warps(x.dist, static_cast<int>(g.int_at(id, 0)), whole);
+      const int warps = layout::plan_reduction(x.dist, static_cast<int>(g.int_at(id, 0)), whole).warps;
       if (warps == 1) return 0;
       const int values = static_cast<int>(n.shape.numel()) * warps;
       const int bytes = align_up(values * ir::size_of(g.node(g.operand(id, 0)).dtype), 16);

@@ -87,8 +87,8 @@ TEST_CASE("slice: the reduced dimension's registers go, its lanes and warps repl
   const auto g0 = reduction_groups(a, 0);
   REQUIRE(g0.size() == 4);
   CHECK(g0[2] == std::vector<int>{2, 6, 10, 14});
-  CHECK(combined_warps(a, 0, false) == 4);
-  CHECK(combined_warps(a, 1, false) == 1);
+  CHECK(plan_reduction(a, 0, false).warps == 4);
+  CHECK(plan_reduction(a, 1, false).warps == 1);
 }
 
 TEST_CASE("unit reshapes keep the registers; broadcasts are free from the unbroadcast layout") {

@@ -155,20 +155,36 @@ std::optional<Layout> reshape_units(const Layout& from, const ir::Shape& to);
 /// layout the broadcast moves no data.
 Layout unbroadcast(const Layout& to, const ir::Shape& from_shape);
 
-/// For each register r of `to`, the register of `unbroadcast(to, from_shape)` that holds its source.
+/// The value of a sum of terms for register `reg` of `lane` in `warp`.
+int64_t evaluate(const std::vector<Term>& terms, int64_t reg, int64_t lane = 0, int64_t warp = 0);
+
+/// Register r of `to` reads register `evaluate(terms, r)` of `unbroadcast(to, from_shape)`: the
+/// digits of the register factors of the dimensions that are not broadcast.
+std::vector<Term> unbroadcast_register_terms(const Layout& to, const ir::Shape& from_shape);
+/// The same, evaluated for every register of `to`.
 std::vector<int> unbroadcast_registers(const Layout& to, const ir::Shape& from_shape);
+
+/// How a reduction of dimension `dim` of a value laid out as `parent` runs; the emitter prints it.
+/// `whole`: the result is one element (every other dimension has extent 1), so every non-replicated
+/// digit is combined (the other dimensions' digits only pad). Register-axis terms take the result
+/// register j or the in-thread step k as their "register".
+struct ReductionPlan {
+  int out_regs = 1;                   ///< result registers per thread (the slice layout's)
+  int axis_regs = 1;                  ///< parent registers each result register combines
+  std::vector<Term> reg_of_j, reg_of_k;  ///< parent register = reg_of_j(j) + reg_of_k(k)
+  std::vector<Term> coord_of_k;       ///< the coordinate along `dim` contributed by k
+  std::vector<Term> coord_of_thread;  ///< and by the lane and warp
+  std::vector<int> shuffle_masks;     ///< lane XOR masks, one butterfly step each
+  std::vector<Term> writer;           ///< lane and warp digits that are 0 in the one thread writing a warp's partial
+  std::vector<Term> warp_slot;        ///< the index of a warp among those that hold parts of one result
+  int warps = 1;                      ///< how many warps hold parts of one result (they combine through shared memory)
+};
+ReductionPlan plan_reduction(const Layout& parent, int dim, bool whole);
 
 /// For a layout reducing dimension `dim` into `slice(parent, dim)`: for each
 /// result register, the parent registers it combines, in increasing order of
-/// the reduced coordinate.
+/// the reduced coordinate (plan_reduction, evaluated).
 std::vector<std::vector<int>> reduction_groups(const Layout& parent, int dim);
-
-/// True when a reduction of dimension `dim` combines the digits of factor `f`: those of the
-/// dimension, and for a reduction to one element (`whole`) every non-replicated one (the other
-/// dimensions then have extent 1, and their digits only pad).
-bool combined_by_reduction(const Factor& f, int dim, bool whole);
-/// How many warps hold parts of one reduction result (they combine through shared memory).
-int combined_warps(const Layout& parent, int dim, bool whole);
 
 /// True when the two layouts (of shapes with equal element counts) hold the same
 /// row-major element in every register of every thread: a reshape between them moves nothing.
