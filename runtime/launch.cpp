@@ -260,6 +260,12 @@ std::shared_ptr<Library> load_library(const KernelBase& k, const codegen::Genera
   return it->second;
 }
 
+void check_arg_count(const KernelBase& k, size_t given, size_t params) {
+  if (given != params)
+    throw UserError("kernel '" + k.name() + "' takes one argument per parameter", std::to_string(given) + " arguments",
+                    std::to_string(params));
+}
+
 // True when entry `e` was compiled for this configuration, context and the argument facts `facts`
 // (it assumed only facts that hold).
 bool matches(const Entry& e, const Config& config, CUcontext ctx, std::span<const uint16_t> facts) {
@@ -290,9 +296,7 @@ Entry& entry_for(const KernelBase& k, const Config& config, std::span<const uint
   e->ctx = ctx;
   e->graph = traced(k, config);
   e->relevant = passes::relevant_specialization(*e->graph);
-  if (facts.size() != e->relevant.size())
-    throw UserError("kernel '" + k.name() + "' takes one argument per parameter", std::to_string(facts.size()) + " arguments",
-                    std::to_string(e->relevant.size()));
+  check_arg_count(k, facts.size(), e->relevant.size());
   for (size_t i = 0; i < facts.size(); ++i) e->spec.push_back(facts[i] & e->relevant[i]);
   e->gen = generated(*e->graph, codegen::Specialization{e->spec});
   e->lib = load_library(k, e->gen, arch_of_current_device());
@@ -376,9 +380,7 @@ void check_grid(const KernelBase& k, dim3 grid) {
 }
 
 void check_args(const KernelBase& k, const ir::Graph& g, std::span<const KernelArg> args) {
-  if (args.size() != g.params.size())
-    throw UserError("kernel '" + k.name() + "' takes one argument per parameter", std::to_string(args.size()) + " arguments",
-                    std::to_string(g.params.size()));
+  check_arg_count(k, args.size(), g.params.size());
   for (size_t i = 0; i < args.size(); ++i) {
     const ir::Param& p = g.params[i];
     const KernelArg& a = args[i];

@@ -2,6 +2,7 @@
 // extents, bit-exact against the interpreter (values chosen so that float sums are exact in any order).
 #include <string>
 
+#include "../../samples/sample_kernels.h"
 #include "gpu_harness.h"
 
 namespace gpu_test {
@@ -190,14 +191,7 @@ TEST_CASE("gpu: TMA boxes over 256 split into several operations") {
 TEST_CASE("gpu: pointer accesses specialised on alignment and divisibility by 16, and the variants that are not") {
   // Softmax rows with masked loads: 16-byte vectors when the launch's tensors allow it, scalar accesses
   // in the variant a launch with a misaligned base, an odd row length or an odd row stride compiles.
-  auto k = tilejit::kernel("spec_softmax", [](Tensor<f32, 2> x, Tensor<f32, 2> y, Block<"BN"> BN) {
-    auto row = program_id(0).to<i64>();
-    auto cols = arange(0, BN);
-    auto mask = cols < x.size(1);
-    auto v = load(x, row * x.stride(0) + cols, mask, -1e30f);
-    auto e = exp(v - max(v, 0));
-    store(y, row * y.stride(0) + cols, e / sum(e, 0), mask);
-  });
+  auto k = tilejit::samples::softmax_kernel();
   struct Case { const char* what; int64_t rows, cols, stride, offset; };
   for (const Case c : {Case{"aligned", 24, 512, 512, 0}, Case{"base off by one element", 24, 512, 512, 1},
                        Case{"odd row length", 24, 500, 512, 0}, Case{"odd row stride", 24, 512, 520 + 1, 0},
