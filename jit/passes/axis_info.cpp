@@ -1,6 +1,5 @@
 // Axis analysis: contiguity, divisibility and constancy of integer values, and the vector width of pointer accesses.
 #include <algorithm>
-#include <numeric>
 
 #include "tilejit/error.h"
 #include "tilejit/passes/passes.h"
@@ -35,20 +34,15 @@ AxisInfo uniform_value(const ir::Shape& s, int64_t div) {
   return a;
 }
 
-/// A power of two that divides every element (not only the first of each run): where a dimension
-/// has runs longer than one element, only 1 is known.
-int64_t every_element_div(const AxisInfo& a, int rank) {
-  if (rank == 0) return a.divisibility[0];
-  int64_t v = kMaxDivisibility;
-  for (int d = 0; d < rank; ++d) {
-    const auto k = static_cast<size_t>(d);
-    v = std::min(v, a.contiguity[k] == 1 ? a.divisibility[k] : int64_t{1});
-  }
-  return v;
-}
-
 /// A power of two dividing every element along dimension k (not only the first of each run).
 int64_t element_div(const AxisInfo& a, size_t k) { return a.contiguity[k] == 1 ? a.divisibility[k] : 1; }
+
+/// A power of two dividing every element of the value.
+int64_t every_element_div(const AxisInfo& a, int rank) {
+  int64_t v = rank == 0 ? a.divisibility[0] : kMaxDivisibility;
+  for (int d = 0; d < rank; ++d) v = std::min(v, element_div(a, static_cast<size_t>(d)));
+  return v;
+}
 
 /// The parameter index of a tensor node that is a kernel parameter (-1 for views).
 int param_of(const ir::Graph& g, NodeId t) {
