@@ -1,0 +1,119 @@
+// Control flow: for loops with loop-carried values, ifs with results, and their parallel assignments.
+#include "codegen/emitter.h"
+
+namespace tilejit::codegen::detail {
+
+void Emitter::assign_all(const std::vector<std::pair<NodeId, NodeId>>& dst_src) {
+  // Parallel assignment: when a source is the current value of another destination, go through temporaries.
+  std::set<std::string> dsts;
+  bool clash = false;
+  for (const auto& [d, s] : dst_src) {
+    if (dsts.count(name_[static_cast<size_t>(s)])) clash = true;
+    dsts.insert(name_[static_cast<size_t>(d)]);
+  }
+  std::vector<std::pair<NodeId, std::string>> plan;
+  for (const auto& [d, s] : dst_src) {
+    if (name_[static_cast<size_t>(d)] == name_[static_cast<size_t>(s)]) continue;
+    if (clash) {
+      const std::string tmp = name_[static_cast<size_t>(d)] + "_next";
+      if (uniform(d)) {
+        line("const " + reg_type(g_.node(d).dtype) + " " + tmp + " = " + at(s) + ";");
+      } else {
+        line(reg_type(g_.node(d).dtype) + " " + tmp + "[" + str(lay(d).regs()) + "];");
+        line("#pragma unroll");
+        line("for (int i = 0; i < " + str(lay(d).regs()) + "; ++i) " + tmp + "[i] = " + at(s) + ";");
+      }
+      plan.push_back({d, tmp});
+    } else {
+      plan.push_back({d, ""});
+      if (uniform(d)) {
+        line(at(d) + " = " + at(s) + ";");
+      } else {
+        line("#pragma unroll");
+        line("for (int i = 0; i < " + str(lay(d).regs()) + "; ++i) " + at(d) + " = " + at(s) + ";");
+      }
+    }
+  }
+  if (!clash) return;
+  for (const auto& [d, tmp] : plan) {
+    if (uniform(d)) {
+      line(at(d) + " = " + tmp + ";");
+    } else {
+      line("#pragma unroll");
+      line("for (int i = 0; i < " + str(lay(d).regs()) + "; ++i) " + at(d) + " = " + tmp + "[i];");
+    }
+  }
+}
+
+void Emitter::emit_for(NodeId id) {
+  const auto ops = g_.operands(id);
+  const auto body = static_cast<uint32_t>(g_.int_at(id, 0));
+  const size_t carried = ops.size() - 3;
+  NodeId index = ir::kNoNode;
+  std::vector<NodeId> args(carried, ir::kNoNode);
+  for (NodeId b : g_.region(body).nodes) {
+    if (g_.node(b).op == Op::LoopIndex) index = b;
+    if (g_.node(b).op == Op::LoopArg) args[static_cast<size_t>(g_.int_at(b, 0))] = b;
+  }
+  std::vector<std::pair<NodeId, NodeId>> init;
+  for (size_t k = 0; k < carried; ++k) {
+    if (args[k] == ir::kNoNode) continue;
+    line(decl(args[k]) + ";  // loop-carried value " + str(static_cast<int64_t>(k)));
+    init.push_back({args[k], ops[3 + k]});
+  }
+  assign_all(init);
+  const std::string iv = index == ir::kNoNode ? "tj_i" + str(id) : var(index);
+  if (index != ir::kNoNode) name_[static_cast<size_t>(index)] = iv;
+  open("for (int " + iv + " = " + at(ops[0]) + "; " + iv + " < " + at(ops[1]) + "; " + iv + " += " + at(ops[2]) + ")", id);
+  scratch_pending_ = true;  // an earlier iteration may still be reading the scratch arena
+  loops_.push_back(LoopFrame{});
+  emit_region(body);
+  const NodeId yield = g_.region(body).nodes.back();
+  std::vector<std::pair<NodeId, NodeId>> next;
+  for (size_t k = 0; k < carried; ++k)
+    if (args[k] != ir::kNoNode) next.push_back({args[k], g_.operand(yield, static_cast<int>(k))});
+  assign_all(next);
+  loops_.pop_back();
+  close();
+  scratch_pending_ = true;
+  for (NodeId u : L_.info.users[static_cast<size_t>(id)]) {
+    if (g_.node(u).op != Op::LoopResult) continue;
+    const NodeId arg = args[static_cast<size_t>(g_.int_at(u, 0))];
+    check_internal(arg != ir::kNoNode, "emitter: loop result without a loop argument");
+    name_[static_cast<size_t>(u)] = name_[static_cast<size_t>(arg)];
+  }
+}
+
+void Emitter::emit_if(NodeId id) {
+  std::vector<NodeId> results;
+  for (NodeId u : L_.info.users[static_cast<size_t>(id)])
+    if (g_.node(u).op == Op::IfResult) results.push_back(u);
+  for (NodeId r : results) line(decl(r) + ";  // if result " + str(g_.int_at(r, 0)));
+  const bool before = scratch_pending_;
+  bool after = false;
+  for (int k = 0; k < 2; ++k) {
+    const auto region = static_cast<uint32_t>(g_.int_at(id, k));
+    const auto& nodes = g_.region(region).nodes;
+    if (k == 1 && nodes.size() == 1 && results.empty()) break;  // empty else
+    if (k == 0) {
+      open("if (" + at(g_.operand(id, 0)) + ")", id);
+    } else {
+      out_.erase(out_.size() - 1);  // the newline after the then-branch's "}"
+      line_tail(" else {");
+      ++depth_;
+    }
+    scratch_pending_ = before;
+    if (!loops_.empty()) ++loops_.back().if_depth;
+    emit_region(region);
+    if (!loops_.empty()) --loops_.back().if_depth;
+    std::vector<std::pair<NodeId, NodeId>> assign;
+    for (NodeId r : results) assign.push_back({r, g_.operand(nodes.back(), static_cast<int>(g_.int_at(r, 0)))});
+    assign_all(assign);
+    after = after || scratch_pending_;
+    --depth_;
+    line("}");
+  }
+  scratch_pending_ = after || before;
+}
+
+}  // namespace tilejit::codegen::detail

@@ -1,0 +1,77 @@
+// Loads and stores through pointers (scalar or vectorised, masked or not).
+#include "codegen/emitter.h"
+
+namespace tilejit::codegen::detail {
+
+void Emitter::emit_load(NodeId id) {
+  const ir::Node& n = g_.node(id);
+  const auto ops = g_.operands(id);
+  const bool masked = g_.int_at(id, 0) != 0;
+  const std::string p = tensor_ptr(ops[0]);
+  std::string e = load_elem(p, at(ops[1]), n.dtype);
+  if (masked) e = "(" + at(ops[2]) + " ? " + e + " : " + at(ops[3]) + ")";
+  if (uniform(id)) {
+    line("const " + decl(id) + " = " + e + ";", id);
+    return;
+  }
+  const int v = passes::vector_width(g_, L_.layout, L_.axes, L_.spec, id);
+  if (v > 1) {
+    // Vectors of v consecutive elements: contiguous, aligned and under one mask value (axis analysis).
+    line(decl_stmt(id) + "  // " + note(id) + ", " + str(v) + " elements per access");
+    vector_loop(id, v, [&] {
+      const std::string ld = "tj::ldg<" + str(v) + ">(&" + var(id) + "[i], " + p + " + " + at(ops[1]) + ");";
+      if (!masked) return line(ld);
+      line("if (" + at(ops[2]) + ") " + ld);
+      line("else for (int j = 0; j < " + str(v) + "; ++j) " + var(id) + "[i + j] = " + at(ops[3], "i + j") + ";");
+    });
+    return;
+  }
+  line(decl_stmt(id), id);
+  element_loop(id, false, true, {var(id) + "[i] = " + e + ";"});
+}
+
+void Emitter::vector_loop(NodeId id, int v, const std::function<void()>& body) {
+  const std::string g = guard(lay(id), "i");
+  line("#pragma unroll");
+  open("for (int i = 0; i < " + str(lay(id).regs()) + "; i += " + str(v) + ")");
+  if (!g.empty()) open("if (" + g + ")");
+  body();
+  if (!g.empty()) close();
+  close();
+}
+
+void Emitter::emit_store(NodeId id) {
+  const ir::Node& n = g_.node(id);
+  const auto ops = g_.operands(id);
+  const bool masked = g_.int_at(id, 0) != 0;
+  const std::string p = tensor_ptr(ops[0]);
+  const NodeId offs = ops[1];
+  std::string s;
+  if (n.op == Op::Store) {
+    s = p + "[" + at(offs) + "] = " +
+        (n.dtype == DType::i1 ? "static_cast<unsigned char>(" + at(ops[2]) + ")" : at(ops[2])) + ";";
+  } else {
+    const std::string addr = p + " + " + at(offs);
+    if (n.dtype == DType::f16) s = "tj::red_add_f16(" + addr + ", " + at(ops[2]) + ");";
+    else if (n.dtype == DType::bf16) s = "tj::red_add_bf16(" + addr + ", " + at(ops[2]) + ");";
+    else s = "tj::red_add(" + addr + ", " + at(ops[2]) + ");";
+  }
+  if (masked) s = "if (" + at(ops[3]) + ") " + s;
+  if (uniform(offs)) {
+    line("if (tid == 0) " + (masked ? "{ " + s + " }" : s), id);  // one thread performs a scalar effect
+    return;
+  }
+  const int v = passes::vector_width(g_, L_.layout, L_.axes, L_.spec, id);
+  if (v > 1) {
+    line("// " + note(id) + ", " + str(v) + " elements per access");
+    vector_loop(offs, v, [&] {
+      const std::string st = "tj::stg<" + str(v) + ">(" + p + " + " + at(offs) + ", &" + name_[static_cast<size_t>(ops[2])] + "[i]);";
+      line(masked ? "if (" + at(ops[3]) + ") " + st : st);
+    });
+    return;
+  }
+  line("// " + note(id));
+  element_loop(offs, false, true, {s}, true);  // one thread per element, also where several hold it
+}
+
+}  // namespace tilejit::codegen::detail

@@ -1,0 +1,159 @@
+// TMA: descriptors built on the device, and tiles loaded and stored by the TMA unit.
+#include "codegen/emitter.h"
+
+namespace tilejit::codegen::detail {
+
+// ---- descriptors built on the device ----------------------------------------------------
+
+void Emitter::build_descriptors(const std::vector<const Descriptor*>& ds) {
+  bool wait_stores = false;
+  for (const Descriptor* d : ds) wait_stores = wait_stores || (d->rebuilt_in_loop && d->used_by_store);
+  line("// device-built TMA descriptor(s): warp 0 writes each one in shared memory, then releases it to its workspace slot");
+  open("if (tid < 32)");
+  if (wait_stores) line("if (tid == 0) tj::bulk_wait_group<0>();  // stores of the previous iteration no longer use the slot");
+  for (const Descriptor* d : ds) {
+    const std::string stage = "tj_desc_stage" + (d->slot ? " + " + str(128 * d->slot) : std::string());
+    const std::string slot = "tj_desc" + str(d->slot);
+    const int r = d->rank;
+    const int64_t esize = ir::size_of(d->dtype);
+    // Fields, outermost first.
+    std::vector<std::string> size(static_cast<size_t>(r)), stride(static_cast<size_t>(r));
+    const NodeId t = d->tensor;
+    const std::string base = tensor_ptr(t);
+    for (int k = 0; k < r; ++k) {
+      size[static_cast<size_t>(k)] = tensor_field(t, 1, k);
+      stride[static_cast<size_t>(k)] = tensor_field(t, 2, k);
+    }
+    const std::string source = d->view != ir::kNoNode ? "view %" + str(d->view)
+                                                      : "param " + g_.params[static_cast<size_t>(d->param)].name;
+    line("reinterpret_cast<unsigned*>(" + stage + ")[tid] = 0u;  // " + slot + ": " + std::string(ir::name_of(d->dtype)) +
+         " " + source + ", first used at " + where(d->first_use));
+    line("__syncwarp();");
+    open("if (tid == 0)");
+    for (int i = 0; i < r; ++i)
+      line("const long long size" + str(i) + " = " + size[static_cast<size_t>(r - 1 - i)] + ";  // innermost first");
+    for (int i = 0; i + 1 < r; ++i)
+      line("const long long stride" + str(i + 1) + " = " + stride[static_cast<size_t>(r - 2 - i)] + " * " + str(esize) +
+           ";  // bytes");
+    if (opt_.debug_checks) {
+      const std::string w = "\"" + where(d->first_use) + "\"";
+      const std::string k = "\"" + entry_ + "\"";
+      line("if (reinterpret_cast<unsigned long long>(" + base + ") % 16 != 0) tj::descriptor_check_failed(" + k + ", " + w +
+           ", \"global_address\", static_cast<long long>(reinterpret_cast<unsigned long long>(" + base +
+           ")), \"16-byte aligned\");");
+      for (int i = 0; i < r; ++i) {
+        line("if (size" + str(i) + " < 1 || size" + str(i) + " > 4294967295ll) tj::descriptor_check_failed(" + k + ", " + w +
+             ", \"global_dim[" + str(i) + "]\", size" + str(i) + ", \"1 <= size < 2^32\");");
+        line("static_assert(" + str(d->box[static_cast<size_t>(r - 1 - i)]) + " <= 256, \"box_dim[" + str(i) +
+             "] must be at most 256\");");
+      }
+      for (int i = 1; i < r; ++i)
+        line("if (stride" + str(i) + " % 16 != 0 || stride" + str(i) + " <= 0 || stride" + str(i) +
+             " >= (1ll << 40)) tj::descriptor_check_failed(" + k + ", " + w + ", \"global_stride[" + str(i - 1) +
+             "]\", stride" + str(i) + ", \"a positive multiple of 16 bytes below 2^40\");");
+    }
+    line("tj::tensormap_replace_global_address(" + stage + ", " + base + ");");
+    line("tj::tensormap_replace_rank(" + stage + ", " + str(r - 1) + ");");
+    for (int i = 0; i < r; ++i)
+      line("tj::tensormap_replace_box_dim<" + str(i) + ">(" + stage + ", " + str(d->box[static_cast<size_t>(r - 1 - i)]) + ");");
+    for (int i = 0; i < r; ++i)
+      line("tj::tensormap_replace_global_dim<" + str(i) + ">(" + stage + ", static_cast<unsigned>(size" + str(i) + "));");
+    for (int i = 0; i + 1 < r; ++i)
+      line("tj::tensormap_replace_global_stride<" + str(i) + ">(" + stage + ", static_cast<unsigned long long>(stride" +
+           str(i + 1) + "));");
+    for (int i = 0; i < r; ++i)
+      line("tj::tensormap_replace_element_stride<" + str(i) + ">(" + stage + ", " +
+           str(d->estride[static_cast<size_t>(r - 1 - i)]) + ");");
+    line("tj::tensormap_replace_elemtype<" + str(detail::ptx_elemtype(d->dtype)) + ">(" + stage + ");  // " +
+         std::string(ir::name_of(d->dtype)));
+    line("tj::tensormap_replace_interleave_layout<0>(" + stage + ");");
+    line("tj::tensormap_replace_swizzle_mode<0>(" + stage + ");");
+    line("tj::tensormap_replace_fill_mode<" + str(d->fill) + ">(" + stage + ");  // " + (d->fill ? "NaN" : "zero"));
+    close();
+    line("__syncwarp();");
+    line("tj::tensormap_cp_fenceproxy(" + slot + ", " + stage + ");");
+    line("tj::fence_proxy_tensormap_acquire(" + slot + ");");
+  }
+  line("tj::bulk_commit_group();");
+  line("tj::bulk_wait_group_read<0>();");
+  close();
+  sync();
+}
+
+// ---- tiles loaded and stored by TMA --------------------------------------------------------
+
+void Emitter::tma_pieces(NodeId id, const std::function<void(const std::string&, const std::string&)>& issue) {
+  const Descriptor& d = L_.tma.descriptors[static_cast<size_t>(L_.tma.of.at(id))];
+  const int rank = d.rank;
+  if (d.pieces == 1) return issue("", coords(id, rank));
+  int64_t piece_elems = 1;
+  for (int i = 0; i < rank; ++i) piece_elems *= d.box[static_cast<size_t>(i)] / d.estride[static_cast<size_t>(i)];
+  const int64_t piece = d.box[static_cast<size_t>(d.split_dim)];
+  line("// " + str(d.pieces) + " operations of " + str(piece) + " along dimension " + str(d.split_dim) +
+       ", into consecutive parts of the tile");
+  line("#pragma unroll 1");
+  open("for (int p = 0; p < " + str(d.pieces) + "; ++p)");
+  std::string crd;
+  for (int i = rank; i >= 1; --i)
+    crd += ", " + (i - 1 == d.split_dim ? at(g_.operand(id, i)) + " + p * " + str(piece) : at(g_.operand(id, i)));
+  issue(" + p * " + str(piece_elems), crd);
+  close();
+}
+
+void Emitter::emit_desc_load(NodeId id) {
+  const ir::Node& n = g_.node(id);
+  const passes::LoadPlan& lp = L_.smem.loads.at(id);
+  const ir::TmaAttrs a = ir::tma_attrs(g_, id);
+  const std::string bar = "&tj_bar[" + str(lp.barrier) + "]";
+  const std::string buf = "tj_buf" + str(lp.buffer);
+  const int64_t bytes = n.shape.numel() * ir::size_of(n.dtype);
+  std::string shape;
+  for (int i = 0; i < a.rank; ++i) shape += (i ? "x" : "") + str(n.shape.dims[i]);
+  line("// " + note(id) + ": " + shape + " " + std::string(ir::name_of(n.dtype)) + " tile, " + str(bytes) + " bytes");
+  if (lp.repeated && lp.all_threads_wait && !synced_this_iteration()) sync("every thread is done with the previous tile");
+  open("if (tid == 0)");
+  if (lp.repeated && lp.read_by_tma_store)
+    line("tj::bulk_wait_group_read<0>();  // the TMA store of the previous tile has read the buffer");
+  line("tj::mbarrier_arrive_expect_tx(" + bar + ", " + str(bytes) + ");");
+  tma_pieces(id, [&](const std::string& offset, const std::string& crd) {
+    line("tj::tma_load_" + str(a.rank) + "d(" + buf + offset + ", " + desc_addr(id) + ", " + bar + crd + ");");
+  });
+  close();
+  const std::string phase = lp.repeated ? "tj_phase" + str(lp.barrier) : "0";
+  const std::string wait = "tj::mbarrier_wait_parity(" + bar + ", " + phase + ");";
+  line(lp.all_threads_wait ? wait : "if (tid == 0) " + wait);
+  if (lp.repeated) line("tj_phase" + str(lp.barrier) + " ^= 1u;");
+  if (L_.smem.register_copies.count(id)) read_chunks(id, buf, "tile elements of this thread");
+}
+
+void Emitter::emit_desc_store(NodeId id) {
+  const ir::Node& n = g_.node(id);
+  const passes::StorePlan& sp = L_.smem.stores.at(id);
+  const ir::TmaAttrs a = ir::tma_attrs(g_, id);
+  const NodeId v = g_.operands(id).back();
+  stores_ = true;
+  static const char* kinds[] = {"store", "reduce_add", "reduce_min", "reduce_max"};
+  const std::string buf = buffer_ptr(sp.buffer, n.dtype);
+  const char* how = sp.mode == passes::StorePlan::FromLoad ? "straight from the loaded tile"
+                    : sp.mode == passes::StorePlan::InPlace ? "computed in place in the loaded tile's buffer"
+                                                           : "staged in its own buffer";
+  line("// " + note(id) + ": " + kinds[a.reduce] + ", " + how);
+  if (sp.mode != passes::StorePlan::FromLoad) {
+    if (sp.mode == passes::StorePlan::Staged && sp.repeated) {
+      line("if (tid == 0) tj::bulk_wait_group_read<0>();  // the previous store has read the buffer");
+      sync();
+    }
+    write_chunks(v, buf);
+    line("tj::fence_proxy_async_shared();  // make the writes visible to the TMA unit");
+    sync();
+  }
+  open("if (tid == 0)");
+  tma_pieces(id, [&](const std::string& offset, const std::string& crd) {
+    const std::string src = offset.empty() ? "tj_buf" + str(sp.buffer) : buffer_ptr(sp.buffer, n.dtype) + offset;
+    line("tj::tma_" + std::string(kinds[a.reduce]) + "_" + str(a.rank) + "d(" + desc_addr(id) + ", " + src + crd + ");");
+  });
+  line("tj::bulk_commit_group();");
+  close();
+}
+
+}  // namespace tilejit::codegen::detail

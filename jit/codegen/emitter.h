@@ -1,0 +1,374 @@
+// Internal header of the CUDA C++ emitter (not installed): the Emitter class, which walks the lowered
+// graph and writes one readable translation unit per kernel, and the text helpers its methods share.
+// Its methods are defined by concern:
+//   emit_cuda.cpp     header comment, signature, prologue, node dispatch, elementwise ops, generate()
+//   emit_control.cpp  for loops and ifs: loop-carried values, parallel assignment
+//   emit_memory.cpp   loads and stores through pointers
+//   emit_tma.cpp      TMA: descriptors built on the device, tile loads and stores
+//   emit_layout.cpp   data exchanged between threads: broadcast, convert, gather, reshape, permute, reduce
+//   emit_mma.cpp      matrix products (dot)
+//
+// Conventions of the emitted code (see also the prelude in jit/codegen/prelude/):
+//  - `tid` is threadIdx.x; thread 0 issues every TMA operation and owns the bulk groups.
+//  - A rank-0 (or one-element) value is a scalar every thread computes; a block
+//    value is an array of registers per thread, laid out as its layout::Layout
+//    (chosen by passes::assign_layout) says: register i of thread tid holds the
+//    element whose coordinates are sums of digits of i, tid % 32 and tid / 32.
+//  - Elementwise ops, reductions within a warp and broadcasts of reduction results
+//    never leave registers; conversions between layouts, permutes and the partial
+//    results of several warps go through the shared scratch arena, bracketed by
+//    __syncthreads(); a TMA tile that is still in shared memory is read in place.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <regex>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "codegen/cuda_text.h"
+#include "passes/tensor_source.h"
+#include "tilejit/codegen/codegen.h"
+#include "tilejit/error.h"
+#include "tilejit/layout/layout.h"
+#include "tilejit/passes/passes.h"
+
+namespace tilejit::codegen::detail {
+
+using ir::DType;
+using ir::NodeId;
+using ir::Op;
+using passes::DescKind;
+using passes::Descriptor;
+using passes::ValueLayout;
+
+inline std::string str(int64_t v) { return std::to_string(v); }
+
+using layout::row_major;
+
+/// Coordinate d of linear element `e` of shape `s`.
+inline std::string coord(const std::string& e, const ir::Shape& s, int d) {
+  const auto st = row_major(s);
+  std::string x = st[static_cast<size_t>(d)] == 1 ? e : e + " / " + str(st[static_cast<size_t>(d)]);
+  if (d > 0) x = (st[static_cast<size_t>(d)] == 1 ? x : "(" + x + ")") + " % " + str(s.dims[d]);
+  return x;
+}
+
+/// a + b * c, leaving out zero and one factors.
+inline std::string add_term(const std::string& acc, const std::string& term, int64_t factor) {
+  if (factor == 0) return acc;
+  const bool compound = term.find(' ') != std::string::npos;
+  const std::string t = factor == 1 ? term : (compound ? "(" + term + ")" : term) + " * " + str(factor);
+  return acc.empty() ? t : acc + " + " + t;
+}
+
+class Emitter {
+ public:
+  Emitter(const passes::Lowered& l, const Options& opt, std::string entry)
+      : L_(l), g_(l.graph), opt_(opt), entry_(std::move(entry)), threads_(l.layout.threads) {
+    name_.resize(g_.size());
+    for (const Descriptor& d : L_.tma.descriptors)
+      if (d.kind == DescKind::Device) builds_[d.build_at].push_back(&d);
+    for (const Descriptor& d : L_.tma.descriptors) {
+      if (d.kind != DescKind::Array) continue;
+      std::set<NodeId> elems;
+      for (NodeId u : d.uses) elems.insert(passes::detail::resolve_tensor(g_, g_.operand(u, 0)).array_elem);
+      for (NodeId e : elems) array_prefetch_[e].push_back(&d);
+    }
+  }
+
+  void run(GeneratedKernel& k);  // fills k.source and the prelude range
+
+ private:
+  // ---- text -------------------------------------------------------------
+  void line(const std::string& s) { out_ += std::string(static_cast<size_t>(depth_) * 2, ' ') + s + "\n"; }
+  void line(const std::string& s, NodeId at) { line(s + "  // " + note(at)); }
+  void open(const std::string& s) {
+    line(s.empty() ? "{" : s + " {");
+    ++depth_;
+  }
+  void open(const std::string& s, NodeId at) {
+    line((s.empty() ? "{" : s + " {") + "  // " + note(at));
+    ++depth_;
+  }
+  /// Emits __syncthreads() and remembers that the current loop iteration has passed one.
+  void sync(const std::string& why = "") {
+    line(why.empty() ? "__syncthreads();" : "__syncthreads();  // " + why);
+    if (!loops_.empty() && loops_.back().if_depth == 0) loops_.back().barrier = true;
+  }
+  /// True when this iteration of the innermost loop has already passed a __syncthreads()
+  /// (unconditionally), so every thread finished the previous iteration's work.
+  bool synced_this_iteration() const { return !loops_.empty() && loops_.back().barrier; }
+  /// Appends to the line just closed ("}" -> "} else {").
+  void line_tail(const std::string& s) { out_ += s + "\n"; }
+  void close() {
+    --depth_;
+    line("}");
+  }
+  std::string where(NodeId id) const {
+    const ir::Location& l = g_.location(id);
+    return l.file.empty() ? "%" + str(id) : detail::base_name(l.file) + ":" + str(l.line);
+  }
+  std::string note(NodeId id) const { return std::string(ir::name_of(g_.node(id).op)) + "  " + where(id); }
+
+  // ---- values -----------------------------------------------------------
+  const ValueLayout& lay(NodeId id) const { return L_.layout.of[static_cast<size_t>(id)]; }
+  bool uniform(NodeId id) const { return lay(id).kind == ValueLayout::Uniform; }
+  std::string var(NodeId id) const { return "v" + str(id); }
+  /// Element `i` of value `id` (the whole value when it is uniform).
+  std::string at(NodeId id, const std::string& i = "i") const {
+    const std::string& n = name_[static_cast<size_t>(id)];
+    check_internal(!n.empty(), "emitter: value used before it was emitted");
+    return uniform(id) ? n : n + "[" + i + "]";
+  }
+  /// "T vN[n];" (zero-initialised when some registers hold no element, so that no register is read unset).
+  std::string decl_stmt(NodeId id) { return decl(id) + (lay(id).padded() ? " = {};" : ";"); }
+  std::string decl(NodeId id) {
+    const std::string n = var(id);
+    name_[static_cast<size_t>(id)] = n;
+    const ValueLayout& v = lay(id);
+    const std::string t = reg_type(g_.node(id).dtype);
+    return v.kind == ValueLayout::Uniform ? t + " " + n : t + " " + n + "[" + str(v.regs()) + "]";
+  }
+  /// The digit of one layout term: `reg` stands for the register number, `tid` gives lane and warp.
+  static std::string digit(const layout::Term& t, const std::string& reg) {
+    const bool is_reg = t.axis == layout::Axis::Reg;
+    const int64_t div = t.div * (t.axis == layout::Axis::Warp ? layout::kLanes : 1);
+    int64_t mod = t.mod;
+    if (t.axis == layout::Axis::Lane && mod == 0) mod = layout::kLanes / t.div;  // tid also holds the warp
+    std::string x = is_reg ? reg : "tid";
+    if (div != 1) x += " / " + str(div);
+    if (mod != 0) x += " % " + str(mod);
+    return x;
+  }
+  /// The sum of layout terms as C++ (compile-time constant parts fold once `reg` is an unrolled index).
+  static std::string terms(const std::vector<layout::Term>& ts, const std::string& reg) {
+    std::string s;
+    for (const layout::Term& t : ts) s = add_term(s, digit(t, reg), t.mul);
+    return s.empty() ? "0" : s;
+  }
+  /// Linear (row-major) element index held by register `i` (an expression) of a value with layout v.
+  std::string elem(const ValueLayout& v, const std::string& i) const { return terms(v.dist.linear_terms(), i); }
+  /// True when register `i` holds an element (only dimensions that the layout pads are tested).
+  std::string guard(const ValueLayout& v, const std::string& i) const {
+    std::string g;
+    for (int d : v.dist.padded_dims())
+      g += (g.empty() ? "" : " && ") + terms(v.dist.coord_terms(d), i) + " < " + str(v.dist.shape().dims[d]);
+    return g;
+  }
+  /// True in the one thread of each group of threads that hold the same elements ("" when no two do).
+  std::string owner(const ValueLayout& v) const {
+    std::string o;
+    for (const layout::Term& t : v.dist.replica_terms()) o += (o.empty() ? "" : " && ") + digit(t, "i") + " == 0";
+    return o;
+  }
+  /// a + b for index expressions, leaving out zeros.
+  static std::string plus(const std::string& a, const std::string& b) {
+    return a == "0" ? b : b == "0" ? a : a + " + " + b;
+  }
+  static std::string both(const std::string& a, const std::string& b) {
+    return a.empty() ? b : b.empty() ? a : a + " && " + b;
+  }
+
+  /// Emits `for (int i = 0; i < regs; ++i) { [const int e = ...;] body }`, or a
+  /// single statement for uniform values (with `e` = 0). `guarded`: registers that hold
+  /// no element skip the body; `owned`: so do threads that merely replicate another's elements.
+  void element_loop(NodeId id, bool need_e, bool guarded, const std::vector<std::string>& body, bool owned = false) {
+    const ValueLayout& v = lay(id);
+    if (v.kind == ValueLayout::Uniform) {
+      if (need_e) {
+        open("");
+        static const std::regex kUsesE("(^|[^A-Za-z0-9_])e([^A-Za-z0-9_]|$)");
+        bool uses_e = false;
+        for (const auto& s : body) uses_e = uses_e || std::regex_search(s, kUsesE);
+        if (uses_e) line("const int e = 0;");
+        for (const auto& s : body) line(s);
+        close();
+      } else {
+        for (const auto& s : body) line(s);
+      }
+      return;
+    }
+    const std::string g = both(guarded ? guard(v, "i") : "", owned ? owner(v) : "");
+    line("#pragma unroll");
+    if (!need_e && g.empty() && body.size() == 1) {
+      line("for (int i = 0; i < " + str(v.regs()) + "; ++i) " + body[0]);
+      return;
+    }
+    open("for (int i = 0; i < " + str(v.regs()) + "; ++i)");
+    if (!g.empty()) open("if (" + g + ")");
+    if (need_e) line("const int e = " + elem(v, "i") + ";");
+    for (const auto& s : body) line(s);
+    if (!g.empty()) close();
+    close();
+  }
+
+  /// Copies the registers of `id` to shared memory at `ptr` (row-major, typed by its memory type),
+  /// one vector of consecutive elements at a time; replicas and padding write nothing.
+  void write_chunks(NodeId id, const std::string& ptr) { copy_chunks(id, ptr, true); }
+  /// Declares the registers of `id` and fills them from shared memory at `ptr`.
+  void read_chunks(NodeId id, const std::string& ptr, const std::string& comment) {
+    line(decl_stmt(id) + "  // " + comment);
+    fill_chunks(id, ptr);
+  }
+  /// Fills the (declared) registers of `id` from shared memory at `ptr` (row-major).
+  void fill_chunks(NodeId id, const std::string& ptr) { copy_chunks(id, ptr, false); }
+  void copy_chunks(NodeId id, const std::string& ptr, bool to_shared) {
+    const ValueLayout& v = lay(id);
+    const std::string n = name_[static_cast<size_t>(id)];
+    const int vw = v.dist.vector_width();
+    const std::string g = both(guard(v, "i"), to_shared ? owner(v) : "");
+    const std::string call = to_shared ? "tj::sts<" + str(vw) + ">(" + ptr + " + " + elem(v, "i") + ", &" + n + "[i]);"
+                                       : "tj::lds<" + str(vw) + ">(&" + n + "[i], " + ptr + " + " + elem(v, "i") + ");";
+    line("#pragma unroll");
+    line("for (int i = 0; i < " + str(v.regs()) + "; i += " + str(vw) + ") " + (g.empty() ? "" : "if (" + g + ") ") + call);
+  }
+
+  // ---- shared memory ------------------------------------------------------
+  std::string buffer_ptr(int buffer, DType t) const {
+    const passes::SmemBuffer& b = L_.smem.buffers[static_cast<size_t>(buffer)];
+    const DType own = g_.node(b.node).dtype;
+    const std::string n = "tj_buf" + str(buffer);
+    if (mem_type(own) == mem_type(t)) return n;
+    return "reinterpret_cast<" + mem_type(t) + "*>(" + n + ")";
+  }
+  std::string scratch_ptr(int offset, DType t) const {
+    return "reinterpret_cast<" + mem_type(t) + "*>(tj_scratch" + (offset ? " + " + str(offset) : std::string()) + ")";
+  }
+  /// Before writing the scratch arena: wait until every thread has read what the previous op left there.
+  void scratch_barrier() {
+    if (scratch_pending_) sync("the previous user of the scratch arena is done");
+    scratch_pending_ = false;
+  }
+  /// Where the elements of block value `v` can be read by any thread: its TMA
+  /// tile, or the scratch arena at `offset` after this call stages it there.
+  /// Returns the pointer and whether it was staged (a barrier is then needed).
+  std::pair<std::string, bool> shared_source(NodeId v, int offset) {
+    const DType t = g_.node(v).dtype;
+    auto it = L_.smem.resident.find(v);
+    if (it != L_.smem.resident.end()) return {buffer_ptr(it->second, t), false};
+    scratch_barrier();
+    const std::string p = scratch_ptr(offset, t);
+    if (uniform(v)) {
+      line("if (tid == 0) " + p + "[0] = " + at(v) + ";");
+    } else {
+      write_chunks(v, p);
+    }
+    return {p, true};
+  }
+  std::string load_elem(const std::string& ptr, const std::string& idx, DType t) const {
+    return t == DType::i1 ? "(" + ptr + "[" + idx + "] != 0)" : ptr + "[" + idx + "]";
+  }
+
+  // ---- tensors and descriptors ----------------------------------------------
+  std::string tensor_ptr(NodeId tensor) const {
+    const ir::Node& n = g_.node(tensor);
+    switch (n.op) {
+      case Op::ParamTensor: {
+        const int p = static_cast<int>(g_.int_at(tensor, 0));
+        return L_.args.names[static_cast<size_t>(L_.args.find_tensor(p, 0, 0))];
+      }
+      case Op::MergeView: return tensor_ptr(g_.operand(tensor, 0));
+      case Op::MakeView: return var(tensor);
+      default: break;
+    }
+    throw InternalError("emitter: no pointer for tensor node %" + str(tensor));
+  }
+  /// Size (what = 1) or stride (what = 2) of dimension d of a tensor, in elements, as an i64 expression.
+  std::string tensor_field(NodeId tensor, int what, int d) const {
+    const ir::Node& n = g_.node(tensor);
+    switch (n.op) {
+      case Op::ParamTensor: {
+        const int p = static_cast<int>(g_.int_at(tensor, 0));
+        return L_.args.names[static_cast<size_t>(L_.args.find_tensor(p, what, d))];
+      }
+      case Op::MakeView: {
+        const int rank = static_cast<int>(g_.int_at(tensor, 0));
+        return at(g_.operand(tensor, (what == 1 ? 2 : 2 + rank) + d));
+      }
+      case Op::MergeView: {
+        const NodeId src = g_.operand(tensor, 0);
+        int first = 0;
+        for (int k = 0; k < d; ++k) first += static_cast<int>(g_.int_at(tensor, 1 + k));
+        const int count = static_cast<int>(g_.int_at(tensor, 1 + d));
+        if (what == 2) return tensor_field(src, 2, first + count - 1);
+        std::string prod;
+        for (int k = 0; k < count; ++k) prod += (k ? " * " : "") + tensor_field(src, 1, first + k);
+        return count == 1 ? prod : "(" + prod + ")";
+      }
+      default: break;
+    }
+    throw InternalError("emitter: no size or stride for tensor node %" + str(tensor));
+  }
+  /// Address of the descriptor TMA op `op` uses.
+  std::string desc_addr(NodeId op) const {
+    const Descriptor& d = L_.tma.descriptors[static_cast<size_t>(L_.tma.of.at(op))];
+    switch (d.kind) {
+      case DescKind::Host: return "&d" + str(d.slot);
+      case DescKind::Device: return "tj_desc" + str(d.slot);
+      case DescKind::Array: {
+        const auto s = passes::detail::resolve_tensor(g_, g_.operand(op, 0));
+        return "&d" + str(d.slot) + "[" + at(g_.operand(s.array_elem, 1)) + "]";
+      }
+    }
+    return "";
+  }
+  /// TMA coordinates of op `op` (operands 1..rank), innermost first.
+  std::string coords(NodeId op, int rank) const {
+    std::string s;
+    for (int i = rank; i >= 1; --i) s += ", " + at(g_.operand(op, i));
+    return s;
+  }
+  void build_descriptors(const std::vector<const Descriptor*>& ds);
+  /// Calls `issue(buffer offset, coordinates)` once per TMA operation of op `id`: once, or once per
+  /// piece of a box that the planner split (tma::split_box), piece k at k * piece elements of the
+  /// tile and k * piece coordinates along the split dimension.
+  void tma_pieces(NodeId id, const std::function<void(const std::string&, const std::string&)>& issue);
+
+  // ---- ops ------------------------------------------------------------------
+  void emit_region(uint32_t r);
+  void emit_node(NodeId id);
+  void emit_elementwise(NodeId id);
+  void emit_broadcast(NodeId id);
+  void emit_gather(NodeId id, NodeId x, const std::string& src);
+  void emit_reshape(NodeId id);
+  void emit_convert(NodeId id);
+  void emit_permute(NodeId id);
+  void emit_reduce(NodeId id);
+  void emit_dot(NodeId id);
+  void emit_load(NodeId id);
+  void emit_store(NodeId id);
+  /// `for (i = 0; i < regs; i += v) [if (element)] body` over the registers of `id`, v at a time.
+  void vector_loop(NodeId id, int v, const std::function<void()>& body);
+  void emit_desc_load(NodeId id);
+  void emit_desc_store(NodeId id);
+  void emit_for(NodeId id);
+  void emit_if(NodeId id);
+  void assign_all(const std::vector<std::pair<NodeId, NodeId>>& dst_src);
+
+  std::string header() const;
+  std::string signature() const;
+  void prologue();
+
+  const passes::Lowered& L_;
+  const ir::Graph& g_;
+  const Options& opt_;
+  std::string entry_;
+  int threads_;
+  std::string out_;
+  int depth_ = 1;
+  std::vector<std::string> name_;
+  bool scratch_pending_ = false;
+  bool stores_ = false;
+  std::map<NodeId, std::vector<const Descriptor*>> builds_;
+  std::map<NodeId, std::vector<const Descriptor*>> array_prefetch_;
+  struct LoopFrame {
+    bool barrier = false;  ///< a __syncthreads() ran since the iteration started
+    int if_depth = 0;      ///< nesting of if-branches since the loop body started
+  };
+  std::vector<LoopFrame> loops_;
+};
+
+}  // namespace tilejit::codegen::detail
