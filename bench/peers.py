@@ -176,8 +176,61 @@ def launch_us(grid, n=20000):
     return runs[len(runs) // 2]
 
 
+@triton.jit
+def matmul_tma(a_desc, b_desc, c_desc, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """The plain Triton TMA matmul (no warp specialisation): bench/bench_gemm.cpp's kernel."""
+    m = tl.program_id(0) * BM
+    n = tl.program_id(1) * BN
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        acc = tl.dot(a_desc.load([m, k]), b_desc.load([k, n]), acc)
+    c_desc.store([m, n], acc.to(tl.bfloat16))
+
+
+GEMM_SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (4000, 3000, 2000), (1024, 8192, 8192)]
+GEMM_CONFIGS = [(128, 256, 64, 8, 3), (128, 128, 64, 8, 4), (128, 128, 64, 4, 4), (128, 256, 64, 8, 2), (64, 256, 64, 4, 4),
+                (256, 128, 64, 8, 3)]
+
+
+def gemm_peers():
+    """bf16 C = A @ B (row-major, f32 accumulation): torch.matmul (cuBLAS) and the Triton TMA matmul per configuration."""
+    for M, N, K in GEMM_SHAPES:
+        a = torch.rand(M, K, device="cuda", dtype=torch.bfloat16) * 2 - 1
+        b = torch.rand(K, N, device="cuda", dtype=torch.bfloat16) * 2 - 1
+        c = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+        flops = 2.0 * M * N * K
+        ref = a.double() @ b.double()
+
+        def out(impl, ms, config="", err=None):
+            rec = {"bench": "gemm", "dtype": "bf16", "impl": impl, "m": M, "n": N, "k": K, "config": config, "ms": ms,
+                   "tflops": flops / ms / 1e9}
+            if err is not None:
+                rec["rel_err"] = err
+            print(json.dumps(rec), flush=True)
+
+        ms = time_ms(lambda: torch.matmul(a, b, out=c))
+        out("torch", ms, err=float((c.double() - ref).norm() / ref.norm()))
+        for BM, BN, BK, warps, stages in GEMM_CONFIGS:
+            ad = TensorDescriptor.from_tensor(a, [BM, BK])
+            bd = TensorDescriptor.from_tensor(b, [BK, BN])
+            cd = TensorDescriptor.from_tensor(c, [BM, BN])
+            grid = (triton.cdiv(M, BM), triton.cdiv(N, BN))
+            try:
+                ms = time_ms(lambda: matmul_tma[grid](ad, bd, cd, K, BM, BN, BK, num_warps=warps, num_stages=stages))
+            except Exception as e:  # noqa: BLE001 - a configuration Triton refuses (shared memory)
+                print(json.dumps({"bench": "gemm", "impl": "triton", "m": M, "n": N, "k": K,
+                                  "config": f"BM={BM} BN={BN} BK={BK} w={warps} s={stages}", "refused": str(e)[:120]}), flush=True)
+                continue
+            out("triton", ms, f"BM={BM}, BN={BN}, BK={BK}, num_warps={warps}, num_stages={stages}",
+                float((c.double() - ref).norm() / ref.norm()))
+        del a, b, c, ref
+        torch.cuda.empty_cache()
+
+
 def main():
     torch.manual_seed(0)
+    if "--gemm" in sys.argv:
+        return gemm_peers()
     if "--rows-only" in sys.argv:
         return row_peers()
     row_peers()

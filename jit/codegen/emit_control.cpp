@@ -64,7 +64,24 @@ void Emitter::emit_for(NodeId id) {
   assign_all(init);
   const std::string iv = index == ir::kNoNode ? "tj_i" + str(id) : var(index);
   if (index != ir::kNoNode) name_[static_cast<size_t>(index)] = iv;
+  const auto pipe = L_.pipe.loops.find(id);
+  if (pipe != L_.pipe.loops.end()) {
+    const std::string f = str(id), s = str(pipe->second.stages);
+    line("// software pipeline: " + s + " stages; the TMA loads of iteration i + " + str(pipe->second.stages - 1) +
+         " are issued while iteration i computes");
+    line("const int tj_lo" + f + " = " + at(ops[0]) + ", tj_hi" + f + " = " + at(ops[1]) + ", tj_step" + f + " = " +
+         at(ops[2]) + ";");
+    line("int tj_it" + f + " = 0;  // iterations done");
+    open("if (tid == 0)");
+    line("#pragma unroll");
+    open("for (int tj_s = 0; tj_s < " + str(pipe->second.stages - 1) + "; ++tj_s)");
+    issue_stage(id, "tj_s", "tj_lo" + f + " + tj_s * tj_step" + f);
+    close();
+    close();
+  }
   open("for (int " + iv + " = " + at(ops[0]) + "; " + iv + " < " + at(ops[1]) + "; " + iv + " += " + at(ops[2]) + ")", id);
+  if (pipe != L_.pipe.loops.end())
+    line("const int tj_stage" + str(id) + " = tj_it" + str(id) + " % " + str(pipe->second.stages) + ";");
   scratch_pending_ = true;  // an earlier iteration may still be reading the scratch arena
   loops_.push_back(LoopFrame{});
   emit_region(body);
@@ -74,7 +91,13 @@ void Emitter::emit_for(NodeId id) {
     if (args[k] != ir::kNoNode) next.push_back({args[k], g_.operand(yield, static_cast<int>(k))});
   assign_all(next);
   loops_.pop_back();
+  if (pipe != L_.pipe.loops.end()) line("++tj_it" + str(id) + ";");
   close();
+  if (pipe != L_.pipe.loops.end()) {
+    const NodeId dot = pipe->second.dot;
+    line("tj::wgmma_wait<0>();  // the last iteration's products");
+    line("tj::fence_registers<" + str(lay(dot).regs()) + ">(" + name_[static_cast<size_t>(dot)] + ");");
+  }
   scratch_pending_ = true;
   for (NodeId u : L_.info.users[static_cast<size_t>(id)]) {
     if (g_.node(u).op != Op::LoopResult) continue;

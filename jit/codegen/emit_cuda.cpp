@@ -44,16 +44,14 @@ std::string Emitter::header() const {
     spec += "//     " + g_.params[p].name + ": " + facts + "\n";
   }
   if (!spec.empty()) h += "//   argument specialisation (what this variant assumes of its launch's tensors):\n" + spec;
-  bool dot = false, loop_load = false;
+  bool loop_load = false;
   for (size_t i = 0; i < g_.size(); ++i) {
     if (L_.info.position[i] < 0) continue;
-    dot = dot || g_.node(static_cast<NodeId>(i)).op == Op::Dot;
-    loop_load = loop_load || (g_.node(static_cast<NodeId>(i)).op == Op::DescLoad && L_.info.in_loop(static_cast<NodeId>(i)));
+    const auto id = static_cast<NodeId>(i);
+    loop_load = loop_load || (g_.node(id).op == Op::DescLoad && L_.info.in_loop(id) && !L_.pipe.loop_of.count(id));
   }
-  if (dot)
-    h += "//   note: dot() is lowered to a scalar FMA loop over shared memory; tensor cores (wgmma) come later.\n";
   if (loop_load)
-    h += "//   note: TMA loads in loops are issued and awaited once per iteration (num_stages is not used yet).\n";
+    h += "//   note: TMA loads in loops without a software pipeline are issued and awaited once per iteration.\n";
   return h;
 }
 
@@ -122,7 +120,7 @@ void Emitter::prologue() {
   }
   std::vector<NodeId> repeated;
   for (const auto& [id, lp] : sm.loads)
-    if (lp.repeated) repeated.push_back(id);
+    if (lp.repeated && lp.barrier >= 0) repeated.push_back(id);
   std::sort(repeated.begin(), repeated.end(), [&](NodeId a, NodeId b) { return sm.loads.at(a).barrier < sm.loads.at(b).barrier; });
   for (NodeId id : repeated)
     line("unsigned tj_phase" + str(sm.loads.at(id).barrier) + " = 0;  // parity of the next use of mbarrier " +
@@ -134,7 +132,8 @@ void Emitter::prologue() {
     open("if (tid == 0)");
     for (const Descriptor& d : L_.tma.descriptors)
       if (d.kind == DescKind::Host) line("tj::prefetch_tensormap(&d" + str(d.slot) + ");");
-    for (int b = 0; b < sm.num_barriers; ++b) line("tj::mbarrier_init(&tj_bar[" + str(b) + "], 1);");
+    for (int b = 0; b < sm.num_barriers; ++b)
+      line("tj::mbarrier_init(&tj_bar[" + str(b) + "], " + str(sm.barrier_arrivals[static_cast<size_t>(b)]) + ");");
     if (sm.num_barriers > 0) line("tj::fence_mbarrier_init();");
     close();
   }
@@ -208,7 +207,9 @@ void Emitter::emit_node(NodeId id) {
     case Op::Broadcast: emit_broadcast(id); break;
     case Op::Reshape: emit_reshape(id); break;
     case Op::ConvertLayout: emit_convert(id); break;
-    case Op::Permute: emit_permute(id); break;
+    case Op::Permute:
+      if (!L_.mma.absorbed.count(id)) emit_permute(id);  // else wgmma reads the tile with its transpose bit
+      break;
     case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::ArgMax: emit_reduce(id); break;
     case Op::Dot: emit_dot(id); break;
     case Op::Load: emit_load(id); break;
@@ -264,6 +265,7 @@ void Emitter::run(GeneratedKernel& k) {
   k.prelude_begin = k.source.size();
   k.source += detail::prelude_source();
   k.prelude_end = k.source.size();
+  for (const auto& [name, text] : helpers_) k.source += "\n" + text;
   k.source += "\n" + kernel;
 }
 

@@ -1,9 +1,177 @@
-// Matrix products (dot); tensor-core lowering will live here.
+// Matrix products (dot): wgmma on tensor cores where the planner chose it (passes::plan_mma), else CUDA cores.
 #include "codegen/emitter.h"
 
 namespace tilejit::codegen::detail {
 
+namespace {
+
+/// "wgmma_m64n128k16_f32_bf16": the name of the helper that issues one instruction.
+std::string wgmma_name(const passes::MmaDot& m) {
+  std::string s = m.instruction();
+  s = s.substr(std::string("wgmma.mma_async.sync.aligned.").size());
+  for (char& c : s)
+    if (c == '.') c = '_';
+  s = "wgmma_" + s;
+  // The two operand types are equal: keep one.
+  return s.substr(0, s.rfind('_'));
+}
+
+}  // namespace
+
+std::string Emitter::wgmma_helper(const passes::MmaDot& m) const {
+  const int regs = m.tiling.instr_n / 2;
+  const bool integer = m.acc == DType::i32;
+  const bool transposable = m.in == DType::bf16 || m.in == DType::f16;
+  const std::string reg = integer ? "int" : "float";
+  std::string h = "namespace tj {\n\n";
+  h += "/// " + m.instruction() + ": d (" + str(regs) + " registers per thread of a warpgroup) += a x b, both read\n";
+  h += "/// from shared memory through matrix descriptors; `scale_d` 0 ignores d (d = a x b).\n";
+  if (transposable) h += "/// TransA / TransB: the operand is M- / N-major (its tile holds M / N innermost).\n";
+  if (transposable) h += "template <int TransA, int TransB>\n";
+  h += "__device__ __forceinline__ void " + wgmma_name(m) + "(" + reg +
+       "* d, unsigned long long a, unsigned long long b, int scale_d) {\n";
+  h += "  asm volatile(\n      \"{\\n\"\n      \".reg .pred p;\\n\"\n";
+  h += "      \"setp.ne.b32 p, %" + str(regs + 2) + ", 0;\\n\"\n";
+  h += "      \"" + m.instruction() + " {\"\n";
+  for (int i = 0; i < regs; i += 8) {
+    h += "      \"";
+    for (int j = i; j < std::min(regs, i + 8); ++j) h += "%" + str(j) + (j + 1 < regs ? ", " : "");
+    h += "\"\n";
+  }
+  std::string tail = "}, %" + str(regs) + ", %" + str(regs + 1) + ", p";
+  if (!integer) tail += ", 1, 1";
+  if (transposable) tail += ", %" + str(regs + 3) + ", %" + str(regs + 4);
+  h += "      \"" + tail + ";\\n\"\n      \"}\\n\"\n      : ";
+  const std::string c = integer ? "\"+r\"" : "\"+f\"";
+  for (int j = 0; j < regs; ++j) h += c + "(d[" + str(j) + "])" + (j + 1 < regs ? (j % 8 == 7 ? ",\n        " : ", ") : "");
+  h += "\n      : \"l\"(a), \"l\"(b), \"r\"(scale_d)";
+  if (transposable) h += ", \"n\"(TransA), \"n\"(TransB)";
+  h += ");\n}\n\n}  // namespace tj\n";
+  return h;
+}
+
+/// The shared-memory address of an operand tile (of the current pipeline stage when its load is pipelined).
+std::string Emitter::tile_address(NodeId load) const {
+  const passes::LoadPlan& lp = L_.smem.loads.at(load);
+  const std::string b = "tj::smem_addr(tj_buf" + str(lp.buffer) + ")";
+  if (lp.stages == 1) return b;
+  const int64_t bytes = g_.node(load).shape.numel() * ir::size_of(g_.node(load).dtype);
+  return b + " + tj_stage" + str(L_.pipe.loop_of.at(load)) + " * " + str(bytes);
+}
+
+void Emitter::emit_wgmma(NodeId id, const passes::MmaDot& m) {
+  const NodeId c = g_.operand(id, 2);
+  const layout::MmaTiling& t = m.tiling;
+  const int regs = lay(id).regs();
+  // The accumulator is updated in place when nothing else reads it (a loop-carried accumulator).
+  const bool in_place = !uniform(c) && L_.info.users[static_cast<size_t>(c)].size() == 1 && lay(c).dist == lay(id).dist;
+  if (in_place) {
+    name_[static_cast<size_t>(id)] = name_[static_cast<size_t>(c)];
+    line("// dot: accumulates in place into " + name_[static_cast<size_t>(c)], id);
+  } else {
+    line(decl_stmt(id), id);
+    line("#pragma unroll");
+    line("for (int i = 0; i < " + str(regs) + "; ++i) " + at(id) + " = " + at(c) + ";");
+  }
+  helpers_.emplace(wgmma_name(m), wgmma_helper(m));
+  const std::string acc = name_[static_cast<size_t>(id)];
+  open("");
+  line("// " + m.instruction() + ": " + t.str());
+  const int per = t.instr_n / 2;
+  const int groups = threads_ / 128;
+  // Per warpgroup, the offset of its part of each operand tile (linear in the warpgroup's index).
+  auto base = [&](const char* name, const passes::MmaOperand& o, bool rows_are_m) {
+    const int count = rows_are_m ? t.warpgroups_m : t.warpgroups_n;
+    auto first = [&](int w) { return rows_are_m ? t.row0(w, 0) : t.col0(w, 0); };
+    const int64_t step = count > 1 ? layout::operand_descriptor(o.tile, o.mn_major, first(1), 0).start -
+                                         layout::operand_descriptor(o.tile, o.mn_major, first(0), 0).start
+                                   : 0;
+    for (int w = 0; w < count; ++w)
+      check_internal(layout::operand_descriptor(o.tile, o.mn_major, first(w), 0).start == w * step,
+                     "emit_wgmma: warpgroup offsets are not linear");
+    std::string wg = groups == 1 || count == 1 ? "" : rows_are_m ? "(tid / 128 % " + str(t.warpgroups_m) + ")" : "(tid / " + str(128 * t.warpgroups_m) + ")";
+    line("const unsigned " + std::string(name) + " = " + tile_address(o.load) + (wg.empty() ? "" : " + " + wg + " * " + str(step)) +
+         ";  // " + (o.mn_major ? "MN" : "K") + "-major, " + str(o.tile.swizzle) + "B swizzle");
+  };
+  base("tj_a", m.a, true);
+  base("tj_b", m.b, false);
+  const std::string trans = (m.in == DType::bf16 || m.in == DType::f16)
+                                ? "<" + str(m.a.mn_major ? 1 : 0) + ", " + str(m.b.mn_major ? 1 : 0) + ">"
+                                : "";
+  line("tj::wgmma_fence();");
+  line("tj::fence_registers<" + str(regs) + ">(" + acc + ");");
+  for (int64_t ks = 0; ks < t.k / t.instr_k; ++ks) {
+    const int64_t k0 = ks * t.instr_k;
+    for (int mt = 0; mt < t.m_tiles; ++mt)
+      for (int nt = 0; nt < t.n_tiles; ++nt) {
+        const layout::SmemDescriptor da = layout::operand_descriptor(m.a.tile, m.a.mn_major, t.row0(0, mt), k0);
+        const layout::SmemDescriptor db = layout::operand_descriptor(m.b.tile, m.b.mn_major, t.col0(0, nt), k0);
+        auto desc = [](const std::string& b, const layout::SmemDescriptor& d) {
+          return "tj::wgmma_desc(" + b + (d.start ? " + " + str(d.start) : std::string()) + ", " + str(d.lbo) + ", " +
+                 str(d.sbo) + ", " + str(d.mode()) + ")";
+        };
+        line("tj::" + wgmma_name(m) + trans + "(&" + acc + "[" + str((mt * t.n_tiles + nt) * per) + "], " + desc("tj_a", da) +
+             ", " + desc("tj_b", db) + ", 1);");
+      }
+  }
+  line("tj::wgmma_commit();");
+  auto pipe = std::find_if(L_.pipe.loops.begin(), L_.pipe.loops.end(), [&](const auto& p) { return p.second.dot == id; });
+  if (pipe != L_.pipe.loops.end()) {
+    close();
+    return advance_pipeline(pipe->first, acc, regs);
+  }
+  line("tj::wgmma_wait<0>();");
+  line("tj::fence_registers<" + str(regs) + ">(" + acc + ");");
+  close();
+}
+
+void Emitter::issue_stage(NodeId f, const std::string& stage, const std::string& index) {
+  const passes::PipelinedLoop& p = L_.pipe.loops.at(f);
+  const int first = L_.smem.ring_barriers.at(f);
+  const std::string bar = "&tj_bar[" + str(first) + " + " + stage + "]";
+  NodeId iv = ir::kNoNode;
+  for (NodeId b : g_.region(static_cast<uint32_t>(g_.int_at(f, 0))).nodes)
+    if (g_.node(b).op == Op::LoopIndex) iv = b;
+  open("");
+  if (iv != ir::kNoNode) {
+    line("const int " + name_[static_cast<size_t>(iv)] + " = " + index + ";  // the loop index of that iteration");
+    open("if (" + name_[static_cast<size_t>(iv)] + " < tj_hi" + str(f) + ")");
+  } else {
+    open("if (" + index + " < tj_hi" + str(f) + ")");
+  }
+  for (NodeId a : p.address_nodes) emit_node(a);
+  line("tj::mbarrier_arrive_expect_tx(" + bar + ", " + str(p.stage_bytes) + ");");
+  for (NodeId l : p.loads) {
+    const passes::LoadPlan& lp = L_.smem.loads.at(l);
+    const int rank = ir::tma_attrs(g_, l).rank;
+    const int64_t elems = g_.node(l).shape.numel();
+    tma_pieces(l, [&](const std::string& offset, const std::string& crd) {
+      line("tj::tma_load_" + str(rank) + "d(tj_buf" + str(lp.buffer) + " + " + stage + " * " + str(elems) + offset + ", " +
+           desc_addr(l) + ", " + bar + crd + ");  // " + where(l));
+    });
+  }
+  close();
+  close();
+}
+
+void Emitter::advance_pipeline(NodeId f, const std::string& acc, int regs) {
+  const passes::PipelinedLoop& p = L_.pipe.loops.at(f);
+  const int first = L_.smem.ring_barriers.at(f), s = p.stages;
+  const std::string it = "tj_it" + str(f);
+  line("tj::wgmma_wait<1>();  // the previous iteration's products are done: its stage is free");
+  line("tj::fence_registers<" + str(regs) + ">(" + acc + ");");
+  line("if (" + it + " > 0 && tid % 32 == 0) tj::mbarrier_arrive(&tj_bar[" + str(first + s) + " + (" + it + " + " +
+       str(s - 1) + ") % " + str(s) + "]);  // this warp releases it");
+  open("if (tid == 0)");
+  line("const int tj_next = " + it + " + " + str(s - 1) + ";  // the iteration whose loads go into the released stage");
+  line("if (tj_next >= " + str(s) + ") tj::mbarrier_wait_parity(&tj_bar[" + str(first + s) + " + tj_next % " + str(s) +
+       "], (tj_next / " + str(s) + " - 1) & 1);  // every warp released it");
+  issue_stage(f, "tj_next % " + str(s), "tj_lo" + str(f) + " + tj_next * tj_step" + str(f));
+  close();
+}
+
 void Emitter::emit_dot(NodeId id) {
+  if (auto it = L_.mma.dots.find(id); it != L_.mma.dots.end()) return emit_wgmma(id, it->second);
   const NodeId a = g_.operand(id, 0), b = g_.operand(id, 1), c = g_.operand(id, 2);
   const DType ta = g_.node(a).dtype, tc = g_.node(id).dtype;
   const ir::Shape &sa = g_.node(a).shape, &sc = g_.node(id).shape;

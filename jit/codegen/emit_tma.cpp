@@ -67,7 +67,7 @@ void Emitter::build_descriptors(const std::vector<const Descriptor*>& ds) {
     line("tj::tensormap_replace_elemtype<" + str(detail::ptx_elemtype(d->dtype)) + ">(" + stage + ");  // " +
          std::string(ir::name_of(d->dtype)));
     line("tj::tensormap_replace_interleave_layout<0>(" + stage + ");");
-    line("tj::tensormap_replace_swizzle_mode<0>(" + stage + ");");
+    line("tj::tensormap_replace_swizzle_mode<" + str(d->swizzle_code()) + ">(" + stage + ");");
     line("tj::tensormap_replace_fill_mode<" + str(d->fill) + ">(" + stage + ");  // " + (d->fill ? "NaN" : "zero"));
     close();
     line("__syncwarp();");
@@ -103,6 +103,18 @@ void Emitter::tma_pieces(NodeId id, const std::function<void(const std::string&,
 void Emitter::emit_desc_load(NodeId id) {
   const ir::Node& n = g_.node(id);
   const passes::LoadPlan& lp = L_.smem.loads.at(id);
+  if (auto pl = L_.pipe.loop_of.find(id); pl != L_.pipe.loop_of.end()) {
+    // Issued ahead by the software pipeline; the first load of the stage waits for all of them.
+    const NodeId f = pl->second;
+    const std::string sv = str(f);
+    if (L_.pipe.loops.at(f).loads.front() == id)
+      line("tj::mbarrier_wait_parity(&tj_bar[" + str(L_.smem.ring_barriers.at(f)) + " + tj_stage" + sv + "], (tj_it" + sv +
+               " / " + str(L_.pipe.loops.at(f).stages) + ") & 1);  // the stage's loads have landed",
+           id);
+    else
+      line("// issued ahead with the stage's other loads", id);
+    return;
+  }
   const ir::TmaAttrs a = ir::tma_attrs(g_, id);
   const std::string bar = "&tj_bar[" + str(lp.barrier) + "]";
   const std::string buf = "tj_buf" + str(lp.buffer);

@@ -20,6 +20,7 @@
 //    __syncthreads(); a TMA tile that is still in shared memory is read in place.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <regex>
@@ -338,6 +339,16 @@ class Emitter {
   void emit_permute(NodeId id);
   void emit_reduce(NodeId id);
   void emit_dot(NodeId id);
+  void emit_wgmma(NodeId id, const passes::MmaDot& m);
+  /// The device function issuing one wgmma instruction of `m`'s shape and types.
+  std::string wgmma_helper(const passes::MmaDot& m) const;
+  std::string tile_address(NodeId load) const;
+  /// Software pipelining (passes::plan_pipeline): issues the loads of the iteration whose loop index is
+  /// `index` into stage `stage` of loop `f`'s ring (by one thread), when that iteration exists.
+  void issue_stage(NodeId f, const std::string& stage, const std::string& index);
+  /// In a pipelined loop: waits for the previous iteration's products, releases its stage and issues
+  /// the loads `stages - 1` iterations ahead into it.
+  void advance_pipeline(NodeId f, const std::string& acc, int regs);
   void emit_load(NodeId id);
   void emit_store(NodeId id);
   /// `for (i = 0; i < regs; i += v) [if (element)] body` over the registers of `id`, v at a time.
@@ -361,9 +372,11 @@ class Emitter {
   int depth_ = 1;
   std::vector<std::string> name_;
   bool scratch_pending_ = false;
+  std::map<std::string, std::string> helpers_;  ///< per-kernel device functions (wgmma instructions), by name
   bool stores_ = false;
   std::map<NodeId, std::vector<const Descriptor*>> builds_;
   std::map<NodeId, std::vector<const Descriptor*>> array_prefetch_;
+  std::map<NodeId, std::string> loop_bounds_;  ///< pipelined For -> "lo, hi, step" names
   struct LoopFrame {
     bool barrier = false;  ///< a __syncthreads() ran since the iteration started
     int if_depth = 0;      ///< nesting of if-branches since the loop body started

@@ -110,7 +110,7 @@ ArgumentPlan plan_arguments(const ir::Graph& g, const TmaPlan& tma, const SmemPl
     h.box = d->box;
     h.estride = d->estride;
     h.fill = d->fill;
-    h.swizzle = 0;
+    h.swizzle = d->swizzle_code();
     h.first_use = d->first_use;
     h.used_by_store = d->used_by_store;
     plan.descriptors.push_back(h);

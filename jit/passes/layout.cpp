@@ -42,6 +42,7 @@ class Solver {
   Solver(const ir::Graph& g, const GraphInfo& info, int threads)
       : g_(g), info_(info), warps_(threads / 32), uf_(g.size()), decided_(g.size()) {
     check_internal(threads >= 32 && threads % 32 == 0 && threads <= 1024, "assign_layout: bad thread count");
+    mma_ = plan_mma(g, info, warps_);
     for (size_t i = 0; i < g.size(); ++i)
       if (info.position[i] >= 0) order_.push_back(static_cast<NodeId>(i));
     std::sort(order_.begin(), order_.end(), [&](NodeId a, NodeId b) {
@@ -145,9 +146,15 @@ class Solver {
 
   int element_bytes(size_t group) const { return narrowest_access_[group] ? narrowest_access_[group] : widest_[group]; }
 
-  /// The layout a value's producer dictates (a reduction's slice, a unit reshape's), once its operand is decided.
+  /// The layout a value's producer dictates (a reduction's slice, a unit reshape's, once its operand
+  /// is decided; a tensor-core dot's accumulator fragment).
   std::optional<layout::Layout> imposed(NodeId id) const {
     const ir::Node& n = g_.node(id);
+    if (n.op == Op::Dot) {
+      const auto it = mma_.dots.find(id);
+      if (it == mma_.dots.end()) return std::nullopt;
+      return layout::wgmma_accumulator(it->second.tiling, warps_);
+    }
     if (!is_reduce(n.op) && n.op != Op::Reshape) return std::nullopt;
     const NodeId x = g_.operand(id, 0);
     if (!distributed(x) || !decided_[root(x)]) return std::nullopt;
@@ -229,6 +236,7 @@ class Solver {
   const ir::Graph& g_;
   const GraphInfo& info_;
   int warps_;
+  MmaPlan mma_;
   UnionFind uf_;
   std::vector<NodeId> order_;
   std::vector<int> widest_;

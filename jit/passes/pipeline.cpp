@@ -22,13 +22,15 @@ Lowered lower(const ir::Graph& g, const codegen::Options& options, const DumpHoo
   cur = step("plan_tma", plan_tma(cur, tma));
   const int threads = cur.num_warps * 32;
   cur = step("insert_layout_conversions", insert_layout_conversions(cur, threads));
-  tma = collect_descriptors(cur, analyze(cur));  // node ids changed
 
-  Lowered l{std::move(cur), {}, std::move(tma), {}, {}, {}, {}, options.spec};
+  Lowered l{std::move(cur), {}, {}, {}, {}, {}, {}, {}, {}, options.spec};
   l.info = analyze(l.graph);
+  l.mma = plan_mma(l.graph, l.info, threads / 32);
+  l.tma = collect_descriptors(l.graph, l.info, &l.mma);  // node ids changed
+  l.pipe = plan_pipeline(l.graph, l.info, l.mma, l.tma, l.graph.num_stages);
   l.layout = assign_layout(l.graph, l.info, threads);
   l.axes = analyze_axes(l.graph, l.info, l.spec);
-  l.smem = allocate_shared(l.graph, l.info, l.layout, l.tma);
+  l.smem = allocate_shared(l.graph, l.info, l.layout, l.tma, l.mma, l.pipe);
   check_register_budget(l.graph, l.info, l.layout, l.smem);
   l.args = plan_arguments(l.graph, l.tma, l.smem, threads);
   return l;
@@ -66,6 +68,7 @@ std::string describe(const Lowered& l) {
     }
     line += ", " + std::string(ir::name_of(d.dtype)) + ", box " + dims(d.box, d.rank) + ", estride " +
             dims(d.estride, d.rank) + ", fill " + (d.fill ? "nan" : "zero");
+    if (d.swizzle > 0) line += ", " + std::to_string(d.swizzle) + "B swizzle (a wgmma operand)";
     if (d.pieces > 1)
       line += ", " + std::to_string(d.pieces) + " operations per access along dimension " + std::to_string(d.split_dim) +
               " (the box is one piece of the tile)";
@@ -74,6 +77,29 @@ std::string describe(const Lowered& l) {
                                         : std::string(", built at ") + where(g, d.build_at) +
                                               (d.rebuilt_in_loop ? " (every iteration)" : "");
     out += line + "\n";
+  }
+  if (!l.mma.dots.empty() || !l.mma.cuda_cores.empty()) out += "matrix products:\n";
+  for (size_t i = 0; i < g.size(); ++i) {
+    const auto id = static_cast<NodeId>(i);
+    if (auto it = l.mma.dots.find(id); it != l.mma.dots.end()) {
+      const MmaDot& m = it->second;
+      auto operand = [](const MmaOperand& o) {
+        return std::string(o.mn_major ? "MN" : "K") + "-major " + std::to_string(o.tile.swizzle) + "B-swizzled tile of %" +
+               std::to_string(o.load);
+      };
+      out += "  %" + std::to_string(id) + " (" + where(g, id) + "): " + m.instruction() + "; " + m.tiling.str() + "; a " +
+             operand(m.a) + ", b " + operand(m.b) + "\n";
+    }
+  }
+  for (const auto& [id, why] : l.mma.cuda_cores)
+    out += "  %" + std::to_string(id) + " (" + where(g, id) + "): CUDA cores (a scalar loop over shared memory), because " + why + "\n";
+  for (const auto& [f, p] : l.pipe.loops) {
+    std::string loads;
+    for (NodeId ld : p.loads) loads += (loads.empty() ? "%" : ", %") + std::to_string(ld);
+    out += "software pipeline: loop %" + std::to_string(f) + " (" + where(g, f) + "), " + std::to_string(p.stages) +
+           " stages of {" + loads + "} (" + std::to_string(p.stage_bytes) + " bytes each), issued " +
+           std::to_string(p.stages - 1) + " iteration(s) ahead; full / empty mbarriers from " +
+           std::to_string(l.smem.ring_barriers.at(f)) + "\n";
   }
   out += "shared memory: " + std::to_string(l.smem.total_bytes) + " bytes\n";
   for (const SmemBuffer& b : l.smem.buffers)

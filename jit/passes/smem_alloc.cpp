@@ -81,7 +81,8 @@ int scratch_bytes_of(const ir::Graph& g, const Layout& layout, const SmemPlan& s
   }
 }
 
-SmemPlan allocate_shared(const ir::Graph& g, const GraphInfo& info, const Layout& layout, const TmaPlan& tma) {
+SmemPlan allocate_shared(const ir::Graph& g, const GraphInfo& info, const Layout& layout, const TmaPlan& tma,
+                         const MmaPlan& mma, const PipelinePlan& pipe) {
   SmemPlan plan;
   std::vector<NodeId> order;
   for (size_t i = 0; i < g.size(); ++i)
@@ -100,17 +101,35 @@ SmemPlan allocate_shared(const ir::Graph& g, const GraphInfo& info, const Layout
     const ir::Node& n = g.node(id);
     if (n.op == Op::DescLoad) {
       LoadPlan lp;
-      lp.buffer = add_buffer(id, tile_bytes(g, id, n.dtype), "tma.load");
-      lp.barrier = plan.num_barriers++;
+      const bool ring = pipe.loop_of.count(id) > 0;
+      lp.stages = ring ? pipe.loops.at(pipe.loop_of.at(id)).stages : 1;
+      lp.buffer = add_buffer(id, tile_bytes(g, id, n.dtype) * lp.stages, ring ? "tma.load ring" : "tma.load");
+      // A swizzled tile (a wgmma operand) starts on its swizzle's repeat: 8 rows of the swizzle width.
+      if (const int sw = tma.descriptors[static_cast<size_t>(tma.of.at(id))].swizzle; sw > 0)
+        plan.buffers[static_cast<size_t>(lp.buffer)].align = 8 * sw;
+      lp.barrier = ring ? -1 : plan.num_barriers++;  // a ring uses its loop's full / empty barriers
       lp.repeated = info.in_loop(id);
       plan.loads[id] = lp;
       plan.resident[id] = lp.buffer;
       root_load[id] = id;
+    } else if (mma.absorbed.count(id)) {  // a transpose wgmma reads in place (its transpose bit)
+      plan.resident[id] = plan.resident.at(g.operand(id, 0));
+      root_load[id] = root_load[g.operand(id, 0)];
     } else if (n.op == Op::Reshape && plan.resident.count(g.operand(id, 0)) &&
                layout.of[static_cast<size_t>(id)].kind == ValueLayout::Distributed) {
       plan.resident[id] = plan.resident[g.operand(id, 0)];
       root_load[id] = root_load[g.operand(id, 0)];
     }
+  }
+  plan.barrier_arrivals.assign(static_cast<size_t>(plan.num_barriers), 1);
+  for (NodeId id : order) {
+    auto it = pipe.loops.find(id);
+    if (it == pipe.loops.end()) continue;
+    const int first = plan.num_barriers;
+    plan.ring_barriers[id] = first;
+    plan.num_barriers += 2 * it->second.stages;
+    plan.barrier_arrivals.resize(static_cast<size_t>(first + it->second.stages), 1);  // full: the issuing thread
+    plan.barrier_arrivals.resize(static_cast<size_t>(plan.num_barriers), layout.threads / 32);  // empty: one per warp
   }
   // Register copies and readers of each tile.
   std::unordered_map<NodeId, bool> needs_regs;        // resident value -> some user wants registers

@@ -64,7 +64,7 @@ int decide(const ir::Graph& g, NodeId op) {
 
 }  // namespace
 
-TmaPlan collect_descriptors(const ir::Graph& g, const GraphInfo& info) {
+TmaPlan collect_descriptors(const ir::Graph& g, const GraphInfo& info, const MmaPlan* mma) {
   std::vector<NodeId> ops;
   for (size_t i = 0; i < g.size(); ++i)
     if (is_tma(g.node(static_cast<NodeId>(i)).op) && info.position[i] >= 0) ops.push_back(static_cast<NodeId>(i));
@@ -73,7 +73,7 @@ TmaPlan collect_descriptors(const ir::Graph& g, const GraphInfo& info) {
   });
 
   using Key = std::tuple<int, int, NodeId, std::vector<int>, int, std::array<int32_t, ir::kMaxRank>,
-                         std::array<int32_t, ir::kMaxRank>, int>;
+                         std::array<int32_t, ir::kMaxRank>, int, int>;
   std::map<Key, int> index;
   TmaPlan plan;
   int next_table = 0;
@@ -99,8 +99,11 @@ TmaPlan collect_descriptors(const ir::Graph& g, const GraphInfo& info) {
     // Views are identified by the tensor node (its fields are values of this program);
     // parameters and arrays by the parameter and the merge groups.
     const bool by_node = s.kind == TensorSource::View;
+    int swizzle = 0;
+    if (mma)
+      if (auto sw = mma->swizzle.find(op); sw != mma->swizzle.end()) swizzle = sw->second;
     const Key key{static_cast<int>(kind), s.param, by_node ? tensor : ir::kNoNode, s.groups,
-                  static_cast<int>(n.dtype), a.box, a.estride, a.fill};
+                  static_cast<int>(n.dtype), a.box, a.estride, a.fill, swizzle};
     auto [it, fresh] = index.emplace(key, static_cast<int>(plan.descriptors.size()));
     if (fresh) {
       Descriptor d;
@@ -115,7 +118,15 @@ TmaPlan collect_descriptors(const ir::Graph& g, const GraphInfo& info) {
       d.estride = a.estride;
       // A box over the hardware's 256 is issued as several operations of the piece box.
       std::vector<int64_t> box(a.box.begin(), a.box.begin() + a.rank), est(a.estride.begin(), a.estride.begin() + a.rank);
-      if (auto split = tma::split_box(n.dtype, box, est)) {
+      d.swizzle = swizzle;
+      if (swizzle > 0) {
+        // A wgmma operand: pieces as wide as the swizzle along the inner dimension (layout::OperandTile).
+        const int inner = a.rank - 1;
+        const int32_t piece = swizzle / ir::size_of(n.dtype);
+        d.split_dim = inner;
+        d.pieces = a.box[static_cast<size_t>(inner)] / piece;
+        d.box[static_cast<size_t>(inner)] = piece;
+      } else if (auto split = tma::split_box(n.dtype, box, est)) {
         d.split_dim = split->dim;
         d.pieces = static_cast<int>(split->pieces);
         d.box[static_cast<size_t>(split->dim)] = static_cast<int32_t>(split->piece);

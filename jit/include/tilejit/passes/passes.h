@@ -7,8 +7,8 @@
 // (TILEJIT_DUMP=ir). Order:
 //
 //   verify -> canonicalize -> hoist_invariants -> eliminate_dead_code -> plan_tma
-//          -> insert_layout_conversions -> assign_layout -> analyze_axes -> allocate_shared
-//          -> check_register_budget -> plan_arguments
+//          -> insert_layout_conversions -> plan_mma -> (descriptors) -> plan_pipeline -> assign_layout
+//          -> analyze_axes -> allocate_shared -> check_register_budget -> plan_arguments
 #pragma once
 
 #include <array>
@@ -23,6 +23,7 @@
 #include "tilejit/codegen/codegen.h"
 #include "tilejit/ir/ir.h"
 #include "tilejit/layout/layout.h"
+#include "tilejit/layout/mma.h"
 
 namespace tilejit::passes {
 
@@ -63,6 +64,38 @@ ir::Graph hoist_invariants(const ir::Graph& g);
 /// Removes pure nodes whose value is never used.
 ir::Graph eliminate_dead_code(const ir::Graph& g);
 
+// ---- tensor cores ------------------------------------------------------------------
+
+/// One operand of a dot on tensor cores: the TMA tile it reads in place in shared memory.
+struct MmaOperand {
+  NodeId load = ir::kNoNode;     ///< the DescLoad whose buffer holds the tile
+  NodeId permute = ir::kNoNode;  ///< the transpose between the tile and the dot, if any (absorbed: never emitted)
+  bool mn_major = false;         ///< the tile's inner dimension is M (for a) or N (for b): wgmma's transpose bit
+  layout::OperandTile tile;      ///< how TMA lays the tile out (swizzle, pieces)
+};
+
+/// A dot lowered to wgmma.mma_async.
+struct MmaDot {
+  layout::MmaTiling tiling;
+  MmaOperand a, b;
+  ir::DType in = ir::DType::bf16, acc = ir::DType::f32;
+  /// The PTX instruction without its operands, e.g. "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16".
+  std::string instruction() const;
+};
+
+struct MmaPlan {
+  std::unordered_map<NodeId, MmaDot> dots;     ///< Dot -> its wgmma lowering
+  std::unordered_map<NodeId, int> swizzle;     ///< DescLoad -> swizzle bytes of its tile (wgmma operands only)
+  std::unordered_set<NodeId> absorbed;         ///< Permute nodes read in place by wgmma (not emitted)
+  std::vector<std::pair<NodeId, std::string>> cuda_cores;  ///< dots left on CUDA cores, and why
+};
+
+/// Decides which dots run on tensor cores: both operands are 2-D TMA tiles (or transposes of them)
+/// that nothing but such dots reads, of a type wgmma takes (bf16, f16, fp8 with f32 accumulators;
+/// i8 with i32), with a tiling over the program's warpgroups (layout::tile_mma), K-major where the
+/// type requires it (fp8, i8). Every other dot stays on CUDA cores, with the reason.
+MmaPlan plan_mma(const ir::Graph& g, const GraphInfo& info, int warps);
+
 // ---- TMA planning ---------------------------------------------------------------
 
 /// Where a descriptor lives.
@@ -87,6 +120,9 @@ struct Descriptor {
   int fill = 0;
   int split_dim = -1;            ///< a user box over 256 is issued as `pieces` operations along this dimension
   int pieces = 1;                ///< (tma::split_box), into consecutive parts of one shared-memory tile
+  int swizzle = 0;               ///< bytes (0, 32, 64, 128): a wgmma operand tile, cut along its inner dimension into pieces this wide
+  /// The swizzle as CUtensorMapSwizzle / tensormap.replace codes it: 0 none, 1 32B, 2 64B, 3 128B.
+  int swizzle_code() const { return swizzle == 32 ? 1 : swizzle == 64 ? 2 : swizzle == 128 ? 3 : 0; }
   int slot = -1;                 ///< Host/Array: index in LaunchPlan::descriptors; Device: workspace slot
   NodeId first_use = ir::kNoNode;
   NodeId build_at = ir::kNoNode; ///< Device: the node after which it is built; kNoNode: kernel start
@@ -108,8 +144,9 @@ struct TmaPlan {
 /// with the descriptors of that graph. Throws UserError for impossible requests.
 ir::Graph plan_tma(const ir::Graph& g, TmaPlan& plan);
 
-/// The plan of a graph whose placements are already decided (what plan_tma fills).
-TmaPlan collect_descriptors(const ir::Graph& g, const GraphInfo& info);
+/// The plan of a graph whose placements are already decided (what plan_tma fills); the tiles of
+/// wgmma operands (`mma`, optional) get their swizzle and are cut into pieces as wide as it.
+TmaPlan collect_descriptors(const ir::Graph& g, const GraphInfo& info, const MmaPlan* mma = nullptr);
 
 // ---- register layout -------------------------------------------------------------
 
@@ -195,6 +232,30 @@ std::vector<AxisInfo> analyze_axes(const ir::Graph& g, const GraphInfo& info, co
 int vector_width(const ir::Graph& g, const Layout& layout, const std::vector<AxisInfo>& axes,
                  const codegen::Specialization& spec, NodeId id);
 
+// ---- software pipelining -----------------------------------------------------------
+
+/// A K loop whose TMA loads are issued `stages - 1` iterations ahead of their use, into a ring of
+/// `stages` buffers per load with a "full" mbarrier per stage (the loads landed) and an "empty" one
+/// (every warp's wgmma has finished reading it).
+struct PipelinedLoop {
+  int stages = 2;
+  std::vector<NodeId> loads;          ///< DescLoads of the body, in program order, issued ahead
+  std::vector<NodeId> address_nodes;  ///< body nodes their coordinates need (pure scalars), in program order
+  NodeId dot = ir::kNoNode;           ///< the body's wgmma dot: its wait releases the previous stage
+  int64_t stage_bytes = 0;            ///< bytes every stage's loads bring (the full barrier's transaction count)
+};
+
+struct PipelinePlan {
+  std::unordered_map<NodeId, PipelinedLoop> loops;  ///< For -> its pipeline
+  std::unordered_map<NodeId, NodeId> loop_of;       ///< pipelined DescLoad -> its For
+};
+
+/// Pipelines every For loop (with num_stages >= 2) whose body holds exactly one tensor-core dot (mma),
+/// accumulating in place into a loop-carried value, whose TMA loads directly in the body are read only
+/// by that dot, and whose load coordinates depend only on the loop index and values from outside the
+/// loop (through pure scalar arithmetic); their descriptors must not be rebuilt in the loop.
+PipelinePlan plan_pipeline(const ir::Graph& g, const GraphInfo& info, const MmaPlan& mma, const TmaPlan& tma, int stages);
+
 // ---- shared memory ---------------------------------------------------------------
 
 /// How a DescLoad's tile is consumed.
@@ -205,6 +266,7 @@ struct LoadPlan {
   bool all_threads_wait = false;  ///< false: only the issuing thread waits (the tile is only stored back)
   bool repeated = false;       ///< inside a loop: the buffer is refilled, the phase bit flips per use
   bool read_by_tma_store = false;  ///< a TMA store reads the buffer (direct or in place)
+  int stages = 1;              ///< pipelined: the buffer holds this many tiles, one per stage
 };
 
 /// How a DescStore gets its tile into shared memory.
@@ -239,12 +301,17 @@ struct SmemPlan {
   std::unordered_map<NodeId, StorePlan> stores;
   std::unordered_map<NodeId, int> resident;  ///< values readable in place from a buffer: node -> buffer
   std::unordered_set<NodeId> register_copies;  ///< resident values whose elements are also copied to registers
+  std::unordered_map<NodeId, int> ring_barriers;  ///< pipelined For -> its first mbarrier: full[s] = first + s, empty[s] = first + stages + s
+  std::vector<int> barrier_arrivals;           ///< per mbarrier: the arrivals that complete a phase
 };
 
 /// Allocates TMA tile buffers (128-byte aligned), mbarriers (8-byte aligned),
 /// the scratch arena and the descriptor staging area, and chooses how every
 /// TMA load and store uses them. Throws UserError when the total exceeds 227 KiB.
-SmemPlan allocate_shared(const ir::Graph& g, const GraphInfo& info, const Layout& layout, const TmaPlan& tma);
+/// The transposes of tiles that tensor-core dots read (`mma.absorbed`) are resident too; the loads of
+/// pipelined loops get a ring of `stages` tiles and the loop its full / empty barriers.
+SmemPlan allocate_shared(const ir::Graph& g, const GraphInfo& info, const Layout& layout, const TmaPlan& tma,
+                         const MmaPlan& mma, const PipelinePlan& pipe);
 
 /// Bytes of the scratch arena op `id` needs (0 when it exchanges no data).
 int scratch_bytes_of(const ir::Graph& g, const Layout& layout, const SmemPlan& smem, NodeId id);
@@ -284,6 +351,8 @@ struct Lowered {
   ir::Graph graph;
   GraphInfo info;
   TmaPlan tma;
+  MmaPlan mma;
+  PipelinePlan pipe;
   Layout layout;
   SmemPlan smem;
   ArgumentPlan args;

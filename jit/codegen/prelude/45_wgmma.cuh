@@ -1,0 +1,39 @@
+// Tensor-core (wgmma) helpers: the warpgroup fence / commit / wait, register fences for accumulators, and
+// the shared-memory matrix descriptor. The instructions themselves (one per shape and type, with N/2
+// accumulator registers as operands) are printed into each kernel that uses them.
+namespace tj {
+
+/// Orders earlier register and shared-memory writes before the wgmma instructions that follow.
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+
+/// Closes the group of wgmma instructions issued since the last commit.
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+
+/// Waits until at most N committed groups of this warpgroup are still running.
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+
+/// Keeps the compiler from moving reads or writes of accumulator registers across a fence or wait
+/// (the registers are written asynchronously by the tensor cores between issue and wait).
+template <int N>
+__device__ __forceinline__ void fence_registers(float* r) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(r[i])::"memory");
+}
+template <int N>
+__device__ __forceinline__ void fence_registers(int* r) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+r"(r[i])::"memory");
+}
+
+/// The 64-bit wgmma matrix descriptor of an operand at shared address `addr`: leading and stride
+/// byte offsets (multiples of 16) and the swizzle mode (1: 128 B, 2: 64 B, 3: 32 B); base offset 0,
+/// so the operand's swizzle repeat starts on a 1024 / 512 / 256-byte boundary.
+__device__ __forceinline__ unsigned long long wgmma_desc(unsigned addr, unsigned lbo, unsigned sbo, unsigned mode) {
+  return static_cast<unsigned long long>((addr & 0x3FFFFu) >> 4) | (static_cast<unsigned long long>(lbo >> 4) << 16) |
+         (static_cast<unsigned long long>(sbo >> 4) << 32) | (static_cast<unsigned long long>(mode) << 62);
+}
+
+}  // namespace tj

@@ -1,0 +1,196 @@
+// Tensor-core planning: which dots lower to wgmma, their tiling over warpgroups, and their operand tiles.
+#include <algorithm>
+
+#include "tilejit/error.h"
+#include "tilejit/passes/passes.h"
+
+namespace tilejit::passes {
+
+using ir::DType;
+using ir::Op;
+
+namespace {
+
+const char* ptx_type(DType t) {
+  switch (t) {
+    case DType::bf16: return "bf16";
+    case DType::f16: return "f16";
+    case DType::f32: return "f32";
+    case DType::f8e4m3: return "e4m3";
+    case DType::f8e5m2: return "e5m2";
+    case DType::i8: return "s8";
+    case DType::u8: return "u8";
+    case DType::i32: return "s32";
+    default: return "?";
+  }
+}
+
+bool sixteen_bit(DType t) { return t == DType::bf16 || t == DType::f16; }
+
+/// The accumulator type wgmma gives for operands of type `in`.
+bool accumulator_ok(DType in, DType acc) {
+  if (in == DType::i8 || in == DType::u8) return acc == DType::i32;
+  return acc == DType::f32;
+}
+
+class Planner {
+ public:
+  Planner(const ir::Graph& g, const GraphInfo& info, int warps) : g_(g), info_(info), warps_(warps) {}
+
+  MmaPlan run() {
+    std::vector<NodeId> dots;
+    for (size_t i = 0; i < g_.size(); ++i)
+      if (g_.node(static_cast<NodeId>(i)).op == Op::Dot && info_.position[i] >= 0) dots.push_back(static_cast<NodeId>(i));
+    std::sort(dots.begin(), dots.end(), [&](NodeId a, NodeId b) {
+      return info_.position[static_cast<size_t>(a)] < info_.position[static_cast<size_t>(b)];
+    });
+    // Candidates on their own merits, then drop those whose tiles something else reads, until stable.
+    std::unordered_map<NodeId, MmaDot> cand;
+    std::unordered_map<NodeId, std::string> why;
+    for (NodeId d : dots) {
+      std::string reason;
+      if (auto m = consider(d, reason)) cand.emplace(d, *m);
+      else why[d] = reason;
+    }
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (auto it = cand.begin(); it != cand.end();) {
+        std::string reason;
+        if (private_tile(it->second.a, cand, reason) && private_tile(it->second.b, cand, reason)) {
+          ++it;
+          continue;
+        }
+        why[it->first] = reason;
+        it = cand.erase(it);
+        changed = true;
+      }
+    }
+    MmaPlan plan;
+    for (NodeId d : dots) {
+      auto it = cand.find(d);
+      if (it == cand.end()) {
+        plan.cuda_cores.emplace_back(d, why[d]);
+        continue;
+      }
+      for (const MmaOperand* o : {&it->second.a, &it->second.b}) {
+        plan.swizzle[o->load] = o->tile.swizzle;
+        if (o->permute != ir::kNoNode) plan.absorbed.insert(o->permute);
+      }
+      plan.dots.emplace(d, it->second);
+    }
+    return plan;
+  }
+
+ private:
+  /// The operand `v` of a dot as a tile: a DescLoad, or a transpose of one. `k_inner`: the tile must
+  /// have K innermost to be K-major (true for a as [M, K], false for b as [K, N]).
+  bool operand(NodeId v, bool k_is_first_dim_of_value, DType t, MmaOperand& o, std::string& reason) const {
+    NodeId src = v;
+    bool transposed = false;
+    if (g_.node(v).op == Op::Permute) {
+      src = g_.operand(v, 0);
+      transposed = true;
+      o.permute = v;
+    }
+    const ir::Node& n = g_.node(src);
+    if (n.op != Op::DescLoad) {
+      reason = "an operand is not a TMA tile (descriptor_load, or its .trans())";
+      return false;
+    }
+    if (n.shape.rank != 2) {
+      reason = "an operand tile has rank " + std::to_string(n.shape.rank) + ", not 2";
+      return false;
+    }
+    const ir::TmaAttrs at = ir::tma_attrs(g_, src);
+    if (at.estride[0] != 1 || at.estride[1] != 1) {
+      reason = "an operand tile has element strides";
+      return false;
+    }
+    if (n.shape.dims[0] > 256 || n.shape.dims[1] > 256) {
+      reason = "an operand tile " + n.shape.str() + " has a dimension over TMA's 256";
+      return false;
+    }
+    o.load = src;
+    // The value's dimension order is [rows, inner] of the tile unless transposed.
+    const bool k_is_tile_row = transposed ? !k_is_first_dim_of_value : k_is_first_dim_of_value;
+    o.mn_major = k_is_tile_row;
+    if (o.mn_major && !sixteen_bit(t)) {
+      reason = std::string(ptx_type(t)) + " operands must be K-major for wgmma (load b as [N, K] and use .trans())";
+      return false;
+    }
+    o.tile.rows = n.shape.dims[0];
+    o.tile.inner = n.shape.dims[1];
+    o.tile.elem_bytes = ir::size_of(t);
+    o.tile.swizzle = layout::operand_swizzle(o.tile.inner * o.tile.elem_bytes);
+    if (o.tile.swizzle == 0) {
+      reason = "an operand tile's inner dimension (" + std::to_string(o.tile.inner * o.tile.elem_bytes) +
+               " bytes) is not a multiple of 32 bytes";
+      return false;
+    }
+    return true;
+  }
+
+  std::optional<MmaDot> consider(NodeId d, std::string& reason) const {
+    const NodeId a = g_.operand(d, 0), b = g_.operand(d, 1);
+    MmaDot m;
+    m.in = g_.node(a).dtype;
+    m.acc = g_.node(d).dtype;
+    if (g_.node(b).dtype != m.in) {
+      reason = "the operands' types differ";
+      return std::nullopt;
+    }
+    if (m.in == DType::f32) {
+      reason = "f32 operands (tf32 tensor cores are not chosen for f32 dots)";
+      return std::nullopt;
+    }
+    if (layout::wgmma_k(m.in) == 0 || !accumulator_ok(m.in, m.acc)) {
+      const std::string in(ir::name_of(m.in)), acc(ir::name_of(m.acc));
+      reason = in + " x " + in + " -> " + acc + " has no wgmma instruction";
+      return std::nullopt;
+    }
+    const ir::Shape& sa = g_.node(a).shape;
+    const ir::Shape& sb = g_.node(b).shape;
+    auto t = layout::tile_mma(sa.dims[0], sb.dims[1], sa.dims[1], m.in, warps_, &reason);
+    if (!t) return std::nullopt;
+    m.tiling = *t;
+    if (!operand(a, false, m.in, m.a, reason) || !operand(b, true, m.in, m.b, reason)) return std::nullopt;
+    // Every instruction's first M/N index must start a swizzle piece of an MN-major tile.
+    auto aligned = [](const MmaOperand& o, int64_t step) { return !o.mn_major || step % o.tile.piece_elems() == 0; };
+    if (!aligned(m.a, 64) || !aligned(m.b, m.tiling.instr_n) || (m.tiling.warpgroups_n > 1 && !aligned(m.b, m.tiling.wg_cols()))) {
+      reason = "an M/N-major operand's instructions would start inside a swizzle piece";
+      return std::nullopt;
+    }
+    return m;
+  }
+
+  /// True when every reader of the operand's tile (and of its transpose) is a candidate dot.
+  bool private_tile(const MmaOperand& o, const std::unordered_map<NodeId, MmaDot>& cand, std::string& reason) const {
+    auto only_dots = [&](NodeId v) {
+      for (NodeId u : info_.users[static_cast<size_t>(v)]) {
+        if (u == o.permute) continue;
+        const auto it = cand.find(u);
+        if (it == cand.end()) return false;
+        if (g_.operand(u, 2) == v) return false;  // used as an accumulator
+      }
+      return true;
+    };
+    if (only_dots(o.load) && (o.permute == ir::kNoNode || only_dots(o.permute))) return true;
+    reason = "an operand tile is also read by something other than a tensor-core dot";
+    return false;
+  }
+
+  const ir::Graph& g_;
+  const GraphInfo& info_;
+  int warps_;
+};
+
+}  // namespace
+
+std::string MmaDot::instruction() const {
+  return "wgmma.mma_async.sync.aligned.m64n" + std::to_string(tiling.instr_n) + "k" + std::to_string(tiling.instr_k) +
+         "." + ptx_type(acc) + "." + ptx_type(in) + "." + ptx_type(in);
+}
+
+MmaPlan plan_mma(const ir::Graph& g, const GraphInfo& info, int warps) { return Planner(g, info, warps).run(); }
+
+}  // namespace tilejit::passes

@@ -1,0 +1,94 @@
+// Software pipelining of K loops: which TMA loads are issued ahead of their use, and what their coordinates need.
+#include <algorithm>
+#include <functional>
+#include <set>
+
+#include "passes/tensor_source.h"
+#include "tilejit/passes/passes.h"
+
+namespace tilejit::passes {
+
+using ir::Op;
+
+namespace {
+
+/// True when `id` lies in the body of loop `f` (directly or nested).
+bool inside(const GraphInfo& info, const ir::Graph& g, NodeId id, NodeId f) {
+  for (NodeId l = info.loop[static_cast<size_t>(id)]; l != ir::kNoNode; l = info.loop[static_cast<size_t>(l)])
+    if (l == f) return true;
+  (void)g;
+  return false;
+}
+
+std::optional<PipelinedLoop> consider(const ir::Graph& g, const GraphInfo& info, const MmaPlan& mma, const TmaPlan& tma,
+                                      NodeId f, int stages) {
+  const auto body = static_cast<uint32_t>(g.int_at(f, 0));
+  const auto& nodes = g.region(body).nodes;
+  PipelinedLoop p;
+  p.stages = stages;
+  for (NodeId id : nodes) {
+    if (g.node(id).op == Op::Dot && mma.dots.count(id)) {
+      if (p.dot != ir::kNoNode) return std::nullopt;  // one product per iteration
+      p.dot = id;
+    }
+    if (g.node(id).op == Op::DescLoad) p.loads.push_back(id);
+  }
+  if (p.dot == ir::kNoNode || p.loads.empty()) return std::nullopt;
+  // No other tensor-core product anywhere in the loop (its wait would not be ordered with the ring).
+  for (const auto& [d, m] : mma.dots)
+    if (d != p.dot && inside(info, g, d, f)) return std::nullopt;
+  // In place: the accumulator is a loop-carried value read only by the dot, and the dot's result is only yielded.
+  const NodeId acc = g.operand(p.dot, 2);
+  const NodeId yield = nodes.back();
+  if (g.node(acc).op != Op::LoopArg || g.operand(acc, 0) != f || info.users[static_cast<size_t>(acc)].size() != 1)
+    return std::nullopt;
+  for (NodeId u : info.users[static_cast<size_t>(p.dot)])
+    if (u != yield) return std::nullopt;
+  const MmaDot& m = mma.dots.at(p.dot);
+  std::set<NodeId> address;
+  std::function<bool(NodeId)> computable = [&](NodeId v) -> bool {
+    const ir::Node& n = g.node(v);
+    if (!inside(info, g, v, f)) return true;       // defined before the loop
+    if (n.op == Op::LoopIndex) return true;
+    if (n.region != body || n.shape.numel() != 1 || ir::kind_of(n.op) != ir::OpKind::Pure) return false;
+    if (n.op == Op::LoopResult || n.op == Op::IfResult) return false;
+    for (NodeId o : g.operands(v))
+      if (!computable(o)) return false;
+    address.insert(v);
+    return true;
+  };
+  for (NodeId l : p.loads) {
+    // Read only by the dot (directly or through the transpose it absorbs).
+    if (l != m.a.load && l != m.b.load) return std::nullopt;
+    const Descriptor& d = tma.descriptors[static_cast<size_t>(tma.of.at(l))];
+    if (d.kind == DescKind::Device && d.rebuilt_in_loop) return std::nullopt;
+    if (d.kind == DescKind::Array) {
+      const auto s = detail::resolve_tensor(g, g.operand(l, 0));
+      if (!computable(g.operand(s.array_elem, 1))) return std::nullopt;
+    }
+    for (size_t k = 1; k < g.operands(l).size(); ++k)
+      if (!computable(g.operand(l, static_cast<int>(k)))) return std::nullopt;
+    p.stage_bytes += g.node(l).shape.numel() * ir::size_of(g.node(l).dtype);
+  }
+  for (NodeId id : nodes)
+    if (address.count(id)) p.address_nodes.push_back(id);
+  return p;
+}
+
+}  // namespace
+
+PipelinePlan plan_pipeline(const ir::Graph& g, const GraphInfo& info, const MmaPlan& mma, const TmaPlan& tma, int stages) {
+  PipelinePlan plan;
+  if (stages < 2) return plan;
+  for (size_t i = 0; i < g.size(); ++i) {
+    const auto f = static_cast<NodeId>(i);
+    if (g.node(f).op != Op::For || info.position[i] < 0) continue;
+    if (auto p = consider(g, info, mma, tma, f, stages)) {
+      for (NodeId l : p->loads) plan.loop_of[l] = f;
+      plan.loops.emplace(f, std::move(*p));
+    }
+  }
+  return plan;
+}
+
+}  // namespace tilejit::passes
