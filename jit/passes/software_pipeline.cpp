@@ -13,10 +13,9 @@ using ir::Op;
 namespace {
 
 /// True when `id` lies in the body of loop `f` (directly or nested).
-bool inside(const GraphInfo& info, const ir::Graph& g, NodeId id, NodeId f) {
+bool inside(const GraphInfo& info, NodeId id, NodeId f) {
   for (NodeId l = info.loop[static_cast<size_t>(id)]; l != ir::kNoNode; l = info.loop[static_cast<size_t>(l)])
     if (l == f) return true;
-  (void)g;
   return false;
 }
 
@@ -36,7 +35,7 @@ std::optional<PipelinedLoop> consider(const ir::Graph& g, const GraphInfo& info,
   if (p.dot == ir::kNoNode || p.loads.empty()) return std::nullopt;
   // No other tensor-core product anywhere in the loop (its wait would not be ordered with the ring).
   for (const auto& [d, m] : mma.dots)
-    if (d != p.dot && inside(info, g, d, f)) return std::nullopt;
+    if (d != p.dot && inside(info, d, f)) return std::nullopt;
   // In place: the accumulator is a loop-carried value read only by the dot, and the dot's result is only yielded.
   const NodeId acc = g.operand(p.dot, 2);
   const NodeId yield = nodes.back();
@@ -48,7 +47,7 @@ std::optional<PipelinedLoop> consider(const ir::Graph& g, const GraphInfo& info,
   std::set<NodeId> address;
   std::function<bool(NodeId)> computable = [&](NodeId v) -> bool {
     const ir::Node& n = g.node(v);
-    if (!inside(info, g, v, f)) return true;       // defined before the loop
+    if (!inside(info, v, f)) return true;       // defined before the loop
     if (n.op == Op::LoopIndex) return true;
     if (n.region != body || n.shape.numel() != 1 || ir::kind_of(n.op) != ir::OpKind::Pure) return false;
     if (n.op == Op::LoopResult || n.op == Op::IfResult) return false;
