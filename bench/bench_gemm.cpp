@@ -3,7 +3,9 @@
 // Prints one JSON line per (shape, configuration) tried, in TFLOP/s, and checks 256 entries of the best
 // configuration's C against a double-precision reference (relative error of the bf16 result).
 // bench/peers.py --gemm times torch.matmul (cuBLAS) and a Triton TMA matmul on the same shapes.
+#include <array>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <vector>
 
@@ -30,19 +32,29 @@ auto gemm_kernel() {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  // bench_gemm [M N K [BM BN BK num_warps num_stages]]: one shape (and one configuration), e.g. under a profiler.
+  if (argc != 1 && argc != 4 && argc != 9) {
+    std::fprintf(stderr, "usage: bench_gemm [M N K [BM BN BK num_warps num_stages]]\n");
+    return 2;
+  }
+  std::vector<int64_t> arg;
+  for (int i = 1; i < argc; ++i) arg.push_back(std::atoll(argv[i]));
   if (!tilejit::has_gpu()) {
     std::printf("bench_gemm: no GPU (%s); nothing to measure\n", tilejit::driver_error().c_str());
     return 0;
   }
   auto gemm = gemm_kernel();
-  const std::vector<Config> configs = {
+  std::vector<Config> configs = {
       Config({{"BM", 128}, {"BN", 256}, {"BK", 64}}, 8, 3), Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 8, 4),
       Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 4, 4), Config({{"BM", 128}, {"BN", 256}, {"BK", 64}}, 8, 2),
       Config({{"BM", 64}, {"BN", 256}, {"BK", 64}}, 4, 4),  Config({{"BM", 256}, {"BN", 128}, {"BK", 64}}, 8, 3),
   };
+  if (arg.size() == 8)
+    configs = {Config({{"BM", arg[3]}, {"BN", arg[4]}, {"BK", arg[5]}}, static_cast<int>(arg[6]), static_cast<int>(arg[7]))};
   bool ok = true;
-  const int64_t shapes[][3] = {{4096, 4096, 4096}, {8192, 8192, 8192}, {4000, 3000, 2000}, {1024, 8192, 8192}};
+  std::vector<std::array<int64_t, 3>> shapes = {{4096, 4096, 4096}, {8192, 8192, 8192}, {4000, 3000, 2000}, {1024, 8192, 8192}};
+  if (!arg.empty()) shapes = {{arg[0], arg[1], arg[2]}};
   for (const auto& s : shapes) {
     const int64_t M = s[0], N = s[1], K = s[2];
     std::vector<tilejit::bfloat16> ha(static_cast<size_t>(M * K)), hb(static_cast<size_t>(K * N));

@@ -227,6 +227,10 @@ CacheEntry binary_for(const KernelBase& k, const codegen::GeneratedKernel& gen, 
     logger().warn("kernel '{}' ({}) spills {} bytes of registers to local memory and will run slowly; more warps "
                   "(Config::warps) or smaller blocks keep it in registers",
                   k.name(), gen.entry, bin.spill_stores);
+  if (bin.wgmma_serialized)
+    logger().warn("kernel '{}' ({}): ptxas serialized its wgmma instructions; the matrix products run without "
+                  "overlap (ptxas log: {})",
+                  k.name(), gen.entry, bin.log);
   // An empty cubin means the driver gets PTX (an architecture NVRTC cannot build a cubin for).
   std::string ptx = bin.cubin.empty() ? std::move(bin.ptx_or_empty) : std::string();
   CacheEntry entry{std::move(bin.cubin), std::move(ptx), "kernel=" + k.name() + "\nentry=" + gen.entry + "\n"};

@@ -98,7 +98,7 @@ std::string describe(const Lowered& l) {
     for (NodeId ld : p.loads) loads += (loads.empty() ? "%" : ", %") + std::to_string(ld);
     out += "software pipeline: loop %" + std::to_string(f) + " (" + where(g, f) + "), " + std::to_string(p.stages) +
            " stages of {" + loads + "} (" + std::to_string(p.stage_bytes) + " bytes each), issued " +
-           std::to_string(p.stages - 1) + " iteration(s) ahead; full / empty mbarriers from " +
+           std::to_string(p.stages - 1) + " iteration(s) ahead; one mbarrier per stage from " +
            std::to_string(l.smem.ring_barriers.at(f)) + "\n";
   }
   out += "shared memory: " + std::to_string(l.smem.total_bytes) + " bytes\n";

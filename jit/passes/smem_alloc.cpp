@@ -121,15 +121,11 @@ SmemPlan allocate_shared(const ir::Graph& g, const GraphInfo& info, const Layout
       root_load[id] = root_load[g.operand(id, 0)];
     }
   }
-  plan.barrier_arrivals.assign(static_cast<size_t>(plan.num_barriers), 1);
   for (NodeId id : order) {
     auto it = pipe.loops.find(id);
     if (it == pipe.loops.end()) continue;
-    const int first = plan.num_barriers;
-    plan.ring_barriers[id] = first;
-    plan.num_barriers += 2 * it->second.stages;
-    plan.barrier_arrivals.resize(static_cast<size_t>(first + it->second.stages), 1);  // full: the issuing thread
-    plan.barrier_arrivals.resize(static_cast<size_t>(plan.num_barriers), layout.threads / 32);  // empty: one per warp
+    plan.ring_barriers[id] = plan.num_barriers;
+    plan.num_barriers += it->second.stages;
   }
   // Register copies and readers of each tile.
   std::unordered_map<NodeId, bool> needs_regs;        // resident value -> some user wants registers

@@ -59,6 +59,7 @@ TEST_CASE("every codegen test kernel compiles for sm_90a without local-memory sp
     CHECK(bin.registers * k.plan.threads <= 65536);  // one program fits in the register file
     CHECK(bin.spill_stores == 0);
     CHECK(bin.spill_loads == 0);
+    CHECK_FALSE(bin.wgmma_serialized);
     CHECK(bin.shared_static == 0);  // all shared memory is dynamic, sized by the launch plan
     CHECK(k.plan.shared_bytes <= tilejit::tma::kMaxSharedBytes);
     ++compiled;
@@ -152,8 +153,16 @@ TEST_CASE("ptxas resource lines are parsed") {
   CHECK(bin.spill_stores == 12);
   CHECK(bin.spill_loads == 16);
   CHECK(bin.shared_static == 1024);
+  CHECK_FALSE(bin.wgmma_serialized);
   CompiledBinary none;
   tilejit::parse_ptxas_report("", none);
   CHECK(none.registers == -1);
   CHECK(none.shared_static == -1);
+  CompiledBinary serialized;
+  tilejit::parse_ptxas_report(
+      "ptxas info    : (C7515) Potential Performance Loss: wgmma.mma_async instructions are serialized due to non "
+      "wgmma instructions defining accumulator registers of a wgmma between start and end of the pipeline stage in "
+      "the function 'k'\n",
+      serialized);
+  CHECK(serialized.wgmma_serialized);
 }

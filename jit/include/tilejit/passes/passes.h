@@ -235,8 +235,10 @@ int vector_width(const ir::Graph& g, const Layout& layout, const std::vector<Axi
 // ---- software pipelining -----------------------------------------------------------
 
 /// A K loop whose TMA loads are issued `stages - 1` iterations ahead of their use, into a ring of
-/// `stages` buffers per load with a "full" mbarrier per stage (the loads landed) and an "empty" one
-/// (every warp's wgmma has finished reading it).
+/// `stages` buffers per load with a "full" mbarrier per stage (the loads landed). A stage is refilled
+/// after a CTA barrier that follows every warpgroup's wait for its previous products (all of them
+/// are done reading it): cheaper than per-stage "empty" mbarriers, which cost 10-15% of a 128 x 256
+/// bf16 GEMM on an H100 in a single-thread-producer loop (measured).
 struct PipelinedLoop {
   int stages = 2;
   std::vector<NodeId> loads;          ///< DescLoads of the body, in program order, issued ahead
@@ -301,15 +303,14 @@ struct SmemPlan {
   std::unordered_map<NodeId, StorePlan> stores;
   std::unordered_map<NodeId, int> resident;  ///< values readable in place from a buffer: node -> buffer
   std::unordered_set<NodeId> register_copies;  ///< resident values whose elements are also copied to registers
-  std::unordered_map<NodeId, int> ring_barriers;  ///< pipelined For -> its first mbarrier: full[s] = first + s, empty[s] = first + stages + s
-  std::vector<int> barrier_arrivals;           ///< per mbarrier: the arrivals that complete a phase
+  std::unordered_map<NodeId, int> ring_barriers;  ///< pipelined For -> its first mbarrier: full[s] = first + s
 };
 
 /// Allocates TMA tile buffers (128-byte aligned), mbarriers (8-byte aligned),
 /// the scratch arena and the descriptor staging area, and chooses how every
 /// TMA load and store uses them. Throws UserError when the total exceeds 227 KiB.
 /// The transposes of tiles that tensor-core dots read (`mma.absorbed`) are resident too; the loads of
-/// pipelined loops get a ring of `stages` tiles and the loop its full / empty barriers.
+/// pipelined loops get a ring of `stages` tiles and the loop one "full" barrier per stage.
 SmemPlan allocate_shared(const ir::Graph& g, const GraphInfo& info, const Layout& layout, const TmaPlan& tma,
                          const MmaPlan& mma, const PipelinePlan& pipe);
 
