@@ -26,9 +26,9 @@ Lowered lower(const ir::Graph& g, const codegen::Options& options, const DumpHoo
   Lowered l{std::move(cur), {}, {}, {}, {}, {}, {}, {}, {}, options.spec};
   l.info = analyze(l.graph);
   l.mma = plan_mma(l.graph, l.info, threads / 32);
-  l.tma = collect_descriptors(l.graph, l.info, &l.mma);  // node ids changed
-  l.pipe = plan_pipeline(l.graph, l.info, l.mma, l.tma, l.graph.num_stages);
   l.layout = assign_layout(l.graph, l.info, threads);
+  l.tma = collect_descriptors(l.graph, l.info, &l.mma, &l.layout);  // node ids changed
+  l.pipe = plan_pipeline(l.graph, l.info, l.mma, l.tma, l.graph.num_stages);
   l.axes = analyze_axes(l.graph, l.info, l.spec);
   l.smem = allocate_shared(l.graph, l.info, l.layout, l.tma, l.mma, l.pipe);
   check_register_budget(l.graph, l.info, l.layout, l.smem);
@@ -68,7 +68,9 @@ std::string describe(const Lowered& l) {
     }
     line += ", " + std::string(ir::name_of(d.dtype)) + ", box " + dims(d.box, d.rank) + ", estride " +
             dims(d.estride, d.rank) + ", fill " + (d.fill ? "nan" : "zero");
-    if (d.swizzle > 0) line += ", " + std::to_string(d.swizzle) + "B swizzle (a wgmma operand)";
+    if (d.swizzle > 0)
+      line += ", " + std::to_string(d.swizzle) + "B swizzle (" +
+              (d.used_by_store ? "conflict-free writes of the stored tile" : "a wgmma operand") + ")";
     if (d.pieces > 1)
       line += ", " + std::to_string(d.pieces) + " operations per access along dimension " + std::to_string(d.split_dim) +
               " (the box is one piece of the tile)";

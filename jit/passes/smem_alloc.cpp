@@ -107,7 +107,7 @@ SmemPlan allocate_shared(const ir::Graph& g, const GraphInfo& info, const Layout
       // A swizzled tile (a wgmma operand) starts on its swizzle's repeat: 8 rows of the swizzle width.
       if (const int sw = tma.descriptors[static_cast<size_t>(tma.of.at(id))].swizzle; sw > 0)
         plan.buffers[static_cast<size_t>(lp.buffer)].align = 8 * sw;
-      lp.barrier = ring ? -1 : plan.num_barriers++;  // a ring uses its loop's full / empty barriers
+      lp.barrier = ring ? -1 : plan.num_barriers++;  // a ring uses its loop's barriers
       lp.repeated = info.in_loop(id);
       plan.loads[id] = lp;
       plan.resident[id] = lp.buffer;
@@ -164,6 +164,15 @@ SmemPlan allocate_shared(const ir::Graph& g, const GraphInfo& info, const Layout
     StorePlan sp;
     const NodeId v = g.operands(id).back();
     sp.repeated = info.in_loop(id);
+    // A swizzled store tile is written by the threads in its own buffer (collect_descriptors chose it).
+    const int swizzle = tma.descriptors[static_cast<size_t>(tma.of.at(id))].swizzle;
+    if (swizzle > 0) {
+      sp.mode = StorePlan::Staged;
+      sp.buffer = add_buffer(id, tile_bytes(g, v, n.dtype), "tma.store");
+      plan.buffers[static_cast<size_t>(sp.buffer)].align = 8 * swizzle;  // the swizzle's repeat
+      plan.stores[id] = sp;
+      continue;
+    }
     if (plan.resident.count(v)) {
       sp.mode = StorePlan::FromLoad;
       sp.load = root_load[v];

@@ -197,3 +197,37 @@ TEST_CASE("wgmma operand descriptors read exactly what TMA wrote, for every type
     }
   }
 }
+
+TEST_CASE("stores of wgmma accumulators are staged in swizzled tiles: conflict-free where row-major is not") {
+  for (auto [m, n, warps, bytes] : {std::tuple{128, 256, 8, 2}, {128, 128, 4, 2}, {64, 64, 4, 4}, {256, 128, 8, 4}, {64, 32, 4, 2}}) {
+    CAPTURE(m);
+    CAPTURE(n);
+    CAPTURE(bytes);
+    std::string why;
+    const auto t = tile_mma(m, n, 16, DType::bf16, warps, &why);
+    REQUIRE_MESSAGE(t, why);
+    const Layout l = wgmma_accumulator(*t, warps);
+    const int vec = l.vector_width();
+    const tilejit::ir::Shape shape{m, n};
+    auto worst = [&](int swizzle) {
+      int w = 1;
+      for (int r = 0; r < l.regs(); r += vec) w = std::max(w, bank_conflicts(l, SharedLayout{shape, bytes, swizzle, 0}, r, vec));
+      return w;
+    };
+    // Rows 8 apart in a row-major tile whose rows span a multiple of 128 bytes share their banks.
+    if (n * bytes % 128 == 0) CHECK(worst(0) >= 4);
+    const int s = staging_swizzle(l, bytes);
+    CHECK(s > 0);
+    CHECK(worst(s) == 1);
+    // The largest conflict-free swizzle: the fewest TMA operations (pieces) for the store.
+    for (int bigger : {128, 64})
+      if (bigger > s && n * bytes % bigger == 0) CHECK(worst(bigger) > 1);
+  }
+  // A blocked layout that writes whole rows with 16-byte vectors is conflict-free row-major: no swizzle.
+  CHECK(staging_swizzle(blocked(tilejit::ir::Shape{64, 128}, 4, 4), 4) == 0);
+  // Pieces: a 128B-swizzled tile of 256 bf16 columns stores column 64 at the start of the second piece.
+  const SharedLayout wide{tilejit::ir::Shape{128, 256}, 2, 128, 0};
+  CHECK(wide.offset({0, 64}) == 128 * 128);
+  CHECK(wide.offset({1, 64}) == 128 * 128 + 128 + 16);
+  CHECK(wide.offset({9, 70}) == 128 * 128 + 9 * 128 + (12 ^ (1 << 4)));
+}

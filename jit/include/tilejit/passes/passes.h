@@ -120,7 +120,7 @@ struct Descriptor {
   int fill = 0;
   int split_dim = -1;            ///< a user box over 256 is issued as `pieces` operations along this dimension
   int pieces = 1;                ///< (tma::split_box), into consecutive parts of one shared-memory tile
-  int swizzle = 0;               ///< bytes (0, 32, 64, 128): a wgmma operand tile, cut along its inner dimension into pieces this wide
+  int swizzle = 0;               ///< bytes (0, 32, 64, 128): a wgmma operand or swizzled store tile, cut along its inner dimension into pieces this wide
   /// The swizzle as CUtensorMapSwizzle / tensormap.replace codes it: 0 none, 1 32B, 2 64B, 3 128B.
   int swizzle_code() const { return swizzle == 32 ? 1 : swizzle == 64 ? 2 : swizzle == 128 ? 3 : 0; }
   int slot = -1;                 ///< Host/Array: index in LaunchPlan::descriptors; Device: workspace slot
@@ -144,9 +144,14 @@ struct TmaPlan {
 /// with the descriptors of that graph. Throws UserError for impossible requests.
 ir::Graph plan_tma(const ir::Graph& g, TmaPlan& plan);
 
+struct Layout;
+
 /// The plan of a graph whose placements are already decided (what plan_tma fills); the tiles of
-/// wgmma operands (`mma`, optional) get their swizzle and are cut into pieces as wide as it.
-TmaPlan collect_descriptors(const ir::Graph& g, const GraphInfo& info, const MmaPlan* mma = nullptr);
+/// wgmma operands (`mma`, optional) get their swizzle and are cut into pieces as wide as it, and so do
+/// stored tiles that threads write to shared memory with fewer bank conflicts under a swizzle
+/// (layout::staging_swizzle of the stored value's layout, when `layout` is given).
+TmaPlan collect_descriptors(const ir::Graph& g, const GraphInfo& info, const MmaPlan* mma = nullptr,
+                            const Layout* layout = nullptr);
 
 // ---- register layout -------------------------------------------------------------
 
