@@ -154,6 +154,7 @@ codegen::GeneratedKernel generate_for(const ir::Graph& g, const codegen::Special
   }
   if (gen.plan.workspace_bytes_per_program > 0)
     logger().info("{}: {} bytes of device-built descriptors per program", gen.entry, gen.plan.workspace_bytes_per_program);
+  for (const std::string& note : gen.notes) logger().info("kernel '{}' ({}): {}", g.kernel_name, gen.entry, note);
   return gen;
 }
 

@@ -282,6 +282,7 @@ GeneratedKernel generate(const ir::Graph& g, const Options& options) {
   detail::Emitter e(l, options, k.entry);
   e.run(k);
   k.plan = l.args.plan;
+  k.notes = passes::performance_notes(l);
   return k;
 }
 

@@ -50,6 +50,13 @@ std::string where(const ir::Graph& g, NodeId id) {
 }
 }  // namespace
 
+std::vector<std::string> performance_notes(const Lowered& l) {
+  std::vector<std::string> notes;
+  for (const auto& [id, why] : l.mma.cuda_cores)
+    notes.push_back("dot at " + where(l.graph, id) + " runs on CUDA cores, not tensor cores, because " + why);
+  return notes;
+}
+
 std::string describe(const Lowered& l) {
   const ir::Graph& g = l.graph;
   std::string out;

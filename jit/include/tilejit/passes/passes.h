@@ -373,4 +373,8 @@ Lowered lower(const ir::Graph& g, const codegen::Options& options, const DumpHoo
 /// Human-readable plan: one line per descriptor, the shared-memory map.
 std::string describe(const Lowered& l);
 
+/// What the user may want to change for speed, one sentence each, naming the source line: a dot left
+/// on CUDA cores (and why). The runtime logs them at info level when it generates the kernel.
+std::vector<std::string> performance_notes(const Lowered& l);
+
 }  // namespace tilejit::passes
