@@ -1,8 +1,9 @@
 // Matrix product benchmark on the GPU, through TMA tiles, a software-pipelined K loop and wgmma (the Triton
-// tutorial's matmul in tilejit), f32 accumulation, bf16 C:
-//   bf16: C = A ([M, K]) @ B ([K, N]), both row-major;
-//   fp8 e4m3: C = A ([M, K]) @ B^T with B stored [N, K] (K-major, as wgmma needs fp8 operands; torch._scaled_mm's
-//   layout).
+// tutorial's matmul in tilejit), f32 accumulation:
+//   bf16: C (bf16) = A ([M, K]) @ B ([K, N]), both row-major;
+//   fp8 e4m3: C (bf16) = A ([M, K]) @ B^T with B stored [N, K] (K-major, as wgmma needs fp8 operands;
+//   torch._scaled_mm's layout);
+//   tf32: C (f32) = A ([M, K], f32) @ B^T with B stored [N, K], f32 operands read as tf32 (dot's default precision).
 // Prints one JSON line per (type, shape, configuration) tried, in TFLOP/s, and checks 256 entries of the best
 // configuration's C against a double-precision reference (relative error of the bf16 result).
 // bench/peers.py --gemm times torch (cuBLAS: matmul, _scaled_mm) and a Triton TMA matmul on the same shapes.
@@ -47,12 +48,23 @@ auto gemm_e4m3() {
   });
 }
 
+auto gemm_tf32() {
+  return tilejit::kernel("gemm_tf32", [](Tensor<f32, 2> a, Tensor<f32, 2> b, Tensor<f32, 2> c, Block<"BM"> BM, Block<"BN"> BN,
+                                          Block<"BK"> BK) {
+    auto m = program_id(0) * BM, n = program_id(1) * BN;
+    auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
+      return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {n, k}, {BN, BK}).trans(), acc);
+    });
+    descriptor_store(c, {m, n}, acc);
+  });
+}
+
 Config cfg(int64_t bm, int64_t bn, int64_t bk, int warps, int stages) {
   return Config({{"BM", bm}, {"BN", bn}, {"BK", bk}}, warps, stages);
 }
 
 /// Runs every configuration on one shape, prints its TFLOP/s, checks the best one. `b_nk`: B is stored [N, K].
-template <class H, class T, class K>
+template <class H, class T, class OutH, class OutT, class K>
 bool run_shape(const char* dtype, const K& gemm, int64_t M, int64_t N, int64_t Kd, bool b_nk, const std::vector<Config>& configs) {
   std::vector<H> ha(static_cast<size_t>(M * Kd)), hb(static_cast<size_t>(Kd * N));
   uint32_t state = 777;
@@ -62,12 +74,12 @@ bool run_shape(const char* dtype, const K& gemm, int64_t M, int64_t N, int64_t K
   };
   for (auto& v : ha) v = next();
   for (auto& v : hb) v = next();
-  tilejit::DeviceBuffer da(ha.size() * sizeof(H)), db(hb.size() * sizeof(H)), dc(static_cast<size_t>(M * N) * 2);
+  tilejit::DeviceBuffer da(ha.size() * sizeof(H)), db(hb.size() * sizeof(H)), dc(static_cast<size_t>(M * N) * sizeof(OutH));
   da.upload(ha.data());
   db.upload(hb.data());
   tilejit::TensorView<T, 2> A(da.data(), {M, Kd});
   tilejit::TensorView<T, 2> B(db.data(), b_nk ? std::array<int64_t, 2>{N, Kd} : std::array<int64_t, 2>{Kd, N});
-  tilejit::TensorView<bf16, 2> C(dc.data(), {M, N});
+  tilejit::TensorView<OutT, 2> C(dc.data(), {M, N});
   const double flops = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(Kd);
   auto head = [&](const Config& c) {
     return std::string("{\"bench\": \"gemm\", \"dtype\": \"") + dtype + "\", \"impl\": \"tilejit\", \"m\": " + std::to_string(M) +
@@ -101,8 +113,8 @@ bool run_shape(const char* dtype, const K& gemm, int64_t M, int64_t N, int64_t K
   dc.fill_bytes(0);
   gemm.launch(nullptr, grid_of(best_c), best_c, A, B, C);
   tilejit::synchronize(nullptr);
-  std::vector<tilejit::bfloat16> hc(static_cast<size_t>(M * N));
-  dc.download(hc.data(), hc.size() * 2);
+  std::vector<OutH> hc(static_cast<size_t>(M * N));
+  dc.download(hc.data(), hc.size() * sizeof(OutH));
   double err2 = 0, ref2 = 0;
   for (int i = 0; i < 256; ++i) {
     const int64_t r = (i * 7919) % M, col = (i * 104729) % N;
@@ -116,7 +128,7 @@ bool run_shape(const char* dtype, const K& gemm, int64_t M, int64_t N, int64_t K
     ref2 += want * want;
   }
   const double rel = std::sqrt(err2 / ref2);
-  const bool good = rel < 1e-2;  // bf16 output rounding is 2^-9 relative
+  const bool good = rel < 1e-2;  // bf16 output rounding is 2^-9 relative, tf32 operands 2^-10
   std::string line = head(best_c);
   line.replace(line.find("\"tilejit\""), 9, "\"tilejit_best\"");
   std::printf("%s, \"ms\": %.4f, \"tflops\": %.1f, \"rel_err\": %.2e%s}\n", line.c_str(), best, flops / best / 1e9, rel,
@@ -129,12 +141,12 @@ bool run_shape(const char* dtype, const K& gemm, int64_t M, int64_t N, int64_t K
 
 int main(int argc, char** argv) {
   if (argc != 1 && argc != 2 && argc != 5 && argc != 10) {
-    std::fprintf(stderr, "usage: bench_gemm [bf16|e4m3 [M N K [BM BN BK num_warps num_stages]]]\n");
+    std::fprintf(stderr, "usage: bench_gemm [bf16|e4m3|tf32 [M N K [BM BN BK num_warps num_stages]]]\n");
     return 2;
   }
   const std::string only = argc > 1 ? argv[1] : "";
-  if (!only.empty() && only != "bf16" && only != "e4m3") {
-    std::fprintf(stderr, "bench_gemm: unknown type '%s' (bf16 or e4m3)\n", only.c_str());
+  if (!only.empty() && only != "bf16" && only != "e4m3" && only != "tf32") {
+    std::fprintf(stderr, "bench_gemm: unknown type '%s' (bf16, e4m3 or tf32)\n", only.c_str());
     return 2;
   }
   std::vector<int64_t> arg;
@@ -158,7 +170,7 @@ int main(int argc, char** argv) {
                {cfg(128, 256, 64, 8, 3), cfg(128, 128, 64, 8, 4), cfg(128, 128, 64, 4, 4), cfg(128, 256, 64, 8, 2),
                 cfg(64, 256, 64, 4, 4), cfg(256, 128, 64, 8, 3), cfg(64, 128, 64, 4, 6)},
                [&](int64_t M, int64_t N, int64_t K, const std::vector<Config>& c) {
-                 return run_shape<tilejit::bfloat16, bf16>("bf16", k, M, N, K, false, c);
+                 return run_shape<tilejit::bfloat16, bf16, tilejit::bfloat16, bf16>("bf16", k, M, N, K, false, c);
                });
   }
   if (only.empty() || only == "e4m3") {
@@ -166,7 +178,15 @@ int main(int argc, char** argv) {
     ok &= pick({{8192, 8192, 8192}, {4096, 4096, 4096}},
                {cfg(128, 256, 128, 8, 3), cfg(128, 128, 128, 8, 4), cfg(256, 128, 128, 8, 3), cfg(128, 128, 128, 4, 4)},
                [&](int64_t M, int64_t N, int64_t K, const std::vector<Config>& c) {
-                 return run_shape<tilejit::float8_e4m3, f8e4m3>("e4m3", k, M, N, K, true, c);
+                 return run_shape<tilejit::float8_e4m3, f8e4m3, tilejit::bfloat16, bf16>("e4m3", k, M, N, K, true, c);
+               });
+  }
+  if (only.empty() || only == "tf32") {
+    const auto k = gemm_tf32();
+    ok &= pick({{4096, 4096, 4096}},
+               {cfg(128, 128, 32, 8, 4), cfg(128, 128, 32, 4, 4), cfg(128, 256, 32, 8, 2), cfg(256, 128, 32, 8, 2)},
+               [&](int64_t M, int64_t N, int64_t K, const std::vector<Config>& c) {
+                 return run_shape<float, f32, float, f32>("tf32", k, M, N, K, true, c);
                });
   }
   return ok ? 0 : 1;

@@ -189,13 +189,13 @@ def matmul_tma(a_desc, b_desc, c_desc, K, BM: tl.constexpr, BN: tl.constexpr, BK
 
 @triton.jit
 def matmul_tma_nt(a_desc, b_desc, c_desc, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    """C = A @ B^T with B stored [N, K] (fp8): bench/bench_gemm.cpp's e4m3 kernel."""
+    """C = A @ B^T with B stored [N, K] (fp8, tf32): bench/bench_gemm.cpp's e4m3 and tf32 kernels."""
     m = tl.program_id(0) * BM
     n = tl.program_id(1) * BN
     acc = tl.zeros((BM, BN), dtype=tl.float32)
     for k in range(0, K, BK):
         acc = tl.dot(a_desc.load([m, k]), b_desc.load([n, k]).T, acc)
-    c_desc.store([m, n], acc.to(tl.bfloat16))
+    c_desc.store([m, n], acc.to(c_desc.dtype))
 
 
 # The shapes and configurations of bench/bench_gemm.cpp.
@@ -204,12 +204,14 @@ GEMM_SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (4000, 3000, 2000), (64, 
 GEMM_CONFIGS = [(128, 256, 64, 8, 3), (128, 128, 64, 8, 4), (128, 128, 64, 4, 4), (128, 256, 64, 8, 2), (64, 256, 64, 4, 4),
                 (256, 128, 64, 8, 3), (64, 128, 64, 4, 6)]
 FP8_SHAPES = [(8192, 8192, 8192), (4096, 4096, 4096)]
+TF32_SHAPES = [(4096, 4096, 4096)]
+TF32_CONFIGS = [(128, 128, 32, 8, 4), (128, 128, 32, 4, 4), (128, 256, 32, 8, 2), (256, 128, 32, 8, 2)]
 FP8_CONFIGS = [(128, 256, 128, 8, 3), (128, 128, 128, 8, 4), (256, 128, 128, 8, 3), (128, 128, 128, 4, 4)]
 
 
-def gemm_case(dtype, M, N, K, a, b, b_nk, peer, peer_name, configs):
-    """Times the library peer and the Triton TMA matmul per configuration on one shape; C is bf16."""
-    c = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+def gemm_case(dtype, M, N, K, a, b, b_nk, peer, peer_name, configs, c_dtype=torch.bfloat16):
+    """Times the library peer and the Triton TMA matmul per configuration on one shape."""
+    c = torch.empty(M, N, device="cuda", dtype=c_dtype)
     flops = 2.0 * M * N * K
     ref = a.double() @ (b.double().t() if b_nk else b.double())
 
@@ -256,6 +258,15 @@ def gemm_peers():
                   "torch_scaled_mm", FP8_CONFIGS)
         del a, b
         torch.cuda.empty_cache()
+    # tf32: f32 operands, B stored [N, K], f32 C; cuBLAS with TF32 allowed, Triton's tl.dot default (tf32).
+    torch.backends.cuda.matmul.allow_tf32 = True
+    for M, N, K in TF32_SHAPES:
+        a = torch.rand(M, K, device="cuda") * 2 - 1
+        b = torch.rand(N, K, device="cuda") * 2 - 1
+        gemm_case("tf32", M, N, K, a, b, True, lambda: torch.matmul(a, b.t()), "torch", TF32_CONFIGS, torch.float32)
+        del a, b
+        torch.cuda.empty_cache()
+    torch.backends.cuda.matmul.allow_tf32 = False
 
 
 def main():

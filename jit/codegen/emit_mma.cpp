@@ -180,8 +180,12 @@ void Emitter::emit_dot(NodeId id) {
   std::string step;
   if (ir::is_float(ta)) {
     const bool wide = ta == DType::f64;
-    const std::string prod = wide ? "__dmul_rn(" + ea + ", " + eb + ")"
-                                  : "__fmul_rn(" + cast(ea, ta, DType::f32) + ", " + cast(eb, ta, DType::f32) + ")";
+    // Precision::tf32 multiplies the operands as tensor cores read them (the interpreter does the same).
+    auto operand = [&](const std::string& e) {
+      const std::string v = cast(e, ta, DType::f32);
+      return ir::dot_precision(g_, id) == ir::DotPrecision::tf32 ? "tj::to_tf32(" + v + ")" : v;
+    };
+    const std::string prod = wide ? "__dmul_rn(" + ea + ", " + eb + ")" : "__fmul_rn(" + operand(ea) + ", " + operand(eb) + ")";
     if (tc == DType::f64) {
       step = "__dadd_rn(" + acc + ", " + (wide ? prod : "static_cast<double>(" + prod + ")") + ")";
     } else if (wide) {

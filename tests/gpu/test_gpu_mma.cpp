@@ -68,6 +68,11 @@ TEST_CASE("gpu: wgmma dots match the interpreter") {
       SUBCASE(name("bf16 nn", s[0], s[1], s[2], t).c_str()) { check<bf16, f32, false>(s[0], s[1], s[2], t, 1e-4, -2, 2); }
       SUBCASE(name("f16 nt", s[0], s[1], s[2], t).c_str()) { check<f16, f32, true>(s[0], s[1], s[2], t, 1e-4, -2, 2); }
     }
+  // tf32 (f32 operands, the default Precision): 2e-4 of max(1, |c|) tells the interpreter's truncation of the
+  // operands from rounding them (an error of about 1e-2 at K = 256), and the wgmma path from the CUDA-core one.
+  for (const Tiles& t : {Tiles{64, 64, 32, 4, 2}, Tiles{128, 128, 32, 8, 3}, Tiles{32, 64, 32, 4, 2}}) {
+    SUBCASE(name("tf32 nt", 192, 128, 256, t).c_str()) { check<f32, f32, true>(192, 128, 256, t, 2e-4, -1, 1); }
+  }
   for (const Tiles& t : {Tiles{64, 64, 64, 4, 2}, Tiles{128, 128, 128, 8, 3}}) {
     SUBCASE(name("e4m3 nt", 192, 128, 256, t).c_str()) { check<f8e4m3, f32, true>(192, 128, 256, t, 2e-2, -1, 1); }
     SUBCASE(name("i8 nt", 192, 128, 256, t).c_str()) { check<i8, i32, true>(192, 128, 256, t, 0, -100, 100); }
