@@ -296,6 +296,16 @@ std::vector<EmitCase> make_cases() {
         descriptor_store(c, {m, n}, acc.to<bf16>());
       },
       Config({{"BM", 128}, {"BN", 256}, {"BK", 64}}, 8, 3));
+  add("gemm_bias_gelu", "a wgmma GEMM whose epilogue (bias row, GELU, cast) runs on the accumulator fragment",
+      [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 1> bias, Tensor<bf16, 2> c, Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
+        auto m = program_id(0) * BM, n = program_id(1) * BN;
+        auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
+          return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {k, n}, {BK, BN}), acc);
+        });
+        auto x = acc + descriptor_load(bias, {n}, {BN}).to<f32>().expand_dims<0>();
+        descriptor_store(c, {m, n}, (x * 0.5f * (erf(x * 0.70710678f) + 1.0f)).to<bf16>());
+      },
+      Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 8, 3));
   add("swap_loop", "loop-carried values swapped each iteration (parallel assignment)",
       [](Tensor<f32, 1> y, Scalar<i32> n) {
         auto [a, b] = for_range(0, n, 1, std::tuple{zeros<f32>({128}), full<f32>({128}, 1.0f)},
