@@ -4,12 +4,14 @@
 //   fp8 e4m3: C (bf16) = A ([M, K]) @ B^T with B stored [N, K] (K-major, as wgmma needs fp8 operands;
 //   torch._scaled_mm's layout);
 //   tf32: C (f32) = A ([M, K], f32) @ B^T with B stored [N, K], f32 operands read as tf32 (dot's default precision).
-// Prints one JSON line per (type, shape, configuration) tried, in TFLOP/s, and checks 256 entries of the best
+// Prints one JSON line per (type, shape, configuration) tried, in TFLOP/s, with the time of its first launch (trace,
+// code generation, NVRTC and load, unless a cache holds the binary), and checks 256 entries of the best
 // configuration's C against a double-precision reference (relative error of the bf16 result).
 // bench/peers.py --gemm times torch (cuBLAS: matmul, _scaled_mm) and a Triton TMA matmul on the same shapes.
 //
 // bench_gemm [bf16|e4m3 [M N K [BM BN BK num_warps num_stages]]]: one type, shape or configuration (under a profiler).
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -93,9 +95,12 @@ bool run_shape(const char* dtype, const K& gemm, int64_t M, int64_t N, int64_t K
   for (const Config& c : configs) {
     const dim3 grid = grid_of(c);
     auto launch = [&] { gemm.launch(nullptr, grid, c, A, B, C); };
-    double ms;
+    double ms, first_ms;
     try {
-      launch();  // compiles
+      // The first launch traces, generates and compiles (NVRTC) the kernel, unless a cache has it.
+      const auto t0 = std::chrono::steady_clock::now();
+      launch();
+      first_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       ms = tilejit::time_median_ms(nullptr, 3, 10, [](void* u) { (*static_cast<decltype(launch)*>(u))(); }, &launch);
     } catch (const tilejit::UserError& e) {
       std::string why = e.what();
@@ -104,7 +109,7 @@ bool run_shape(const char* dtype, const K& gemm, int64_t M, int64_t N, int64_t K
       std::printf("%s, \"refused\": \"%s\"}\n", head(c).c_str(), why.c_str());
       continue;
     }
-    std::printf("%s, \"ms\": %.4f, \"tflops\": %.1f}\n", head(c).c_str(), ms, flops / ms / 1e9);
+    std::printf("%s, \"ms\": %.4f, \"tflops\": %.1f, \"first_launch_ms\": %.1f}\n", head(c).c_str(), ms, flops / ms / 1e9, first_ms);
     std::fflush(stdout);
     if (ms < best) best = ms, best_c = c;
   }

@@ -144,6 +144,10 @@ class Planner {
       reason = "f32 operands with Precision::ieee (tensor cores multiply f32 operands as tf32)";
       return std::nullopt;
     }
+    if (m.acc == DType::f16 && (sixteen_bit(m.in) || ir::is_fp8(m.in))) {
+      reason = "f16 accumulators are not on tensor cores yet (accumulate in f32 and convert the result)";
+      return std::nullopt;
+    }
     if (layout::wgmma_k(m.in) == 0 || !accumulator_ok(m.in, m.acc)) {
       const std::string in(ir::name_of(m.in)), acc(ir::name_of(m.acc));
       reason = in + " x " + in + " -> " + acc + " has no wgmma instruction";
