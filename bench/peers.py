@@ -177,24 +177,18 @@ def launch_us(grid, n=20000):
 
 
 @triton.jit
-def matmul_tma(a_desc, b_desc, c_desc, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    """The plain Triton TMA matmul (no warp specialisation): bench/bench_gemm.cpp's bf16 kernel."""
+def matmul_tma(a_desc, b_desc, c_desc, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, B_NK: tl.constexpr):
+    """The plain Triton TMA matmul (no warp specialisation): bench/bench_gemm.cpp's kernels. B_NK: B is stored
+    [N, K] (fp8, tf32) and C = A @ B^T."""
     m = tl.program_id(0) * BM
     n = tl.program_id(1) * BN
     acc = tl.zeros((BM, BN), dtype=tl.float32)
     for k in range(0, K, BK):
-        acc = tl.dot(a_desc.load([m, k]), b_desc.load([k, n]), acc)
-    c_desc.store([m, n], acc.to(tl.bfloat16))
-
-
-@triton.jit
-def matmul_tma_nt(a_desc, b_desc, c_desc, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    """C = A @ B^T with B stored [N, K] (fp8, tf32): bench/bench_gemm.cpp's e4m3 and tf32 kernels."""
-    m = tl.program_id(0) * BM
-    n = tl.program_id(1) * BN
-    acc = tl.zeros((BM, BN), dtype=tl.float32)
-    for k in range(0, K, BK):
-        acc = tl.dot(a_desc.load([m, k]), b_desc.load([n, k]).T, acc)
+        if B_NK:
+            b = b_desc.load([n, k]).T
+        else:
+            b = b_desc.load([k, n])
+        acc = tl.dot(a_desc.load([m, k]), b, acc)
     c_desc.store([m, n], acc.to(c_desc.dtype))
 
 
@@ -223,7 +217,6 @@ def gemm_case(dtype, M, N, K, a, b, b_nk, peer, peer_name, configs, c_dtype=torc
     ms = time_ms(peer)
     c.copy_(peer())
     out(peer_name, ms)
-    kernel = matmul_tma_nt if b_nk else matmul_tma
     for BM, BN, BK, warps, stages in configs:
         ad = TensorDescriptor.from_tensor(a, [BM, BK])
         bd = TensorDescriptor.from_tensor(b, [BN, BK] if b_nk else [BK, BN])
@@ -231,7 +224,7 @@ def gemm_case(dtype, M, N, K, a, b, b_nk, peer, peer_name, configs, c_dtype=torc
         grid = (triton.cdiv(M, BM), triton.cdiv(N, BN))
         config = f"BM={BM}, BN={BN}, BK={BK}, num_warps={warps}, num_stages={stages}"
         try:
-            ms = time_ms(lambda: kernel[grid](ad, bd, cd, K, BM, BN, BK, num_warps=warps, num_stages=stages))
+            ms = time_ms(lambda: matmul_tma[grid](ad, bd, cd, K, BM, BN, BK, b_nk, num_warps=warps, num_stages=stages))
         except Exception as e:  # noqa: BLE001 - a configuration Triton refuses (shared memory)
             print(json.dumps({"bench": "gemm", "dtype": dtype, "impl": "triton", "m": M, "n": N, "k": K, "config": config,
                               "refused": str(e)[:120]}), flush=True)
