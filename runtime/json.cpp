@@ -2,6 +2,7 @@
 #include "json.h"
 
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -87,9 +88,10 @@ void Json::dump_to(std::string& out, int indent) const {
         break;
       }
       char buf[32];
-      std::snprintf(buf, sizeof buf, "%.17g", number_);
-      out += buf;
-      if (std::string_view(buf).find_first_of(".eE") == std::string_view::npos) out += ".0";
+      const auto end = std::to_chars(buf, buf + sizeof buf, number_).ptr;  // the shortest text that reads back exactly
+      const std::string_view text(buf, static_cast<size_t>(end - buf));
+      out += text;
+      if (text.find_first_of(".e") == std::string_view::npos) out += ".0";
       break;
     }
     case Type::string:

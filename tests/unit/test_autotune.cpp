@@ -433,3 +433,22 @@ TEST_CASE("written_params: the tensors a kernel stores to, through views and ato
       });
   CHECK(tilejit::ir::written_params(*k.trace(Config{{"B", 16}})) == std::vector<int>{0, 1, 2});
 }
+
+TEST_CASE("TILEJIT_AUTOTUNE=off launches the first candidate, heuristics applied, and times nothing") {
+  if (tilejit::knobs().autotune) return;  // run by the ctest entry unit_autotune_off, which sets the knob
+  const float salt = fresh_salt();
+  auto k = accumulate_kernel(salt);
+  std::vector<float> xs(300, 1.0f), ys(300, 0.0f);
+  const tilejit::TensorView<f32, 1> X(xs.data(), {300}), Y(ys.data(), {300});
+  auto timer = std::make_shared<ScriptedTimer>(std::map<int64_t, double>{{64, 0.4}, {128, 0.1}});
+  auto t = k.autotune({{"B", {64, 128}}})
+               .grid(grid_1d)
+               .timer(timer)
+               .heuristic("num_warps", [](const Config& c, const TuneArgs&) { return c["B"] / 32; });
+  const uint64_t compiles = tilejit::runtime::compile_count();
+  CHECK(t.tune(nullptr, X, Y) == Config({{"B", 64}}, 2));
+  CHECK(tilejit::runtime::compile_count() - compiles <= 1);  // the first candidate only
+  t.launch(nullptr, X, Y);
+  CHECK(timer->calls == 0);
+  CHECK(ys[0] == salt);
+}
