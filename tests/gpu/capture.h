@@ -11,7 +11,8 @@ struct Capture {
   CUgraph graph = nullptr;
   CUgraphExec exec = nullptr;
   explicit Capture(CUstream s) : stream(s) {
-    TILEJIT_CHECK_CU(tilejit::detail::driver().cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    TILEJIT_CHECK_CU(
+        tilejit::detail::driver().cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
   }
   Capture(const Capture&) = delete;
   Capture& operator=(const Capture&) = delete;

@@ -29,7 +29,9 @@ float fresh_salt() {
   return static_cast<float>(1 + rd() % 100000);
 }
 
-dim3 grid_1d(const Config& c, const TuneArgs& a) { return dim3(static_cast<uint32_t>(tilejit::cdiv(a.size(0, 0), c["B"]))); }
+dim3 grid_1d(const Config& c, const TuneArgs& a) {
+  return dim3(static_cast<uint32_t>(tilejit::cdiv(a.size(0, 0), c["B"])));
+}
 
 void fill_integers(Twin<f32, 1>& t, int64_t n, int modulus, int offset) {
   for (int64_t i = 0; i < n; ++i) t.host_data()[i] = static_cast<float>(i % modulus - offset);
@@ -38,7 +40,9 @@ void fill_integers(Twin<f32, 1>& t, int64_t n, int modulus, int offset) {
 
 }  // namespace
 
-TEST_CASE("gpu: autotuned launches match the interpreter, restore what they write, reuse decisions, refuse capture") {
+TEST_CASE(
+    "gpu: autotuned launches match the interpreter, restore what they write, reuse decisions, refuse "
+    "capture") {
   const float salt = fresh_salt();
   auto k = accumulate_kernel(salt);
   const tilejit::TuneSpace space{{"B", {128, 256, 512, 1024}}, {"num_warps", {4, 8}}};  // 8 candidates
