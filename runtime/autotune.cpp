@@ -766,7 +766,8 @@ Config Autotuner::resolve(Stream stream, std::span<const KernelArg> args, const 
                           std::vector<Config> configs) {
   const bool print = knobs().autotune_print;
   const std::string header =
-      fmt::format("tilejit autotune: kernel '{}', key {} on {}{}", id.kernel, id.key, id.device,
+      fmt::format("tilejit autotune: kernel '{}', key {} on {}{}", id.kernel, id.key,
+                  target.gpu || timer_ ? id.device : "the CPU interpreter",
                   id.sm_count > 0 ? fmt::format(" ({} SMs)", id.sm_count) : std::string());
   const bool keep = measured && knobs().cache;
   if (keep) {
