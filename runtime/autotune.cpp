@@ -668,8 +668,8 @@ const Autotuner::Decided& Autotuner::decide(Stream stream, std::span<const Kerne
     std::lock_guard lock(mutex_);
     if (const Decided* d = find(ctx, scratch)) return *d;
   }
-  std::vector<int64_t> k =
-      scratch;  // the callbacks run while choosing may launch other tuners on this thread
+  // A copy: the callbacks run while choosing may launch other tuners on this thread.
+  std::vector<int64_t> k = scratch;
   Config chosen = choose(stream, args, options);
   ctx = current_context();  // choosing makes a context current when none was
   std::lock_guard lock(mutex_);

@@ -520,7 +520,10 @@ DeviceTarget current_target() {
   auto& d = driver();
   CUdevice dev;
   TILEJIT_CHECK_CU(d.cuCtxGetDevice(&dev));
+  CUcontext ctx = nullptr;
+  TILEJIT_CHECK_CU(d.cuCtxGetCurrent(&ctx));
   t.gpu = true;
+  t.context = ctx;
   t.arch = arch_of_current_device();
   t.device = static_cast<int>(dev);
   char name[256] = {};
@@ -546,9 +549,10 @@ VariantResources compile_variant(const KernelBase& k, const Config& config, std:
   r.threads = gen.plan.threads;
   r.shared_dynamic = gen.plan.shared_bytes;
   if (target.gpu) {
+    auto& d = driver();
+    TILEJIT_CHECK_CU(d.cuCtxSetCurrent(static_cast<CUcontext>(target.context)));
     // Loaded into the process-wide library cache: the launch that follows finds it there.
     const std::shared_ptr<Library> lib = load_library(k, gen, target.arch);
-    auto& d = driver();
     const auto attribute = [&](CUfunction_attribute a) {
       int v = -1;
       TILEJIT_CHECK_CU(d.cuKernelGetAttribute(&v, a, lib->kernel, static_cast<CUdevice>(target.device)));

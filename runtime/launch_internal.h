@@ -18,8 +18,9 @@ int64_t extent_bytes(const TensorArg& t);
 struct DeviceTarget {
   bool gpu = false;  ///< kernels run on a GPU (else in the interpreter; code is compiled for sm_90a)
   std::string arch = "sm_90a";
-  int device = 0;    ///< the CUdevice of the current context (gpu only)
-  std::string name;  ///< the GPU's name; empty without one
+  void* context = nullptr;  ///< the current CUcontext (gpu only)
+  int device = 0;           ///< its CUdevice
+  std::string name;         ///< the GPU's name; empty without one
   int sm_count = 0;
   // Per-program limits: the GPU's, or those of every sm_90 GPU when there is none.
   int max_threads = 1024;
@@ -45,7 +46,8 @@ struct VariantResources {
 
 /// Traces, generates and compiles the variant of `kernel` for `config` that a launch with `args`
 /// would use, into the caches (on a GPU target it is also loaded, so the next launch only binds it),
-/// without launching anything. Thread-safe; different configurations compile concurrently. Throws
+/// without launching anything. Makes the target's context current on the calling thread (pool
+/// threads have none). Thread-safe; different configurations compile concurrently. Throws
 /// what tracing (UserError) and compiling (CompileError, CudaError) throw.
 VariantResources compile_variant(const KernelBase& kernel, const Config& config,
                                  std::span<const KernelArg> args, const DeviceTarget& target);

@@ -60,12 +60,14 @@ class TuneArgs {
 /// "num_warps", "num_stages" and "programs_per_sm" set those fields instead of a Block value.
 ///
 ///   TuneSpace{{"BM", {64, 128}}, {"BN", {64, 128, 256}}, {"num_warps", {4, 8}}}   // 12 configurations
-///   TuneSpace{{Config{{"BM", 64}}, Config({{"BM", 128}}, 8)}}                      // 2 configurations
+///   TuneSpace{Config{{"BM", 64}}, Config({{"BM", 128}}, 8)}                        // 2 configurations
 class TuneSpace {
  public:
   using Values = std::pair<std::string, std::vector<int64_t>>;
   TuneSpace(std::initializer_list<Values> values, std::source_location loc = std::source_location::current());
   TuneSpace(std::vector<Config> configs, std::source_location loc = std::source_location::current());
+  TuneSpace(std::initializer_list<Config> configs, std::source_location loc = std::source_location::current())
+      : TuneSpace(std::vector<Config>(configs), loc) {}
 
   /// Adds a named value list (multiplying the space by its length).
   TuneSpace& add(std::string name, std::vector<int64_t> values,
