@@ -231,25 +231,6 @@ bool is_sticky(const CudaError& e) {
   }
 }
 
-// Why a compiled variant cannot run on the target; empty when it can.
-std::string resource_problem(const detail::VariantResources& r, const detail::DeviceTarget& t) {
-  if (r.threads > t.max_threads)
-    return fmt::format("needs {} threads per program; the GPU runs at most {}", r.threads, t.max_threads);
-  const int shared = r.shared_dynamic + std::max(r.shared_static, 0);
-  if (shared > t.max_shared)
-    return fmt::format(
-        "needs {} bytes of shared memory per program ({} dynamic + {} static); the GPU offers {}", shared,
-        r.shared_dynamic, std::max(r.shared_static, 0), t.max_shared);
-  if (r.registers > 0 && r.registers * r.threads > t.max_registers)
-    return fmt::format("needs {} registers per program ({} per thread x {} threads); the GPU offers {}",
-                       r.registers * r.threads, r.registers, r.threads, t.max_registers);
-  if (r.max_threads >= 0 && r.threads > r.max_threads)
-    return fmt::format(
-        "the compiled kernel runs at most {} threads per program (registers); the configuration has {}",
-        r.max_threads, r.threads);
-  return {};
-}
-
 // ---- in-place safety: the tensors a kernel writes, saved before tuning -----------------------
 
 class Snapshot {
@@ -460,6 +441,28 @@ struct Candidate {
 }
 
 }  // namespace
+
+namespace detail {
+
+std::string resource_problem(const VariantResources& r, const DeviceTarget& t) {
+  if (r.threads > t.max_threads)
+    return fmt::format("needs {} threads per program; the GPU runs at most {}", r.threads, t.max_threads);
+  const int shared = r.shared_dynamic + std::max(r.shared_static, 0);
+  if (shared > t.max_shared)
+    return fmt::format(
+        "needs {} bytes of shared memory per program ({} dynamic + {} static); the GPU offers {}", shared,
+        r.shared_dynamic, std::max(r.shared_static, 0), t.max_shared);
+  if (r.registers > 0 && r.registers * r.threads > t.max_registers)
+    return fmt::format("needs {} registers per program ({} per thread x {} threads); the GPU offers {}",
+                       r.registers * r.threads, r.registers, r.threads, t.max_registers);
+  if (r.max_threads >= 0 && r.threads > r.max_threads)
+    return fmt::format(
+        "the compiled kernel runs at most {} threads per program (registers); the configuration has {}",
+        r.max_threads, r.threads);
+  return {};
+}
+
+}  // namespace detail
 
 std::shared_ptr<TuneTimer> cuda_event_timer(const TuneOptions& options) {
   return std::make_shared<CudaEventTimer>(options);
@@ -798,7 +801,7 @@ Config Autotuner::resolve(Stream stream, std::span<const KernelArg> args, const 
     Candidate& c = candidates[i];
     try {
       c.resources = detail::compile_variant(*kernel_, c.config, args, target);
-      c.problem = resource_problem(c.resources, target);
+      c.problem = detail::resource_problem(c.resources, target);
     } catch (const CompileError& e) {
       c.problem = compile_problem(e);
     } catch (const std::exception& e) {

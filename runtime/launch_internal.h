@@ -52,4 +52,8 @@ struct VariantResources {
 VariantResources compile_variant(const KernelBase& kernel, const Config& config,
                                  std::span<const KernelArg> args, const DeviceTarget& target);
 
+/// Why a compiled variant cannot run on `target` (too many threads, shared memory or registers per
+/// program), naming the need and the limit; empty when it can.
+std::string resource_problem(const VariantResources& resources, const DeviceTarget& target);
+
 }  // namespace tilejit::detail

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "launch_internal.h"
 #include "tilejit/ir/effects.h"
 #include "tilejit/runtime/autotune.h"
 #include "tilejit/runtime/decisions.h"
@@ -454,4 +455,45 @@ TEST_CASE("TILEJIT_AUTOTUNE=off launches the first candidate, heuristics applied
   t.launch(nullptr, X, Y);
   CHECK(timer->calls == 0);
   CHECK(ys[0] == salt);
+}
+
+TEST_CASE(
+    "resources come from the compiled binary (also on a disk-cache hit) and are checked against the GPU's "
+    "limits") {
+  if (tilejit::has_gpu() && !tilejit::knobs().interpret) return;  // a GPU reports them through the driver
+  auto k = accumulate_kernel(fresh_salt());
+  std::vector<float> xs(64), ys(64);
+  const auto bound =
+      k.bind(tilejit::TensorView<f32, 1>(xs.data(), {64}), tilejit::TensorView<f32, 1>(ys.data(), {64}));
+  const Config c({{"B", 64}}, 8);
+  const tilejit::detail::DeviceTarget sm90;
+  const auto fresh = tilejit::detail::compile_variant(k.base(), c, bound, sm90);
+  CHECK(fresh.threads == 256);
+  CHECK(fresh.registers > 0);
+  CHECK(fresh.shared_static >= 0);
+  CHECK(fresh.spill_bytes == 0);
+  const uint64_t compiles = tilejit::runtime::compile_count();
+  const auto cached = tilejit::detail::compile_variant(k.base(), c, bound, sm90);  // from the disk cache
+  CHECK(tilejit::runtime::compile_count() == compiles);
+  CHECK(cached.registers == fresh.registers);
+  CHECK(cached.shared_static == fresh.shared_static);
+  CHECK(tilejit::detail::resource_problem(fresh, sm90).empty());
+
+  tilejit::detail::VariantResources r;
+  r.threads = 512;
+  r.shared_dynamic = 200000;
+  r.shared_static = 40000;
+  r.registers = 160;
+  CHECK(tilejit::detail::resource_problem(r, sm90) ==
+        "needs 240000 bytes of shared memory per program (200000 dynamic + 40000 static); the GPU offers "
+        "232448");
+  r.shared_static = 0;
+  CHECK(tilejit::detail::resource_problem(r, sm90) ==
+        "needs 81920 registers per program (160 per thread x 512 threads); the GPU offers 65536");
+  r.registers = 64;
+  r.max_threads = 384;
+  CHECK(tilejit::detail::resource_problem(r, sm90).find("at most 384 threads") != std::string::npos);
+  r.threads = 2048;
+  CHECK(tilejit::detail::resource_problem(r, sm90) ==
+        "needs 2048 threads per program; the GPU runs at most 1024");
 }
