@@ -267,12 +267,6 @@ class Snapshot {
     }
   }
 
-  size_t bytes() const {
-    size_t n = 0;
-    for (const Saved& s : saved_) n += s.bytes;
-    return n;
-  }
-
  private:
   struct Saved {
     void* data = nullptr;
