@@ -49,7 +49,7 @@ auto gemm_kernel(long nonce) {
   });
 }
 
-// The 8 configurations (bench_gemm's 6 and two smaller tiles), also in bench/peers.py's AUTOTUNE_CONFIGS.
+// 8 configurations of Triton's tutorial tiles, also bench/peers.py's AUTOTUNE_CONFIGS.
 std::vector<Config> gemm_configs() {
   return {Config({{"BM", 128}, {"BN", 256}, {"BK", 64}}, 8, 3),
           Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 8, 4),

@@ -1,10 +1,21 @@
-// Matrix product benchmark on the GPU: C (bf16) = A (bf16, [M, K]) @ B (bf16, [K, N]), both row-major, with f32
-// accumulation, through TMA tiles, a software-pipelined K loop and wgmma (the Triton tutorial's matmul in tilejit).
-// Prints one JSON line per (shape, configuration) tried, in TFLOP/s, and checks 256 entries of the best
+// Matrix product benchmark on the GPU, through TMA tiles, a software-pipelined K loop and wgmma (the Triton
+// tutorial's matmul in tilejit), f32 accumulation:
+//   bf16: C (bf16) = A ([M, K]) @ B ([K, N]), both row-major;
+//   fp8 e4m3: C (bf16) = A ([M, K]) @ B^T with B stored [N, K] (K-major, as wgmma needs fp8 operands;
+//   torch._scaled_mm's layout);
+//   tf32: C (f32) = A ([M, K], f32) @ B^T with B stored [N, K], f32 operands read as tf32 (dot's default precision).
+// Prints one JSON line per (type, shape, configuration) tried, in TFLOP/s, with the time of its first launch (trace,
+// code generation, NVRTC and load, unless a cache holds the binary), and checks 256 entries of the best
 // configuration's C against a double-precision reference (relative error of the bf16 result).
-// bench/peers.py --gemm times torch.matmul (cuBLAS) and a Triton TMA matmul on the same shapes.
+// bench/peers.py --gemm times torch (cuBLAS: matmul, _scaled_mm) and a Triton TMA matmul on the same shapes.
+//
+// bench_gemm [bf16|e4m3 [M N K [BM BN BK num_warps num_stages]]]: one type, shape or configuration (under a profiler).
+#include <array>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "tilejit/runtime/driver.h"
@@ -17,7 +28,7 @@ using tilejit::dim3;
 
 namespace {
 
-auto gemm_kernel() {
+auto gemm_bf16() {
   return tilejit::kernel("gemm_bf16", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c, Block<"BM"> BM, Block<"BN"> BN,
                                           Block<"BK"> BK) {
     auto m = program_id(0) * BM, n = program_id(1) * BN;
@@ -28,83 +39,160 @@ auto gemm_kernel() {
   });
 }
 
+auto gemm_e4m3() {
+  return tilejit::kernel("gemm_e4m3", [](Tensor<f8e4m3, 2> a, Tensor<f8e4m3, 2> b, Tensor<bf16, 2> c, Block<"BM"> BM,
+                                          Block<"BN"> BN, Block<"BK"> BK) {
+    auto m = program_id(0) * BM, n = program_id(1) * BN;
+    auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
+      return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {n, k}, {BN, BK}).trans(), acc);
+    });
+    descriptor_store(c, {m, n}, acc.to<bf16>());
+  });
+}
+
+auto gemm_tf32() {
+  return tilejit::kernel("gemm_tf32", [](Tensor<f32, 2> a, Tensor<f32, 2> b, Tensor<f32, 2> c, Block<"BM"> BM, Block<"BN"> BN,
+                                          Block<"BK"> BK) {
+    auto m = program_id(0) * BM, n = program_id(1) * BN;
+    auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
+      return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {n, k}, {BN, BK}).trans(), acc);
+    });
+    descriptor_store(c, {m, n}, acc);
+  });
+}
+
+Config cfg(int64_t bm, int64_t bn, int64_t bk, int warps, int stages) {
+  return Config({{"BM", bm}, {"BN", bn}, {"BK", bk}}, warps, stages);
+}
+
+/// Runs every configuration on one shape, prints its TFLOP/s, checks the best one. `b_nk`: B is stored [N, K].
+template <class H, class T, class OutH, class OutT, class K>
+bool run_shape(const char* dtype, const K& gemm, int64_t M, int64_t N, int64_t Kd, bool b_nk, const std::vector<Config>& configs) {
+  std::vector<H> ha(static_cast<size_t>(M * Kd)), hb(static_cast<size_t>(Kd * N));
+  uint32_t state = 777;
+  auto next = [&] {
+    state = state * 1664525u + 1013904223u;
+    return H(static_cast<float>(state >> 8) / 16777216.0f * 2.0f - 1.0f);
+  };
+  for (auto& v : ha) v = next();
+  for (auto& v : hb) v = next();
+  tilejit::DeviceBuffer da(ha.size() * sizeof(H)), db(hb.size() * sizeof(H)), dc(static_cast<size_t>(M * N) * sizeof(OutH));
+  da.upload(ha.data());
+  db.upload(hb.data());
+  tilejit::TensorView<T, 2> A(da.data(), {M, Kd});
+  tilejit::TensorView<T, 2> B(db.data(), b_nk ? std::array<int64_t, 2>{N, Kd} : std::array<int64_t, 2>{Kd, N});
+  tilejit::TensorView<OutT, 2> C(dc.data(), {M, N});
+  const double flops = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(Kd);
+  auto head = [&](const Config& c) {
+    return std::string("{\"bench\": \"gemm\", \"dtype\": \"") + dtype + "\", \"impl\": \"tilejit\", \"m\": " + std::to_string(M) +
+           ", \"n\": " + std::to_string(N) + ", \"k\": " + std::to_string(Kd) + ", \"config\": \"" + c.str() + "\"";
+  };
+  auto grid_of = [&](const Config& c) {
+    return dim3(static_cast<uint32_t>((M + c.get("BM") - 1) / c.get("BM")), static_cast<uint32_t>((N + c.get("BN") - 1) / c.get("BN")));
+  };
+  double best = 1e30;
+  Config best_c = configs.front();
+  for (const Config& c : configs) {
+    const dim3 grid = grid_of(c);
+    auto launch = [&] { gemm.launch(nullptr, grid, c, A, B, C); };
+    double ms, first_ms;
+    try {
+      // The first launch traces, generates and compiles (NVRTC) the kernel, unless a cache has it.
+      const auto t0 = std::chrono::steady_clock::now();
+      launch();
+      first_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      ms = tilejit::time_median_ms(nullptr, 3, 10, [](void* u) { (*static_cast<decltype(launch)*>(u))(); }, &launch);
+    } catch (const tilejit::UserError& e) {
+      std::string why = e.what();
+      for (char& ch : why)
+        if (ch == '"' || ch == '\n') ch = '\'';
+      std::printf("%s, \"refused\": \"%s\"}\n", head(c).c_str(), why.c_str());
+      continue;
+    }
+    std::printf("%s, \"ms\": %.4f, \"tflops\": %.1f, \"first_launch_ms\": %.1f}\n", head(c).c_str(), ms, flops / ms / 1e9, first_ms);
+    std::fflush(stdout);
+    if (ms < best) best = ms, best_c = c;
+  }
+  if (best == 1e30) return false;
+  // Check the best configuration's output.
+  dc.fill_bytes(0);
+  gemm.launch(nullptr, grid_of(best_c), best_c, A, B, C);
+  tilejit::synchronize(nullptr);
+  std::vector<OutH> hc(static_cast<size_t>(M * N));
+  dc.download(hc.data(), hc.size() * sizeof(OutH));
+  double err2 = 0, ref2 = 0;
+  for (int i = 0; i < 256; ++i) {
+    const int64_t r = (i * 7919) % M, col = (i * 104729) % N;
+    double want = 0;
+    for (int64_t k = 0; k < Kd; ++k) {
+      const size_t bi = static_cast<size_t>(b_nk ? col * Kd + k : k * N + col);
+      want += static_cast<double>(static_cast<float>(ha[static_cast<size_t>(r * Kd + k)])) * static_cast<double>(static_cast<float>(hb[bi]));
+    }
+    const double got = static_cast<float>(hc[static_cast<size_t>(r * N + col)]);
+    err2 += (got - want) * (got - want);
+    ref2 += want * want;
+  }
+  const double rel = std::sqrt(err2 / ref2);
+  const bool good = rel < 1e-2;  // bf16 output rounding is 2^-9 relative, tf32 operands 2^-10
+  std::string line = head(best_c);
+  line.replace(line.find("\"tilejit\""), 9, "\"tilejit_best\"");
+  std::printf("%s, \"ms\": %.4f, \"tflops\": %.1f, \"rel_err\": %.2e%s}\n", line.c_str(), best, flops / best / 1e9, rel,
+              good ? "" : ", \"error\": \"wrong result\"");
+  std::fflush(stdout);
+  return good;
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc != 1 && argc != 2 && argc != 5 && argc != 10) {
+    std::fprintf(stderr, "usage: bench_gemm [bf16|e4m3|tf32 [M N K [BM BN BK num_warps num_stages]]]\n");
+    return 2;
+  }
+  const std::string only = argc > 1 ? argv[1] : "";
+  if (!only.empty() && only != "bf16" && only != "e4m3" && only != "tf32") {
+    std::fprintf(stderr, "bench_gemm: unknown type '%s' (bf16, e4m3 or tf32)\n", only.c_str());
+    return 2;
+  }
+  std::vector<int64_t> arg;
+  for (int i = 2; i < argc; ++i) arg.push_back(std::atoll(argv[i]));
   if (!tilejit::has_gpu()) {
     std::printf("bench_gemm: no GPU (%s); nothing to measure\n", tilejit::driver_error().c_str());
     return 0;
   }
-  auto gemm = gemm_kernel();
-  const std::vector<Config> configs = {
-      Config({{"BM", 128}, {"BN", 256}, {"BK", 64}}, 8, 3), Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 8, 4),
-      Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 4, 4), Config({{"BM", 128}, {"BN", 256}, {"BK", 64}}, 8, 2),
-      Config({{"BM", 64}, {"BN", 256}, {"BK", 64}}, 4, 4),  Config({{"BM", 256}, {"BN", 128}, {"BK", 64}}, 8, 3),
+  using Shapes = std::vector<std::array<int64_t, 3>>;
+  auto pick = [&](Shapes shapes, std::vector<Config> configs, auto&& run) {
+    if (arg.size() >= 3) shapes = {{arg[0], arg[1], arg[2]}};
+    if (arg.size() == 8) configs = {cfg(arg[3], arg[4], arg[5], static_cast<int>(arg[6]), static_cast<int>(arg[7]))};
+    bool ok = true;
+    for (const auto& s : shapes) ok &= run(s[0], s[1], s[2], configs);
+    return ok;
   };
   bool ok = true;
-  const int64_t shapes[][3] = {{4096, 4096, 4096}, {8192, 8192, 8192}, {4000, 3000, 2000}, {1024, 8192, 8192}};
-  for (const auto& s : shapes) {
-    const int64_t M = s[0], N = s[1], K = s[2];
-    std::vector<tilejit::bfloat16> ha(static_cast<size_t>(M * K)), hb(static_cast<size_t>(K * N));
-    uint32_t state = 777;
-    auto next = [&] {
-      state = state * 1664525u + 1013904223u;
-      return tilejit::bfloat16(static_cast<float>(state >> 8) / 16777216.0f * 2.0f - 1.0f);
-    };
-    for (auto& v : ha) v = next();
-    for (auto& v : hb) v = next();
-    tilejit::DeviceBuffer da(ha.size() * 2), db(hb.size() * 2), dc(static_cast<size_t>(M * N) * 2);
-    da.upload(ha.data());
-    db.upload(hb.data());
-    tilejit::TensorView<bf16, 2> A(da.data(), {M, K}), B(db.data(), {K, N}), C(dc.data(), {M, N});
-    const double flops = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
-    double best = 1e30;
-    Config best_c = configs.front();
-    for (const Config& c : configs) {
-      const dim3 grid(static_cast<uint32_t>((M + c.get("BM") - 1) / c.get("BM")), static_cast<uint32_t>((N + c.get("BN") - 1) / c.get("BN")));
-      auto launch = [&] { gemm.launch(nullptr, grid, c, A, B, C); };
-      double ms;
-      try {
-        launch();  // compile (timed below as first-launch compile)
-        ms = tilejit::time_median_ms(nullptr, 3, 10, [](void* u) { (*static_cast<decltype(launch)*>(u))(); }, &launch);
-      } catch (const tilejit::UserError& e) {
-        std::printf("{\"bench\": \"gemm\", \"impl\": \"tilejit\", \"m\": %lld, \"n\": %lld, \"k\": %lld, \"config\": \"%s\", \"refused\": \"%s\"}\n",
-                    static_cast<long long>(M), static_cast<long long>(N), static_cast<long long>(K), c.str().c_str(), e.what());
-        continue;
-      }
-      std::printf("{\"bench\": \"gemm\", \"dtype\": \"bf16\", \"impl\": \"tilejit\", \"m\": %lld, \"n\": %lld, \"k\": %lld, \"config\": \"%s\", "
-                  "\"ms\": %.4f, \"tflops\": %.1f}\n",
-                  static_cast<long long>(M), static_cast<long long>(N), static_cast<long long>(K), c.str().c_str(), ms, flops / ms / 1e9);
-      std::fflush(stdout);
-      if (ms < best) best = ms, best_c = c;
-    }
-    // Check the best configuration's output.
-    dc.fill_bytes(0);
-    const dim3 grid(static_cast<uint32_t>((M + best_c.get("BM") - 1) / best_c.get("BM")),
-                    static_cast<uint32_t>((N + best_c.get("BN") - 1) / best_c.get("BN")));
-    gemm.launch(nullptr, grid, best_c, A, B, C);
-    tilejit::synchronize(nullptr);
-    std::vector<tilejit::bfloat16> hc(static_cast<size_t>(M * N));
-    dc.download(hc.data(), hc.size() * 2);
-    double err2 = 0, ref2 = 0;
-    for (int i = 0; i < 256; ++i) {
-      const int64_t r = (i * 7919) % M, col = (i * 104729) % N;
-      double want = 0;
-      for (int64_t k = 0; k < K; ++k)
-        want += static_cast<double>(static_cast<float>(ha[static_cast<size_t>(r * K + k)])) *
-                static_cast<double>(static_cast<float>(hb[static_cast<size_t>(k * N + col)]));
-      const double got = static_cast<float>(hc[static_cast<size_t>(r * N + col)]);
-      err2 += (got - want) * (got - want);
-      ref2 += want * want;
-    }
-    const double rel = std::sqrt(err2 / ref2);
-    const bool good = rel < 1e-2;  // bf16 output rounding is 2^-9 relative
-    ok &= good;
-    std::printf("{\"bench\": \"gemm\", \"dtype\": \"bf16\", \"impl\": \"tilejit_best\", \"m\": %lld, \"n\": %lld, \"k\": %lld, \"config\": \"%s\", "
-                "\"ms\": %.4f, \"tflops\": %.1f, \"rel_err\": %.2e%s}\n",
-                static_cast<long long>(M), static_cast<long long>(N), static_cast<long long>(K), best_c.str().c_str(), best,
-                flops / best / 1e9, rel, good ? "" : ", \"error\": \"wrong result\"");
-    std::fflush(stdout);
+  if (only.empty() || only == "bf16") {
+    const auto k = gemm_bf16();
+    ok &= pick({{4096, 4096, 4096}, {8192, 8192, 8192}, {4000, 3000, 2000}, {64, 8192, 8192}, {256, 8192, 8192}, {1024, 8192, 8192}},
+               {cfg(128, 256, 64, 8, 3), cfg(128, 128, 64, 8, 4), cfg(128, 128, 64, 4, 4), cfg(128, 256, 64, 8, 2),
+                cfg(64, 256, 64, 4, 4), cfg(256, 128, 64, 8, 3), cfg(64, 128, 64, 4, 6)},
+               [&](int64_t M, int64_t N, int64_t K, const std::vector<Config>& c) {
+                 return run_shape<tilejit::bfloat16, bf16, tilejit::bfloat16, bf16>("bf16", k, M, N, K, false, c);
+               });
+  }
+  if (only.empty() || only == "e4m3") {
+    const auto k = gemm_e4m3();
+    ok &= pick({{8192, 8192, 8192}, {4096, 4096, 4096}},
+               {cfg(128, 256, 128, 8, 3), cfg(128, 128, 128, 8, 4), cfg(256, 128, 128, 8, 3), cfg(128, 128, 128, 4, 4)},
+               [&](int64_t M, int64_t N, int64_t K, const std::vector<Config>& c) {
+                 return run_shape<tilejit::float8_e4m3, f8e4m3, tilejit::bfloat16, bf16>("e4m3", k, M, N, K, true, c);
+               });
+  }
+  if (only.empty() || only == "tf32") {
+    const auto k = gemm_tf32();
+    ok &= pick({{4096, 4096, 4096}},
+               {cfg(128, 128, 32, 8, 4), cfg(128, 128, 32, 4, 4), cfg(128, 256, 32, 8, 2), cfg(256, 128, 32, 8, 2)},
+               [&](int64_t M, int64_t N, int64_t K, const std::vector<Config>& c) {
+                 return run_shape<float, f32, float, f32>("tf32", k, M, N, K, true, c);
+               });
   }
   return ok ? 0 : 1;
 }

@@ -51,6 +51,7 @@ rm -rf "$TILEJIT_CACHE_DIR"
 # The cold measurement is repeated in three processes (new nonces): the host's noise is several ms.
 { "$BUILD/bench/bench_tma"
   "$BUILD/bench/bench_softmax"
+  "$BUILD/bench/bench_gemm"
   for run in 1 2 3; do
     nonce=$(( ($(date +%s%N) / 1000 + run) % 1000003 ))
     if [ "$run" = 3 ]; then "$BUILD/bench/bench_launch" --nonce "$nonce"; else "$BUILD/bench/bench_launch" --nonce "$nonce" --first-launch-only; fi
@@ -58,7 +59,8 @@ rm -rf "$TILEJIT_CACHE_DIR"
   "$BUILD/bench/bench_launch" --nonce "$nonce" --first-launch-only |
     sed 's/"bench": "first_launch", "impl": "tilejit"/"bench": "first_launch", "impl": "tilejit_disk_hit"/'; } 2>&1 | tee "$OUT/bench_tilejit.jsonl"
 "$BUILD/tools/tilejit-cache" stats | tee -a "$OUT/cache_stats.txt"
-python3 bench/peers.py 2>&1 | tee "$OUT/bench_peers.jsonl"
+{ python3 bench/peers.py
+  python3 bench/peers.py --gemm; } 2>&1 | tee "$OUT/bench_peers.jsonl"
 # The autotuner: launch cost, and tuning cost in new processes (each side uses cache folders of its own).
 { "$BUILD/bench/bench_autotune"; python3 bench/peers.py --autotune; } 2>&1 | tee "$OUT/bench_autotune.jsonl"
 

@@ -178,58 +178,94 @@ def launch_us(grid, n=20000):
 
 
 @triton.jit
-def matmul_tma(a_desc, b_desc, c_desc, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    """The plain Triton TMA matmul (no warp specialisation): bench/bench_gemm.cpp's kernel."""
+def matmul_tma(a_desc, b_desc, c_desc, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, B_NK: tl.constexpr):
+    """The plain Triton TMA matmul (no warp specialisation): bench/bench_gemm.cpp's kernels. B_NK: B is stored
+    [N, K] (fp8, tf32) and C = A @ B^T."""
     m = tl.program_id(0) * BM
     n = tl.program_id(1) * BN
     acc = tl.zeros((BM, BN), dtype=tl.float32)
     for k in range(0, K, BK):
-        acc = tl.dot(a_desc.load([m, k]), b_desc.load([k, n]), acc)
-    c_desc.store([m, n], acc.to(tl.bfloat16))
+        if B_NK:
+            b = b_desc.load([n, k]).T
+        else:
+            b = b_desc.load([k, n])
+        acc = tl.dot(a_desc.load([m, k]), b, acc)
+    c_desc.store([m, n], acc.to(c_desc.dtype))
 
 
-GEMM_SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (4000, 3000, 2000), (1024, 8192, 8192)]
+# The shapes and configurations of bench/bench_gemm.cpp.
+GEMM_SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (4000, 3000, 2000), (64, 8192, 8192), (256, 8192, 8192),
+               (1024, 8192, 8192)]
 GEMM_CONFIGS = [(128, 256, 64, 8, 3), (128, 128, 64, 8, 4), (128, 128, 64, 4, 4), (128, 256, 64, 8, 2), (64, 256, 64, 4, 4),
-                (256, 128, 64, 8, 3)]
+                (256, 128, 64, 8, 3), (64, 128, 64, 4, 6)]
+FP8_SHAPES = [(8192, 8192, 8192), (4096, 4096, 4096)]
+TF32_SHAPES = [(4096, 4096, 4096)]
+TF32_CONFIGS = [(128, 128, 32, 8, 4), (128, 128, 32, 4, 4), (128, 256, 32, 8, 2), (256, 128, 32, 8, 2)]
+FP8_CONFIGS = [(128, 256, 128, 8, 3), (128, 128, 128, 8, 4), (256, 128, 128, 8, 3), (128, 128, 128, 4, 4)]
+
+
+def gemm_case(dtype, M, N, K, a, b, b_nk, peer, peer_name, configs, c_dtype=torch.bfloat16):
+    """Times the library peer and the Triton TMA matmul per configuration on one shape."""
+    c = torch.empty(M, N, device="cuda", dtype=c_dtype)
+    flops = 2.0 * M * N * K
+    ref = a.double() @ (b.double().t() if b_nk else b.double())
+
+    def out(impl, ms, config=""):
+        rec = {"bench": "gemm", "dtype": dtype, "impl": impl, "m": M, "n": N, "k": K, "config": config, "ms": ms,
+               "tflops": flops / ms / 1e9, "rel_err": float((c.double() - ref).norm() / ref.norm())}
+        print(json.dumps(rec), flush=True)
+
+    ms = time_ms(peer)
+    c.copy_(peer())
+    out(peer_name, ms)
+    for BM, BN, BK, warps, stages in configs:
+        ad = TensorDescriptor.from_tensor(a, [BM, BK])
+        bd = TensorDescriptor.from_tensor(b, [BN, BK] if b_nk else [BK, BN])
+        cd = TensorDescriptor.from_tensor(c, [BM, BN])
+        grid = (triton.cdiv(M, BM), triton.cdiv(N, BN))
+        config = f"BM={BM}, BN={BN}, BK={BK}, num_warps={warps}, num_stages={stages}"
+        try:
+            ms = time_ms(lambda: matmul_tma[grid](ad, bd, cd, K, BM, BN, BK, b_nk, num_warps=warps, num_stages=stages))
+        except Exception as e:  # noqa: BLE001 - a configuration Triton refuses (shared memory)
+            print(json.dumps({"bench": "gemm", "dtype": dtype, "impl": "triton", "m": M, "n": N, "k": K, "config": config,
+                              "refused": str(e)[:120]}), flush=True)
+            continue
+        out("triton", ms, config)
 
 
 def gemm_peers():
-    """bf16 C = A @ B (row-major, f32 accumulation): torch.matmul (cuBLAS) and the Triton TMA matmul per configuration."""
+    """bf16: C = A @ B (row-major) against torch.matmul (cuBLAS); fp8 e4m3: C = A @ B^T (B stored [N, K]) against
+    torch._scaled_mm with unit scales and fast accumulation; both against the Triton TMA matmul per configuration. f32 accumulation, bf16 C."""
     for M, N, K in GEMM_SHAPES:
         a = torch.rand(M, K, device="cuda", dtype=torch.bfloat16) * 2 - 1
         b = torch.rand(K, N, device="cuda", dtype=torch.bfloat16) * 2 - 1
-        c = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
-        flops = 2.0 * M * N * K
-        ref = a.double() @ b.double()
-
-        def out(impl, ms, config="", err=None):
-            rec = {"bench": "gemm", "dtype": "bf16", "impl": impl, "m": M, "n": N, "k": K, "config": config, "ms": ms,
-                   "tflops": flops / ms / 1e9}
-            if err is not None:
-                rec["rel_err"] = err
-            print(json.dumps(rec), flush=True)
-
-        ms = time_ms(lambda: torch.matmul(a, b, out=c))
-        out("torch", ms, err=float((c.double() - ref).norm() / ref.norm()))
-        for BM, BN, BK, warps, stages in GEMM_CONFIGS:
-            ad = TensorDescriptor.from_tensor(a, [BM, BK])
-            bd = TensorDescriptor.from_tensor(b, [BK, BN])
-            cd = TensorDescriptor.from_tensor(c, [BM, BN])
-            grid = (triton.cdiv(M, BM), triton.cdiv(N, BN))
-            try:
-                ms = time_ms(lambda: matmul_tma[grid](ad, bd, cd, K, BM, BN, BK, num_warps=warps, num_stages=stages))
-            except Exception as e:  # noqa: BLE001 - a configuration Triton refuses (shared memory)
-                print(json.dumps({"bench": "gemm", "impl": "triton", "m": M, "n": N, "k": K,
-                                  "config": f"BM={BM} BN={BN} BK={BK} w={warps} s={stages}", "refused": str(e)[:120]}), flush=True)
-                continue
-            out("triton", ms, f"BM={BM}, BN={BN}, BK={BK}, num_warps={warps}, num_stages={stages}",
-                float((c.double() - ref).norm() / ref.norm()))
-        del a, b, c, ref
+        gemm_case("bf16", M, N, K, a, b, False, lambda: torch.matmul(a, b), "torch", GEMM_CONFIGS)
+        del a, b
         torch.cuda.empty_cache()
+    one = torch.tensor(1.0, device="cuda")
+    for M, N, K in FP8_SHAPES:
+        a = (torch.rand(M, K, device="cuda") * 2 - 1).to(torch.float8_e4m3fn)
+        b = (torch.rand(N, K, device="cuda") * 2 - 1).to(torch.float8_e4m3fn)
+        # use_fast_accum: the wgmma accumulation tilejit and Triton use (without it cuBLAS adds f32 promotions).
+        gemm_case("e4m3", M, N, K, a, b, True,
+                  lambda: torch._scaled_mm(a, b.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16, use_fast_accum=True),
+                  "torch_scaled_mm", FP8_CONFIGS)
+        del a, b
+        torch.cuda.empty_cache()
+    # tf32: f32 operands, B stored [N, K], f32 C; cuBLAS with TF32 allowed, Triton's tl.dot default (tf32).
+    torch.backends.cuda.matmul.allow_tf32 = True
+    for M, N, K in TF32_SHAPES:
+        a = torch.rand(M, K, device="cuda") * 2 - 1
+        b = torch.rand(N, K, device="cuda") * 2 - 1
+        gemm_case("tf32", M, N, K, a, b, True, lambda: torch.matmul(a, b.t()), "torch", TF32_CONFIGS, torch.float32)
+        del a, b
+        torch.cuda.empty_cache()
+    torch.backends.cuda.matmul.allow_tf32 = False
 
 
-# bench_autotune.cpp's 8 configurations: GEMM_CONFIGS and two smaller tiles.
-AUTOTUNE_CONFIGS = GEMM_CONFIGS + [(64, 128, 64, 4, 4), (128, 64, 64, 4, 4)]
+# bench_autotune.cpp's 8 configurations (BM, BN, BK, num_warps, num_stages).
+AUTOTUNE_CONFIGS = [(128, 256, 64, 8, 3), (128, 128, 64, 8, 4), (128, 128, 64, 4, 4), (128, 256, 64, 8, 2), (64, 256, 64, 4, 4),
+                    (256, 128, 64, 8, 3), (64, 128, 64, 4, 4), (128, 64, 64, 4, 4)]
 
 
 def _gemm_block_shapes(nargs):

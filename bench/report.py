@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Joins the JSON lines of the benchmarks and peers.py (one run) into tables of bandwidths, launch costs and ratios."""
+"""Joins the JSON lines of the benchmarks and peers.py (one run) into tables of bandwidths, TFLOP/s, launch costs
+and ratios."""
 import json
 import sys
 
@@ -82,6 +83,45 @@ def main(paths):
         if r["bench"] == "autotune_speed":
             print(f"\ntuned GEMM {r['m']}^3: {r['tuned_tflops']:.1f} TFLOP/s ({r['tuned']}); best by hand {r['best_by_hand_tflops']:.1f} "
                   f"({r['best_by_hand']}); tuned / best time {r['tuned_vs_best']:.3f}")
+    gemm_table(rows)
+
+
+def config_key(config):
+    """"BK=64, BM=128, BN=256, num_warps=8, num_stages=3" in either program's order -> a comparable tuple."""
+    return tuple(sorted(part.strip() for part in config.split(",") if "=" in part))
+
+
+def gemm_table(rows):
+    """Per type and shape: tilejit's best configuration against the library (cuBLAS) and against Triton, both with
+    tilejit's best tiles and at Triton's own best."""
+    gemm = [r for r in rows if r["bench"] == "gemm" and "tflops" in r]
+    shapes = []
+    for r in gemm:
+        key = (r["dtype"], r["m"], r["n"], r["k"])
+        if key not in shapes:
+            shapes.append(key)
+    if not shapes:
+        return
+    print(f"\n{'GEMM, TFLOP/s':<30}{'tilejit':>9}{'library':>9}{'ratio':>8}{'triton same':>13}{'ratio':>8}"
+          f"{'triton best':>13}{'ratio':>8}  tilejit config")
+    for key in shapes:
+        mine = [r for r in gemm if (r["dtype"], r["m"], r["n"], r["k"]) == key]
+        best = next((r for r in mine if r["impl"] == "tilejit_best"), None)
+        lib = next((r for r in mine if r["impl"] in ("torch", "torch_scaled_mm")), None)
+        tri = [r for r in mine if r["impl"] == "triton"]
+        if best is None:
+            continue
+        same = next((r for r in tri if config_key(r["config"]) == config_key(best["config"])), None)
+        tri_best = max(tri, key=lambda r: r["tflops"], default=None)
+
+        def cell(r):
+            return (f"{r['tflops']:>9.0f}", f"{best['tflops'] / r['tflops']:>7.2f}x") if r else (f"{'-':>9}", f"{'-':>8}")
+        lib_v, lib_r = cell(lib)
+        same_v, same_r = cell(same)
+        tb_v, tb_r = cell(tri_best)
+        err = "  WRONG" if "error" in best else ""
+        name = f"{key[0]} {key[1]}x{key[2]}x{key[3]}"
+        print(f"{name:<30}{best['tflops']:>9.0f}{lib_v}{lib_r}{same_v:>13}{same_r}{tb_v:>13}{tb_r}  {best['config']}{err}")
 
 
 if __name__ == "__main__":

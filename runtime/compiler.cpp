@@ -99,6 +99,7 @@ void parse_ptxas_report(const std::string& log, CompiledBinary& out) {
   }
   if (std::regex_search(log, m, smem)) out.shared_static = std::stoi(m[1].str());
   else if (out.registers >= 0) out.shared_static = 0;  // ptxas leaves out "0 bytes smem"
+  out.wgmma_serialized = log.find("wgmma.mma_async instructions are serialized") != std::string::npos;
 }
 
 std::string NvrtcInvocation::joined() const {

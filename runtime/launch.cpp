@@ -163,6 +163,7 @@ codegen::GeneratedKernel generate_for(const ir::Graph& g, const codegen::Special
   }
   if (gen.plan.workspace_bytes_per_program > 0)
     logger().info("{}: {} bytes of device-built descriptors per program", gen.entry, gen.plan.workspace_bytes_per_program);
+  for (const std::string& note : gen.notes) logger().info("kernel '{}' ({}): {}", g.kernel_name, gen.entry, note);
   return gen;
 }
 
@@ -236,6 +237,10 @@ CacheEntry binary_for(const KernelBase& k, const codegen::GeneratedKernel& gen, 
     logger().warn("kernel '{}' ({}) spills {} bytes of registers to local memory and will run slowly; more warps "
                   "(Config::warps) or smaller blocks keep it in registers",
                   k.name(), gen.entry, bin.spill_stores);
+  if (bin.wgmma_serialized)
+    logger().warn("kernel '{}' ({}): ptxas serialized its wgmma instructions; the matrix products run without "
+                  "overlap (ptxas log: {})",
+                  k.name(), gen.entry, bin.log);
   // An empty cubin means the driver gets PTX (an architecture NVRTC cannot build a cubin for).
   std::string ptx = bin.cubin.empty() ? std::move(bin.ptx_or_empty) : std::string();
   // The resources ride along in the metadata, so that a disk-cache hit knows them too (compile_variant).

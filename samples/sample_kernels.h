@@ -1,4 +1,4 @@
-// The kernels of samples 01 to 06, shared by the sample programs and tilejit-demo.
+// The kernels of the samples, shared by the sample programs and tilejit-demo.
 //
 // Each function returns a tilejit kernel object: the lambda is traced into IR
 // once per configuration (the values of its Block<"..."> parameters), then run
@@ -177,6 +177,26 @@ inline auto layernorm_kernel() {
     auto rstd = rsqrt(sum(centred * centred, 0) / n + eps);
     auto out = centred * rstd * load(w, cols, mask).to<f32>() + load(b, cols, mask).to<f32>();
     store(y, row * y.stride(0) + cols, out.to<bf16>(), mask);
+  });
+}
+
+/// Sample 09: C = GELU(A @ B + bias), bf16 in and out, f32 accumulation (the Triton tutorial's matmul with a
+/// fused epilogue).
+///
+/// Each program computes a BM x BN tile of C: a K loop of TMA tiles (zeros past the matrices' edges) feeding
+/// dot, which runs on the tensor cores (wgmma) with the tiles software-pipelined over num_stages buffers. The
+/// bias row, the GELU (erf form) and the cast to bf16 run on the accumulator where it lies, in registers, and
+/// the TMA store writes only the part of the tile inside C.
+inline auto matmul_bias_gelu_kernel() {
+  return tilejit::kernel("matmul_bias_gelu", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 1> bias, Tensor<bf16, 2> c,
+                                                 Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
+    auto m = program_id(0) * BM, n = program_id(1) * BN;
+    auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
+      return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {k, n}, {BK, BN}), acc);
+    });
+    auto x = acc + descriptor_load(bias, {n}, {BN}).to<f32>().expand_dims<0>();
+    auto gelu = x * 0.5f * (erf(x * 0.70710678f) + 1.0f);
+    descriptor_store(c, {m, n}, gelu.to<bf16>());
   });
 }
 

@@ -66,6 +66,11 @@ void Emitter::emit_for(NodeId id) {
   if (index != ir::kNoNode) name_[static_cast<size_t>(index)] = iv;
   const auto pipe = L_.pipe.loops.find(id);
   if (pipe != L_.pipe.loops.end()) {
+    // Pins the accumulator's initial value here: otherwise the compiler sinks it into the path that skips
+    // the loop, after the loop's last wgmma, and ptxas then serializes every wgmma of the kernel (C7515).
+    const NodeId acc = g_.operand(pipe->second.dot, 2);
+    line("tj::fence_registers<" + str(lay(acc).regs()) + ">(" + name_[static_cast<size_t>(acc)] +
+         ");  // the accumulator's first value stays before the loop");
     const std::string f = str(id), s = str(pipe->second.stages);
     line("// software pipeline: " + s + " stages; the TMA loads of iteration i + " + str(pipe->second.stages - 1) +
          " are issued while iteration i computes");

@@ -133,7 +133,7 @@ void Emitter::prologue() {
     for (const Descriptor& d : L_.tma.descriptors)
       if (d.kind == DescKind::Host) line("tj::prefetch_tensormap(&d" + str(d.slot) + ");");
     for (int b = 0; b < sm.num_barriers; ++b)
-      line("tj::mbarrier_init(&tj_bar[" + str(b) + "], " + str(sm.barrier_arrivals[static_cast<size_t>(b)]) + ");");
+      line("tj::mbarrier_init(&tj_bar[" + str(b) + "], 1);");
     if (sm.num_barriers > 0) line("tj::fence_mbarrier_init();");
     close();
   }
@@ -282,6 +282,7 @@ GeneratedKernel generate(const ir::Graph& g, const Options& options) {
   detail::Emitter e(l, options, k.entry);
   e.run(k);
   k.plan = l.args.plan;
+  k.notes = passes::performance_notes(l);
   return k;
 }
 

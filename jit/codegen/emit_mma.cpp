@@ -155,17 +155,13 @@ void Emitter::issue_stage(NodeId f, const std::string& stage, const std::string&
 }
 
 void Emitter::advance_pipeline(NodeId f, const std::string& acc, int regs) {
-  const passes::PipelinedLoop& p = L_.pipe.loops.at(f);
-  const int first = L_.smem.ring_barriers.at(f), s = p.stages;
+  const int s = L_.pipe.loops.at(f).stages;
   const std::string it = "tj_it" + str(f);
-  line("tj::wgmma_wait<1>();  // the previous iteration's products are done: its stage is free");
+  line("tj::wgmma_wait<1>();  // this warpgroup's products of the previous iteration are done");
   line("tj::fence_registers<" + str(regs) + ">(" + acc + ");");
-  line("if (" + it + " > 0 && tid % 32 == 0) tj::mbarrier_arrive(&tj_bar[" + str(first + s) + " + (" + it + " + " +
-       str(s - 1) + ") % " + str(s) + "]);  // this warp releases it");
+  line("__syncthreads();  // every warpgroup's are: the previous iteration's stage is free");
   open("if (tid == 0)");
-  line("const int tj_next = " + it + " + " + str(s - 1) + ";  // the iteration whose loads go into the released stage");
-  line("if (tj_next >= " + str(s) + ") tj::mbarrier_wait_parity(&tj_bar[" + str(first + s) + " + tj_next % " + str(s) +
-       "], (tj_next / " + str(s) + " - 1) & 1);  // every warp released it");
+  line("const int tj_next = " + it + " + " + str(s - 1) + ";  // the iteration whose loads go into the freed stage");
   issue_stage(f, "tj_next % " + str(s), "tj_lo" + str(f) + " + tj_next * tj_step" + str(f));
   close();
 }
@@ -184,8 +180,12 @@ void Emitter::emit_dot(NodeId id) {
   std::string step;
   if (ir::is_float(ta)) {
     const bool wide = ta == DType::f64;
-    const std::string prod = wide ? "__dmul_rn(" + ea + ", " + eb + ")"
-                                  : "__fmul_rn(" + cast(ea, ta, DType::f32) + ", " + cast(eb, ta, DType::f32) + ")";
+    // Precision::tf32 multiplies the operands as tensor cores read them (the interpreter does the same).
+    auto operand = [&](const std::string& e) {
+      const std::string v = cast(e, ta, DType::f32);
+      return ir::dot_precision(g_, id) == ir::DotPrecision::tf32 ? "tj::to_tf32(" + v + ")" : v;
+    };
+    const std::string prod = wide ? "__dmul_rn(" + ea + ", " + eb + ")" : "__fmul_rn(" + operand(ea) + ", " + operand(eb) + ")";
     if (tc == DType::f64) {
       step = "__dadd_rn(" + acc + ", " + (wide ? prod : "static_cast<double>(" + prod + ")") + ")";
     } else if (wide) {

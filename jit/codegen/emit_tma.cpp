@@ -155,7 +155,11 @@ void Emitter::emit_desc_store(NodeId id) {
       line("if (tid == 0) tj::bulk_wait_group_read<0>();  // the previous store has read the buffer");
       sync();
     }
-    write_chunks(v, buf);
+    const int swizzle = L_.tma.descriptors[static_cast<size_t>(L_.tma.of.at(id))].swizzle;
+    if (swizzle > 0)
+      write_swizzled(v, buf, swizzle);
+    else
+      write_chunks(v, buf);
     line("tj::fence_proxy_async_shared();  // make the writes visible to the TMA unit");
     sync();
   }

@@ -209,6 +209,26 @@ class Emitter {
   /// Copies the registers of `id` to shared memory at `ptr` (row-major, typed by its memory type),
   /// one vector of consecutive elements at a time; replicas and padding write nothing.
   void write_chunks(NodeId id, const std::string& ptr) { copy_chunks(id, ptr, true); }
+  /// write_chunks into a tile stored as swizzled pieces `swizzle` bytes wide (layout::SharedLayout).
+  void write_swizzled(NodeId id, const std::string& ptr, int swizzle) {
+    const ValueLayout& v = lay(id);
+    const ir::Shape& s = v.dist.shape();
+    const int vw = v.dist.vector_width();
+    std::string row;
+    int64_t rows = 1;
+    for (int d = s.rank - 2; d >= 0; --d) {
+      const std::string c = terms(v.dist.coord_terms(d), "i");
+      row = row.empty() ? c : plus(row, rows == 1 ? c : "(" + c + ") * " + str(rows));
+      rows *= s.dims[d];
+    }
+    const std::string col = terms(v.dist.coord_terms(s.rank - 1), "i");
+    const std::string g = both(guard(v, "i"), owner(v));
+    const int eb = ir::size_of(g_.node(id).dtype);
+    line("#pragma unroll");
+    line("for (int i = 0; i < " + str(v.regs()) + "; i += " + str(vw) + ") " + (g.empty() ? "" : "if (" + g + ") ") +
+         "tj::sts<" + str(vw) + ">(" + ptr + " + tj::swizzled_index<" + str(rows) + ", " + str(eb) + ", " + str(swizzle) +
+         ">(" + row + ", " + col + "), &" + name_[static_cast<size_t>(id)] + "[i]);");
+  }
   /// Declares the registers of `id` and fills them from shared memory at `ptr`.
   void read_chunks(NodeId id, const std::string& ptr, const std::string& comment) {
     line(decl_stmt(id) + "  // " + comment);

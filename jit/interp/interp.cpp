@@ -318,7 +318,7 @@ class Machine {
         return;
       case Op::Dot:
         out.reset(n.dtype, n.shape);
-        eval_dot(val(ops[0]), val(ops[1]), val(ops[2]), out);
+        eval_dot(val(ops[0]), val(ops[1]), val(ops[2]), out, ir::dot_precision(g_, id) == ir::DotPrecision::tf32);
         return;
       // ---- memory
       case Op::Load: {

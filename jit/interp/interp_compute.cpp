@@ -383,9 +383,19 @@ void eval_reduce(Op op, const Block& x, int axis, Block& out) {
   throw InternalError("interpreter: unexpected reduction");
 }
 
-void eval_dot(const Block& a, const Block& b, const Block& acc, Block& out) {
-  const int64_t M = a.shape.dims[0], K = a.shape.dims[1], N = b.shape.dims[1];
+void eval_dot(const Block& a_in, const Block& b_in, const Block& acc, Block& out, bool tf32) {
+  const int64_t M = a_in.shape.dims[0], K = a_in.shape.dims[1], N = b_in.shape.dims[1];
   const DType ct = out.dtype;
+  // Precision::tf32: the products of the operands as tensor cores read them (exact in f32: 11 x 11 bits).
+  Block ta, tb;
+  if (tf32) {
+    ta = a_in;
+    tb = b_in;
+    for (double& v : ta.f) v = ir::to_tf32(v);
+    for (double& v : tb.f) v = ir::to_tf32(v);
+  }
+  const Block& a = tf32 ? ta : a_in;
+  const Block& b = tf32 ? tb : b_in;
   if (is_float(ct)) {
     out.f = acc.f;
     double* c = out.f.data();

@@ -294,7 +294,8 @@ void eval_where(const Block& c, const Block& a, const Block& b, Block& out);
 void eval_broadcast(const Block& x, Block& out);
 void eval_permute(const Block& x, std::span<const int64_t> perm, Block& out);
 void eval_reduce(ir::Op op, const Block& x, int axis, Block& out);
-void eval_dot(const Block& a, const Block& b, const Block& acc, Block& out);
+/// `tf32`: f32 operands are first truncated to tf32 (ir::to_tf32), as Precision::tf32 asks.
+void eval_dot(const Block& a, const Block& b, const Block& acc, Block& out, bool tf32);
 
 // ---- memory (interp_memory.cpp) --------------------------------------------------------------
 

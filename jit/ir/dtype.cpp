@@ -1,6 +1,7 @@
 // Bit-exact round-to-nearest-even conversions between double and the narrow float formats.
 #include "tilejit/ir/dtype.h"
 
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -74,6 +75,13 @@ double decode(const Format& f, uint32_t b) {
 
 uint16_t to_f16_bits(double x) { return static_cast<uint16_t>(encode(kF16, x)); }
 uint16_t to_bf16_bits(double x) { return static_cast<uint16_t>(encode(kBF16, x)); }
+
+double to_tf32(double x) {
+  if (std::isnan(x)) return x;
+  uint32_t bits = std::bit_cast<uint32_t>(static_cast<float>(x));
+  bits &= 0xffffe000u;
+  return static_cast<double>(std::bit_cast<float>(bits));
+}
 uint8_t to_e4m3_bits(double x) { return static_cast<uint8_t>(encode(kE4M3, x)); }
 uint8_t to_e5m2_bits(double x) { return static_cast<uint8_t>(encode(kE5M2, x)); }
 double f16_bits_to_double(uint16_t h) { return decode(kF16, h); }

@@ -90,6 +90,12 @@ struct Verifier {
         const Shape& c = g.node(g.operand(id, 2)).shape;
         expect(a.rank == 2 && b.rank == 2 && c.rank == 2 && a[1] == b[0] && c[0] == a[0] && c[1] == b[1], id,
                "dot shapes are not MxK, KxN, MxN");
+        expect(n.int_count <= 1, id, "dot has at most one attribute (its precision)");
+        if (n.int_count == 1) {
+          const int64_t p = g.int_at(id, 0);
+          expect(p == 0 || p == 1, id, "dot precision is ieee (0) or tf32 (1)");
+          expect(p == 0 || g.node(g.operand(id, 0)).dtype == DType::f32, id, "tf32 precision needs f32 operands");
+        }
         break;
       }
       default: break;

@@ -410,7 +410,13 @@ int64_t SharedLayout::offset(const std::array<int64_t, ir::kMaxRank>& c) const {
   int64_t row = 0;
   for (int d = 0; d + 1 < r; ++d) row = row * shape.dims[d] + c[static_cast<size_t>(d)];
   const int64_t inner = r ? shape.dims[r - 1] + pad_elems : 1;
-  int64_t byte = (row * inner + (r ? c[static_cast<size_t>(r - 1)] : 0)) * elem_bytes;
+  const int64_t col = r ? c[static_cast<size_t>(r - 1)] : 0;
+  int64_t byte = (row * inner + col) * elem_bytes;
+  if (swizzle_bytes > 0 && inner * elem_bytes > swizzle_bytes) {
+    // Pieces as wide as the swizzle, one after another (how TMA writes a box it loads piece by piece).
+    const int64_t piece = swizzle_bytes / elem_bytes, rows = row_count();
+    byte = (col / piece) * rows * swizzle_bytes + row * swizzle_bytes + (col % piece) * elem_bytes;
+  }
   if (swizzle_bytes > 0) {
     // 16-byte unit bits [4, 4 + b) are XORed with the bits of the 128-byte row [7, 7 + b), b = log2(swizzle / 16).
     const int64_t mask = swizzle_bytes / 16 - 1;
@@ -419,11 +425,14 @@ int64_t SharedLayout::offset(const std::array<int64_t, ir::kMaxRank>& c) const {
   return byte;
 }
 
-int64_t SharedLayout::bytes() const {
-  const int r = shape.rank;
+int64_t SharedLayout::row_count() const {
   int64_t rows = 1;
-  for (int d = 0; d + 1 < r; ++d) rows *= shape.dims[d];
-  return rows * ((r ? shape.dims[r - 1] : 1) + pad_elems) * elem_bytes;
+  for (int d = 0; d + 1 < shape.rank; ++d) rows *= shape.dims[d];
+  return rows;
+}
+
+int64_t SharedLayout::bytes() const {
+  return row_count() * ((shape.rank ? shape.dims[shape.rank - 1] : 1) + pad_elems) * elem_bytes;
 }
 
 int bank_conflicts(const Layout& l, const SharedLayout& s, int reg, int vec) {
@@ -441,6 +450,28 @@ int bank_conflicts(const Layout& l, const SharedLayout& s, int reg, int vec) {
     for (const auto& [bank, ws] : words) worst = std::max(worst, static_cast<int>(ws.size()));
   }
   return worst;
+}
+
+int staging_swizzle(const Layout& l, int elem_bytes) {
+  const ir::Shape& s = l.shape();
+  if (s.rank < 2) return 0;
+  for (int d = 0; d + 1 < s.rank; ++d)
+    if (s.dims[d] > 256) return 0;
+  const int vec = l.vector_width();
+  auto cost = [&](int swizzle) {
+    const SharedLayout tile{s, elem_bytes, swizzle, 0};
+    int64_t total = 0;
+    for (int r = 0; r < l.regs(); r += vec) total += bank_conflicts(l, tile, r, vec);
+    return total;
+  };
+  const int64_t inner_bytes = s.dims[s.rank - 1] * elem_bytes;
+  int best = 0;
+  int64_t best_cost = cost(0);
+  for (int swizzle : {128, 64, 32}) {  // widest first: a tie keeps the one with fewer pieces
+    if (inner_bytes % swizzle != 0 || vec * elem_bytes > 16) continue;
+    if (const int64_t c = cost(swizzle); c < best_cost) best = swizzle, best_cost = c;
+  }
+  return best;
 }
 
 }  // namespace tilejit::layout

@@ -81,9 +81,7 @@ int operand_swizzle(int64_t inner_bytes) {
 }
 
 int64_t OperandTile::byte_of(int64_t row, int64_t col) const {
-  const int64_t off = (col / piece_elems()) * piece_bytes() + row * swizzle + (col % piece_elems()) * elem_bytes;
-  const int64_t mask = swizzle / 16 - 1;  // 16-byte units per swizzle row, minus one
-  return off ^ (((off >> 7) & mask) << 4);
+  return SharedLayout{ir::Shape{rows, inner}, elem_bytes, swizzle, 0}.offset({row, col});
 }
 
 SmemDescriptor operand_descriptor(const OperandTile& tile, bool mn_major, int64_t mn0, int64_t k0) {

@@ -115,7 +115,8 @@ class Planner {
     const bool k_is_tile_row = transposed ? !k_is_first_dim_of_value : k_is_first_dim_of_value;
     o.mn_major = k_is_tile_row;
     if (o.mn_major && !sixteen_bit(t)) {
-      reason = std::string(ptx_type(t)) + " operands must be K-major for wgmma (load b as [N, K] and use .trans())";
+      reason = std::string(t == DType::f32 ? "tf32" : ptx_type(t)) +
+               " operands must be K-major for wgmma (load b as [N, K] and use .trans())";
       return false;
     }
     o.tile.rows = n.shape.dims[0];
@@ -139,8 +140,12 @@ class Planner {
       reason = "the operands' types differ";
       return std::nullopt;
     }
-    if (m.in == DType::f32) {
-      reason = "f32 operands (tf32 tensor cores are not chosen for f32 dots)";
+    if (m.in == DType::f32 && ir::dot_precision(g_, d) != ir::DotPrecision::tf32) {
+      reason = "f32 operands with Precision::ieee (tensor cores multiply f32 operands as tf32)";
+      return std::nullopt;
+    }
+    if (m.acc == DType::f16 && (sixteen_bit(m.in) || ir::is_fp8(m.in))) {
+      reason = "f16 accumulators are not on tensor cores yet (accumulate in f32 and convert the result)";
       return std::nullopt;
     }
     if (layout::wgmma_k(m.in) == 0 || !accumulator_ok(m.in, m.acc)) {
@@ -187,8 +192,9 @@ class Planner {
 }  // namespace
 
 std::string MmaDot::instruction() const {
+  const std::string operands = in == DType::f32 ? "tf32" : ptx_type(in);  // f32 operands are read as tf32
   return "wgmma.mma_async.sync.aligned.m64n" + std::to_string(tiling.instr_n) + "k" + std::to_string(tiling.instr_k) +
-         "." + ptx_type(acc) + "." + ptx_type(in) + "." + ptx_type(in);
+         "." + ptx_type(acc) + "." + operands + "." + operands;
 }
 
 MmaPlan plan_mma(const ir::Graph& g, const GraphInfo& info, int warps) { return Planner(g, info, warps).run(); }

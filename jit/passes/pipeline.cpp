@@ -26,9 +26,9 @@ Lowered lower(const ir::Graph& g, const codegen::Options& options, const DumpHoo
   Lowered l{std::move(cur), {}, {}, {}, {}, {}, {}, {}, {}, options.spec};
   l.info = analyze(l.graph);
   l.mma = plan_mma(l.graph, l.info, threads / 32);
-  l.tma = collect_descriptors(l.graph, l.info, &l.mma);  // node ids changed
-  l.pipe = plan_pipeline(l.graph, l.info, l.mma, l.tma, l.graph.num_stages);
   l.layout = assign_layout(l.graph, l.info, threads);
+  l.tma = collect_descriptors(l.graph, l.info, &l.mma, &l.layout);  // node ids changed
+  l.pipe = plan_pipeline(l.graph, l.info, l.mma, l.tma, l.graph.num_stages);
   l.axes = analyze_axes(l.graph, l.info, l.spec);
   l.smem = allocate_shared(l.graph, l.info, l.layout, l.tma, l.mma, l.pipe);
   check_register_budget(l.graph, l.info, l.layout, l.smem);
@@ -50,6 +50,13 @@ std::string where(const ir::Graph& g, NodeId id) {
 }
 }  // namespace
 
+std::vector<std::string> performance_notes(const Lowered& l) {
+  std::vector<std::string> notes;
+  for (const auto& [id, why] : l.mma.cuda_cores)
+    notes.push_back("dot at " + where(l.graph, id) + " runs on CUDA cores, not tensor cores, because " + why);
+  return notes;
+}
+
 std::string describe(const Lowered& l) {
   const ir::Graph& g = l.graph;
   std::string out;
@@ -68,7 +75,9 @@ std::string describe(const Lowered& l) {
     }
     line += ", " + std::string(ir::name_of(d.dtype)) + ", box " + dims(d.box, d.rank) + ", estride " +
             dims(d.estride, d.rank) + ", fill " + (d.fill ? "nan" : "zero");
-    if (d.swizzle > 0) line += ", " + std::to_string(d.swizzle) + "B swizzle (a wgmma operand)";
+    if (d.swizzle > 0)
+      line += ", " + std::to_string(d.swizzle) + "B swizzle (" +
+              (d.used_by_store ? "conflict-free writes of the stored tile" : "a wgmma operand") + ")";
     if (d.pieces > 1)
       line += ", " + std::to_string(d.pieces) + " operations per access along dimension " + std::to_string(d.split_dim) +
               " (the box is one piece of the tile)";
@@ -98,7 +107,7 @@ std::string describe(const Lowered& l) {
     for (NodeId ld : p.loads) loads += (loads.empty() ? "%" : ", %") + std::to_string(ld);
     out += "software pipeline: loop %" + std::to_string(f) + " (" + where(g, f) + "), " + std::to_string(p.stages) +
            " stages of {" + loads + "} (" + std::to_string(p.stage_bytes) + " bytes each), issued " +
-           std::to_string(p.stages - 1) + " iteration(s) ahead; full / empty mbarriers from " +
+           std::to_string(p.stages - 1) + " iteration(s) ahead; one mbarrier per stage from " +
            std::to_string(l.smem.ring_barriers.at(f)) + "\n";
   }
   out += "shared memory: " + std::to_string(l.smem.total_bytes) + " bytes\n";

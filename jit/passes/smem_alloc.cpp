@@ -107,7 +107,7 @@ SmemPlan allocate_shared(const ir::Graph& g, const GraphInfo& info, const Layout
       // A swizzled tile (a wgmma operand) starts on its swizzle's repeat: 8 rows of the swizzle width.
       if (const int sw = tma.descriptors[static_cast<size_t>(tma.of.at(id))].swizzle; sw > 0)
         plan.buffers[static_cast<size_t>(lp.buffer)].align = 8 * sw;
-      lp.barrier = ring ? -1 : plan.num_barriers++;  // a ring uses its loop's full / empty barriers
+      lp.barrier = ring ? -1 : plan.num_barriers++;  // a ring uses its loop's barriers
       lp.repeated = info.in_loop(id);
       plan.loads[id] = lp;
       plan.resident[id] = lp.buffer;
@@ -121,15 +121,11 @@ SmemPlan allocate_shared(const ir::Graph& g, const GraphInfo& info, const Layout
       root_load[id] = root_load[g.operand(id, 0)];
     }
   }
-  plan.barrier_arrivals.assign(static_cast<size_t>(plan.num_barriers), 1);
   for (NodeId id : order) {
     auto it = pipe.loops.find(id);
     if (it == pipe.loops.end()) continue;
-    const int first = plan.num_barriers;
-    plan.ring_barriers[id] = first;
-    plan.num_barriers += 2 * it->second.stages;
-    plan.barrier_arrivals.resize(static_cast<size_t>(first + it->second.stages), 1);  // full: the issuing thread
-    plan.barrier_arrivals.resize(static_cast<size_t>(plan.num_barriers), layout.threads / 32);  // empty: one per warp
+    plan.ring_barriers[id] = plan.num_barriers;
+    plan.num_barriers += it->second.stages;
   }
   // Register copies and readers of each tile.
   std::unordered_map<NodeId, bool> needs_regs;        // resident value -> some user wants registers
@@ -168,6 +164,15 @@ SmemPlan allocate_shared(const ir::Graph& g, const GraphInfo& info, const Layout
     StorePlan sp;
     const NodeId v = g.operands(id).back();
     sp.repeated = info.in_loop(id);
+    // A swizzled store tile is written by the threads in its own buffer (collect_descriptors chose it).
+    const int swizzle = tma.descriptors[static_cast<size_t>(tma.of.at(id))].swizzle;
+    if (swizzle > 0) {
+      sp.mode = StorePlan::Staged;
+      sp.buffer = add_buffer(id, tile_bytes(g, v, n.dtype), "tma.store");
+      plan.buffers[static_cast<size_t>(sp.buffer)].align = 8 * swizzle;  // the swizzle's repeat
+      plan.stores[id] = sp;
+      continue;
+    }
     if (plan.resident.count(v)) {
       sp.mode = StorePlan::FromLoad;
       sp.load = root_load[v];

@@ -64,7 +64,7 @@ int decide(const ir::Graph& g, NodeId op) {
 
 }  // namespace
 
-TmaPlan collect_descriptors(const ir::Graph& g, const GraphInfo& info, const MmaPlan* mma) {
+TmaPlan collect_descriptors(const ir::Graph& g, const GraphInfo& info, const MmaPlan* mma, const Layout* layout) {
   std::vector<NodeId> ops;
   for (size_t i = 0; i < g.size(); ++i)
     if (is_tma(g.node(static_cast<NodeId>(i)).op) && info.position[i] >= 0) ops.push_back(static_cast<NodeId>(i));
@@ -102,6 +102,14 @@ TmaPlan collect_descriptors(const ir::Graph& g, const GraphInfo& info, const Mma
     int swizzle = 0;
     if (mma)
       if (auto sw = mma->swizzle.find(op); sw != mma->swizzle.end()) swizzle = sw->second;
+    if (layout && n.op == Op::DescStore && a.reduce == 0) {
+      // A tile that registers write to shared memory for the store (not a loaded tile stored as it is):
+      // swizzled when that makes the writes conflict-free, e.g. a wgmma accumulator's rows.
+      const NodeId v = g.operands(op).back();
+      const ValueLayout& lv = layout->of[static_cast<size_t>(v)];
+      if (lv.kind == ValueLayout::Distributed && g.node(v).op != Op::DescLoad)
+        swizzle = layout::staging_swizzle(lv.dist, ir::size_of(n.dtype));
+    }
     const Key key{static_cast<int>(kind), s.param, by_node ? tensor : ir::kNoNode, s.groups,
                   static_cast<int>(n.dtype), a.box, a.estride, a.fill, swizzle};
     auto [it, fresh] = index.emplace(key, static_cast<int>(plan.descriptors.size()));
@@ -120,7 +128,8 @@ TmaPlan collect_descriptors(const ir::Graph& g, const GraphInfo& info, const Mma
       std::vector<int64_t> box(a.box.begin(), a.box.begin() + a.rank), est(a.estride.begin(), a.estride.begin() + a.rank);
       d.swizzle = swizzle;
       if (swizzle > 0) {
-        // A wgmma operand: pieces as wide as the swizzle along the inner dimension (layout::OperandTile).
+        // A wgmma operand or a swizzled store: pieces as wide as the swizzle along the inner dimension
+        // (layout::SharedLayout).
         const int inner = a.rank - 1;
         const int32_t piece = swizzle / ir::size_of(n.dtype);
         d.split_dim = inner;

@@ -12,8 +12,8 @@ namespace {
 using namespace tilejit::dsl;
 
 template <class K>
-std::function<std::shared_ptr<const ir::Graph>()> traced(K k, Config c) {
-  return [k, c] { return k.trace(c); };
+std::function<std::shared_ptr<const ir::Graph>(const Config&)> traced(K k) {
+  return [k](const Config& c) { return k.trace(c); };
 }
 
 std::vector<EmitCase> make_cases() {
@@ -22,7 +22,7 @@ std::vector<EmitCase> make_cases() {
   auto add = [&](std::string name, std::string what, auto fn, Config config, codegen::Options options = {},
                  std::source_location where = std::source_location::current()) {
     cases.push_back(
-        EmitCase{name, std::move(what), traced(tilejit::kernel(name, fn, where), config), std::move(options)});
+        EmitCase{name, std::move(what), config, traced(tilejit::kernel(name, fn, where)), std::move(options)});
   };
 
   // ---- TMA copies and elementwise work on tiles ---------------------------------------
@@ -287,6 +287,25 @@ std::vector<EmitCase> make_cases() {
         descriptor_store(c, {m, n}, acc);
       },
       Config{{"BM", 64}, {"BN", 64}, {"BK", 32}});
+  add("gemm_bf16", "the benchmark GEMM: bf16 in and out, K from the tensor, 128 x 256 tiles on two warpgroups",
+      [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c, Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
+        auto m = program_id(0) * BM, n = program_id(1) * BN;
+        auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
+          return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {k, n}, {BK, BN}), acc);
+        });
+        descriptor_store(c, {m, n}, acc.to<bf16>());
+      },
+      Config({{"BM", 128}, {"BN", 256}, {"BK", 64}}, 8, 3));
+  add("gemm_bias_gelu", "a wgmma GEMM whose epilogue (bias row, GELU, cast) runs on the accumulator fragment",
+      [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 1> bias, Tensor<bf16, 2> c, Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
+        auto m = program_id(0) * BM, n = program_id(1) * BN;
+        auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
+          return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {k, n}, {BK, BN}), acc);
+        });
+        auto x = acc + descriptor_load(bias, {n}, {BN}).to<f32>().expand_dims<0>();
+        descriptor_store(c, {m, n}, (x * 0.5f * (erf(x * 0.70710678f) + 1.0f)).to<bf16>());
+      },
+      Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 8, 3));
   add("swap_loop", "loop-carried values swapped each iteration (parallel assignment)",
       [](Tensor<f32, 1> y, Scalar<i32> n) {
         auto [a, b] = for_range(0, n, 1, std::tuple{zeros<f32>({128}), full<f32>({128}, 1.0f)},

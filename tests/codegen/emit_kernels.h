@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tilejit/codegen/codegen.h"
+#include "tilejit/config.h"
 #include "tilejit/ir/ir.h"
 
 namespace tilejit::testing {
@@ -15,8 +16,12 @@ namespace tilejit::testing {
 struct EmitCase {
   std::string name;
   std::string what;  ///< one line: the feature the case covers
-  std::function<std::shared_ptr<const ir::Graph>()> trace;
+  Config config;  ///< the configuration the case is registered with
+  std::function<std::shared_ptr<const ir::Graph>(const Config&)> trace_with;
   codegen::Options options;
+
+  /// The kernel traced with its registered configuration.
+  std::shared_ptr<const ir::Graph> trace() const { return trace_with(config); }
 };
 
 /// Every registered case, in registration order.

@@ -10,6 +10,7 @@
 #include "tilejit/error.h"
 #include "tilejit/runtime/compiler.h"
 #include "tilejit/tma_rules.h"
+#include <tilejit/tilejit.h>
 
 using tilejit::CompiledBinary;
 
@@ -59,6 +60,7 @@ TEST_CASE("every codegen test kernel compiles for sm_90a without local-memory sp
     CHECK(bin.registers * k.plan.threads <= 65536);  // one program fits in the register file
     CHECK(bin.spill_stores == 0);
     CHECK(bin.spill_loads == 0);
+    CHECK_FALSE(bin.wgmma_serialized);
     CHECK(bin.shared_static == 0);  // all shared memory is dynamic, sized by the launch plan
     CHECK(k.plan.shared_bytes <= tilejit::tma::kMaxSharedBytes);
     ++compiled;
@@ -152,8 +154,97 @@ TEST_CASE("ptxas resource lines are parsed") {
   CHECK(bin.spill_stores == 12);
   CHECK(bin.spill_loads == 16);
   CHECK(bin.shared_static == 1024);
+  CHECK_FALSE(bin.wgmma_serialized);
   CompiledBinary none;
   tilejit::parse_ptxas_report("", none);
   CHECK(none.registers == -1);
   CHECK(none.shared_static == -1);
+  CompiledBinary serialized;
+  tilejit::parse_ptxas_report(
+      "ptxas info    : (C7515) Potential Performance Loss: wgmma.mma_async instructions are serialized due to non "
+      "wgmma instructions defining accumulator registers of a wgmma between start and end of the pipeline stage in "
+      "the function 'k'\n",
+      serialized);
+  CHECK(serialized.wgmma_serialized);
+}
+
+namespace {
+
+/// C = A @ B through TMA tiles in a pipelined K loop; `AT` / `BT`: the operand is loaded transposed
+/// ([K, M] / [N, K]) and used through .trans().
+template <class In, class Acc, class Out, bool AT, bool BT>
+auto mma_kernel() {
+  using namespace tilejit::dsl;
+  return tilejit::kernel("mma_combo", [](Tensor<In, 2> a, Tensor<In, 2> b, Tensor<Out, 2> c, Scalar<i32> K, Block<"BM"> BM,
+                                         Block<"BN"> BN, Block<"BK"> BK) {
+    auto m = program_id(0) * BM, n = program_id(1) * BN;
+    auto acc = for_range(0, K, BK, zeros<Acc>({BM, BN}), [&](Scalar<i32> k, Value<Acc, 2> acc) {
+      auto ta = [&] {
+        if constexpr (AT) return descriptor_load(a, {k, m}, {BK, BM}).trans();
+        else return descriptor_load(a, {m, k}, {BM, BK});
+      }();
+      auto tb = [&] {
+        if constexpr (BT) return descriptor_load(b, {n, k}, {BN, BK}).trans();
+        else return descriptor_load(b, {k, n}, {BK, BN});
+      }();
+      return dot(ta, tb, acc);
+    });
+    descriptor_store(c, {m, n}, acc.template to<Out>());
+  });
+}
+
+struct ComboResult {
+  int compiled = 0, refused = 0;
+};
+
+template <class In, class Acc, class Out, bool AT, bool BT>
+void compile_combos(const char* what, ComboResult& r) {
+  const auto k = mma_kernel<In, Acc, Out, AT, BT>();
+  const int64_t bk = 128 / tilejit::ir::size_of(In::code);  // 128-byte rows: the 128B swizzle
+  for (int warps : {4, 8})
+    for (int stages : {1, 2, 3, 4}) {
+      // The benchmark tiles: 128 x 128 on one warpgroup, 128 x 256 on two.
+      const tilejit::Config c({{"BM", 128}, {"BN", warps == 4 ? 128 : 256}, {"BK", bk}}, warps, stages);
+      INFO(what << " " << c.str());
+      tilejit::codegen::GeneratedKernel gen;
+      try {
+        gen = tilejit::codegen::generate(*k.trace(c));
+      } catch (const tilejit::UserError& e) {
+        // Only the shared-memory budget may refuse a configuration (4 stages of 128 x 256 tiles).
+        CHECK(std::string(e.what()).find("shared memory") != std::string::npos);
+        ++r.refused;
+        continue;
+      }
+      CHECK(gen.notes.empty());  // the dot is on wgmma
+      const CompiledBinary bin = compile_cuda(gen, "mma_combo");
+      char line[200];
+      std::snprintf(line, sizeof line, "%-8s %-40s %3d registers, spills %d/%d, %6d bytes smem, %6.1f ms", what, c.str().c_str(),
+                    bin.registers, bin.spill_stores, bin.spill_loads, gen.plan.shared_bytes, bin.compile_ms);
+      MESSAGE(line);
+      CHECK(bin.spill_stores == 0);
+      CHECK(bin.spill_loads == 0);
+      CHECK_FALSE(bin.wgmma_serialized);
+      CHECK(bin.registers * gen.plan.threads <= 65536);
+      CHECK(bin.log.find("wgmma.mma_async") == std::string::npos);  // no other ptxas remark about wgmma
+      ++r.compiled;
+    }
+}
+
+}  // namespace
+
+TEST_CASE("every wgmma type x transpose x num_warps x num_stages compiles without spills or serialized wgmma") {
+  using namespace tilejit::dsl;
+  ComboResult r;
+  compile_combos<bf16, f32, bf16, false, false>("bf16 nn", r);
+  compile_combos<bf16, f32, bf16, false, true>("bf16 nt", r);
+  compile_combos<bf16, f32, bf16, true, false>("bf16 tn", r);
+  compile_combos<f16, f32, f16, false, false>("f16 nn", r);
+  compile_combos<f16, f32, f16, true, true>("f16 tt", r);
+  compile_combos<f8e4m3, f32, bf16, false, true>("e4m3 nt", r);
+  compile_combos<f8e5m2, f32, bf16, false, true>("e5m2 nt", r);
+  compile_combos<f32, f32, f32, false, true>("tf32 nt", r);
+  compile_combos<i8, i32, i32, false, true>("i8 nt", r);
+  compile_combos<u8, i32, i32, false, true>("u8 nt", r);
+  MESSAGE(r.compiled << " configurations compiled, " << r.refused << " refused for shared memory");
+  CHECK(r.compiled >= 65);
 }

@@ -431,3 +431,19 @@ TEST_CASE("programs_per_sm: an occupancy target in __launch_bounds__, part of th
   CHECK_THROWS_AS(Config{}.programs_per_sm(33), tilejit::UserError);
   CHECK_THROWS_AS(Config{}.programs_per_sm(4).warps(32), tilejit::UserError);
 }
+
+TEST_CASE("a dot left on CUDA cores is a performance note naming its line and the reason; a wgmma dot is not") {
+  int dot_line = 0;
+  auto k = tilejit::kernel("small_dot", [&](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> c, Block<"BM"> BM) {
+    auto ta = descriptor_load(a, {0, 0}, {BM, 64});
+    auto tb = descriptor_load(b, {0, 0}, {64, 64});
+    dot_line = __LINE__ + 1;
+    descriptor_store(c, {0, 0}, dot(ta, tb, zeros<f32>({BM, 64})));
+  });
+  const auto small = tilejit::codegen::generate(*k.trace(Config{{"BM", 32}}));
+  REQUIRE(small.notes.size() == 1);
+  CHECK(small.notes[0].find("planner_test.cpp:" + std::to_string(dot_line)) != std::string::npos);
+  CHECK(small.notes[0].find("runs on CUDA cores") != std::string::npos);
+  CHECK(small.notes[0].find("M=32 is not a multiple of 64") != std::string::npos);
+  CHECK(tilejit::codegen::generate(*k.trace(Config{{"BM", 64}})).notes.empty());
+}

@@ -298,3 +298,25 @@ TEST_CASE("dot through the DSL: a @ b + acc, with a transposed operand") {
       CHECK(y.getf(m * N + n) == static_cast<double>(want));
     }
 }
+
+TEST_CASE("dot of f32 operands: Precision::tf32 (the default) truncates the operands to tf32, ieee multiplies them as they are") {
+  namespace dsl = tilejit::dsl;
+  // 1 + 2^-12 is not a tf32 value (10 mantissa bits): tf32 reads it as 1; 1 + 2^-10 is one.
+  const double fine = 1.0 + std::ldexp(1.0, -12), coarse = 1.0 + std::ldexp(1.0, -10);
+  for (auto [precision, want] : {std::pair{dsl::Precision::tf32, 1.0 * coarse}, std::pair{dsl::Precision::ieee, fine * coarse}}) {
+    Buffer a(DType::f32, 1), b(DType::f32, 1), y(DType::f32, 1);
+    a.setf(0, fine);
+    b.setf(0, coarse);
+    auto kern = tilejit::kernel("dot_precision", [precision](dsl::Tensor<dsl::f32, 1> A, dsl::Tensor<dsl::f32, 1> B, dsl::Tensor<dsl::f32, 1> Y) {
+      using namespace tilejit::dsl;
+      auto zero = arange(0, 1).expand_dims<1>();
+      auto c = dot(load(A, zero), load(B, zero), zeros<f32>({1, 1}), precision);
+      store(Y, zero, c);
+    });
+    tilejit::interp::run(*kern.trace(tilejit::Config{}), dim3(1),
+                         std::vector<tilejit::KernelArg>{tensor_arg(a.arg1()), tensor_arg(b.arg1()), tensor_arg(y.arg1())});
+    CHECK(y.getf(0) == static_cast<double>(static_cast<float>(want)));
+  }
+  CHECK(tilejit::ir::to_tf32(-1.0 - std::ldexp(1.0, -11)) == -1.0);  // toward zero
+  CHECK(std::isnan(tilejit::ir::to_tf32(std::nan(""))));
+}

@@ -94,28 +94,35 @@ void check_operands(const OperandCase& c) {
 
 }  // namespace
 
+namespace {
+/// The bf16 wgmma tiling of an m x n accumulator over `warps` warps, and the accumulator's fragment layout.
+std::pair<MmaTiling, Layout> accumulator(int m, int n, int warps) {
+  std::string why;
+  const auto t = tile_mma(m, n, 16, DType::bf16, warps, &why);
+  REQUIRE_MESSAGE(t, why);
+  return {*t, wgmma_accumulator(*t, warps)};
+}
+}  // namespace
+
 TEST_CASE("wgmma accumulator fragment: the PTX ISA's register layout, repeated over instructions and warpgroups") {
   for (auto [m, n, warps] : {std::tuple{64, 8, 4}, {64, 256, 4}, {128, 128, 4}, {128, 256, 8}, {64, 128, 8}, {256, 128, 8},
                              {192, 64, 4}, {64, 64, 16}}) {
     CAPTURE(m);
     CAPTURE(n);
     CAPTURE(warps);
-    std::string why;
-    const auto t = tile_mma(m, n, 16, DType::bf16, warps, &why);
-    REQUIRE_MESSAGE(t, why);
-    const Layout l = wgmma_accumulator(*t, warps);
-    CHECK(l.regs() == t->m_tiles * t->n_tiles * t->instr_n / 2);
+    const auto [t, l] = accumulator(m, n, warps);
+    CHECK(l.regs() == t.m_tiles * t.n_tiles * t.instr_n / 2);
     std::set<std::pair<int64_t, int64_t>> seen;
     for (int w = 0; w < warps; ++w)
       for (int lane = 0; lane < 32; ++lane)
         for (int r = 0; r < l.regs(); ++r) {
           // Register r of the emitter's array: instruction (mt, nt), then the instruction's register j.
-          const int per = t->instr_n / 2, j = r % per, nt = (r / per) % t->n_tiles, mt = r / per / t->n_tiles;
-          const int g = w / 4, wgm = g % t->warpgroups_m, wgn = g / t->warpgroups_m;
+          const int per = t.instr_n / 2, j = r % per, nt = (r / per) % t.n_tiles, mt = r / per / t.n_tiles;
+          const int g = w / 4, wgm = g % t.warpgroups_m, wgn = g / t.warpgroups_m;
           const auto [fr, fc] = ptx_fragment((w % 4) * 32 + lane, j);
           const auto c = l.coord(r, lane, w);
-          CHECK(c[0] == t->row0(wgm, mt) + fr);
-          CHECK(c[1] == t->col0(wgn, nt) + fc);
+          CHECK(c[0] == t.row0(wgm, mt) + fr);
+          CHECK(c[1] == t.col0(wgn, nt) + fc);
           seen.insert({c[0], c[1]});
         }
     CHECK(static_cast<int64_t>(seen.size()) == int64_t{m} * n);
@@ -196,4 +203,35 @@ TEST_CASE("wgmma operand descriptors read exactly what TMA wrote, for every type
       check_operands({t, m, n, kk, warps, false, false});
     }
   }
+}
+
+TEST_CASE("stores of wgmma accumulators are staged in swizzled tiles: conflict-free where row-major is not") {
+  for (auto [m, n, warps, bytes] : {std::tuple{128, 256, 8, 2}, {128, 128, 4, 2}, {64, 64, 4, 4}, {256, 128, 8, 4}, {64, 32, 4, 2}}) {
+    CAPTURE(m);
+    CAPTURE(n);
+    CAPTURE(bytes);
+    const Layout l = accumulator(m, n, warps).second;
+    const int vec = l.vector_width();
+    const tilejit::ir::Shape shape{m, n};
+    auto worst = [&](int swizzle) {
+      int w = 1;
+      for (int r = 0; r < l.regs(); r += vec) w = std::max(w, bank_conflicts(l, SharedLayout{shape, bytes, swizzle, 0}, r, vec));
+      return w;
+    };
+    // Rows 8 apart in a row-major tile whose rows span a multiple of 128 bytes share their banks.
+    if (n * bytes % 128 == 0) CHECK(worst(0) >= 4);
+    const int s = staging_swizzle(l, bytes);
+    CHECK(s > 0);
+    CHECK(worst(s) == 1);
+    // The largest conflict-free swizzle: the fewest TMA operations (pieces) for the store.
+    for (int bigger : {128, 64})
+      if (bigger > s && n * bytes % bigger == 0) CHECK(worst(bigger) > 1);
+  }
+  // A blocked layout that writes whole rows with 16-byte vectors is conflict-free row-major: no swizzle.
+  CHECK(staging_swizzle(blocked(tilejit::ir::Shape{64, 128}, 4, 4), 4) == 0);
+  // Pieces: a 128B-swizzled tile of 256 bf16 columns stores column 64 at the start of the second piece.
+  const SharedLayout wide{tilejit::ir::Shape{128, 256}, 2, 128, 0};
+  CHECK(wide.offset({0, 64}) == 128 * 128);
+  CHECK(wide.offset({1, 64}) == 128 * 128 + 128 + 16);
+  CHECK(wide.offset({9, 70}) == 128 * 128 + 9 * 128 + (12 ^ (1 << 4)));
 }

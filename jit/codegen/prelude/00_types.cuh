@@ -72,6 +72,19 @@ __device__ __forceinline__ void sts(S* dst, const T* src) {
   }
 }
 
+/// Element index of (row, col) in a shared-memory tile of `Rows` rows stored as pieces `Swizzle` bytes
+/// wide, each holding every row, with the TMA swizzle: 16-byte unit bits [4, 7) of the byte offset are
+/// XORed with bits [7, 10) (128 B), [7, 9) (64 B) or bit 7 (32 B). The tile starts on a multiple of
+/// 8 x Swizzle bytes. Vectors of up to 16 aligned bytes stay contiguous.
+template <int Rows, int ElemBytes, int Swizzle>
+__device__ __forceinline__ int swizzled_index(int row, int col) {
+  constexpr int kPiece = Swizzle / ElemBytes;
+  // The row's start is a multiple of Swizzle bytes and the element's offset in it is below Swizzle, so
+  // the XOR depends on the row alone (which the compiler can then hoist out of unrolled loops).
+  const int start = (col / kPiece) * (Rows * Swizzle) + row * Swizzle;
+  return (start + (((col % kPiece) * ElemBytes) ^ (((start >> 7) & (Swizzle / 16 - 1)) << 4))) / ElemBytes;
+}
+
 /// Global-memory vector reads and writes: the copies of lds / sts through a global address
 /// (ld.global.v4 / st.global.v4 for 16 bytes); the address is aligned to the vector's size.
 template <int N, class T, class S>

@@ -469,11 +469,17 @@ Value<i32, R - 1> argmax(const Value<T, R>& x, int axis, std::source_location lo
   return detail::reduce<ir::Op::ArgMax, i32>(x, axis, "argmax", loc);
 }
 
+/// How dot multiplies f32 operands (Triton's input_precision): Precision::tf32, the default, truncates
+/// them to tf32 (10 mantissa bits, as tensor cores read f32) and runs on tensor cores where the dot
+/// qualifies; Precision::ieee multiplies the f32 values exactly (rounded once to f32), on CUDA cores.
+/// Other operand types ignore it: their products are exact in the accumulator's type.
+using Precision = ir::DotPrecision;
+
 /// acc + a @ b for 2-D blocks a (M x K), b (K x N), acc (M x N). The product is
 /// accumulated in acc's type; a and b must have the same element type.
 template <class TA, class TB, class TC>
 Value<tag_t<TC>, 2> dot(const Value<TA, 2>& a, const Value<TB, 2>& b, const Value<TC, 2>& acc,
-                        std::source_location loc = std::source_location::current()) {
+                        Precision precision = Precision::tf32, std::source_location loc = std::source_location::current()) {
   static_assert(std::is_same_v<tag_t<TA>, tag_t<TB>>, "tilejit: dot(): a and b must have the same element type; convert one with .to<T>()");
   static_assert(!is_bool_v<TA> && !is_bool_v<TC>, "tilejit: dot() needs numeric blocks");
   static_assert(!(is_float_v<TA> && !is_float_v<TC>), "tilejit: dot(): a float product needs a float accumulator (e.g. zeros<f32>)");
@@ -484,6 +490,9 @@ Value<tag_t<TC>, 2> dot(const Value<TA, 2>& a, const Value<TB, 2>& b, const Valu
   if (sc[0] != sa[0] || sc[1] != sb[1])
     detail::user_error("dot: accumulator shape must be [M, N]", "acc is " + sc.str() + ", expected [" + std::to_string(sa[0]) + ", " + std::to_string(sb[1]) + "]",
                        "[M, N]", loc);
+  if (dtype_v<TA> == ir::DType::f32)
+    return Value<tag_t<TC>, 2>(detail::node, g.add(ir::Op::Dot, dtype_v<TC>, sc, {a.id(), b.id(), acc.id()},
+                                                    {static_cast<int64_t>(precision)}));
   return Value<tag_t<TC>, 2>(detail::node, g.add(ir::Op::Dot, dtype_v<TC>, sc, {a.id(), b.id(), acc.id()}));
 }
 

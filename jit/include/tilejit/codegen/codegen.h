@@ -94,6 +94,7 @@ struct GeneratedKernel {
   /// The compiler hands it to NVRTC as a header, which NVRTC precompiles once per process.
   size_t prelude_begin = 0, prelude_end = 0;
   LaunchPlan plan;
+  std::vector<std::string> notes;  ///< passes::performance_notes: what the user may change for speed
 };
 
 /// Lowers a verified graph to CUDA C++. Throws UserError for programs the GPU

@@ -73,5 +73,8 @@ double e4m3_bits_to_double(uint8_t b);
 double e5m2_bits_to_double(uint8_t b);
 /// Rounds `x` once to the nearest value representable in float type `t`.
 double round_to(DType t, double x);
+/// The f32 value `x` as tensor cores read an f32 operand (tf32): its 13 low mantissa bits cleared
+/// (truncation toward zero); NaN stays NaN.
+double to_tf32(double x);
 
 }  // namespace tilejit::ir

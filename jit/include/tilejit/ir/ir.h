@@ -84,7 +84,9 @@
 //   unary             o: [x]
 //   Where             o: [cond(i1), a, b]
 //   Reduce*/ArgMax    o: [x]          i: [axis]   axis removed from the shape; ArgMax gives i32, first max wins
-//   Dot               o: [a(MxK), b(KxN), acc(MxN)]   acc += a @ b, accumulated in acc's dtype
+//   Dot               o: [a(MxK), b(KxN), acc(MxN)]  i: [(precision)]   acc += a @ b, accumulated in acc's
+//                     dtype; precision (DotPrecision, f32 operands only, absent = ieee): tf32 truncates
+//                     the operands to tf32 (10 mantissa bits) before the products
 //   Load              o: [tensor, offsets, (mask, other)]  i: [has_mask]
 //   Store             o: [tensor, offsets, value, (mask)]  i: [has_mask]
 //   AtomicAdd         o: [tensor, offsets, value, (mask)]  i: [has_mask]   relaxed, device scope
@@ -254,6 +256,14 @@ std::string print(const Graph& g, bool with_locations = false);
 
 /// Checks the invariants documented above; throws InternalError naming the node.
 void verify(const Graph& g);
+
+/// How a dot of f32 operands multiplies (Triton's input_precision): ieee multiplies the f32 values
+/// (CUDA cores), tf32 first truncates each operand to tf32 (tensor cores' f32 input format).
+enum class DotPrecision : int64_t { ieee = 0, tf32 = 1 };
+/// The precision of Dot node `id`.
+inline DotPrecision dot_precision(const Graph& g, NodeId id) {
+  return g.node(id).int_count ? static_cast<DotPrecision>(g.int_at(id, 0)) : DotPrecision::ieee;
+}
 
 // Helpers for the DescLoad/DescStore/DescPrefetch attribute layout.
 struct TmaAttrs {

@@ -192,6 +192,9 @@ bool same_registers(const Layout& a, const Layout& b);
 
 /// A shared-memory tile: row-major elements with an optional XOR swizzle of
 /// 16-byte units (the TMA / wgmma swizzle modes) and optional padding per row.
+/// A swizzled tile whose rows are wider than the swizzle is stored as pieces as
+/// wide as the swizzle, one after another, each holding every row (how TMA
+/// writes, or reads, a box that is cut into swizzle-wide boxes).
 struct SharedLayout {
   ir::Shape shape;
   int elem_bytes = 4;
@@ -200,6 +203,7 @@ struct SharedLayout {
   /// Byte offset of the element at `c`.
   int64_t offset(const std::array<int64_t, ir::kMaxRank>& c) const;
   int64_t bytes() const;
+  int64_t row_count() const;  ///< rows: the product of every dimension but the innermost
 };
 
 /// Shared-memory bank conflicts of one warp-wide access: the largest number of
@@ -208,5 +212,12 @@ struct SharedLayout {
 /// 1 means conflict-free (for vectors wider than 4 bytes, the hardware splits
 /// the access into phases of 128 bytes; this counts per phase).
 int bank_conflicts(const Layout& l, const SharedLayout& s, int reg, int vec);
+
+/// The swizzle (bytes; 0 for none) under which the threads of `l` write their elements, `elem_bytes`
+/// each, into a shared-memory tile of l's shape with the fewest bank conflicts, summed over every
+/// register group of warp 0. Only swizzles TMA can move such a tile with are considered: inner rows a
+/// multiple of the swizzle wide (stored as swizzle-wide pieces), other dimensions at most 256. Ties
+/// go to no swizzle (one TMA operation instead of several).
+int staging_swizzle(const Layout& l, int elem_bytes);
 
 }  // namespace tilejit::layout

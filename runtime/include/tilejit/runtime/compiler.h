@@ -33,6 +33,9 @@ struct CompiledBinary {
   int spill_stores = -1;       ///< bytes
   int spill_loads = -1;        ///< bytes
   int shared_static = -1;      ///< bytes of static shared memory (the dynamic size is in the launch plan)
+  /// ptxas serialized the kernel's wgmma instructions (its info C7515: something other than a wgmma
+  /// writes an accumulator while a wgmma group is in flight), which costs most of their overlap.
+  bool wgmma_serialized = false;
   enum class Pch { none, created, used };
   Pch pch = Pch::none;         ///< what NVRTC did with the precompiled prelude
   double compile_ms = 0;
