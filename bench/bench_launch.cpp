@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench_util.h"
 #include "driver_api.h"
 #include "tilejit/runtime/compiler.h"
 #include "tilejit/runtime/driver.h"
@@ -27,30 +28,7 @@
 using namespace tilejit::dsl;
 
 namespace {
-constexpr int kLaunches = 20000;
 constexpr int kNextKernels = 7;
-
-// Microseconds per launch of `a` and of `b` (medians of 7 batches of kLaunches), the batches of
-// the two interleaved so that clock and queue drift treat both alike.
-template <class A, class B>
-std::pair<double, double> us_per_launch(A&& a, B&& b) {
-  for (int i = 0; i < 1000; ++i) a(), b();  // warm-up
-  tilejit::synchronize(nullptr);
-  const auto batch = [](auto& launch) {
-    const auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < kLaunches; ++i) launch();
-    tilejit::synchronize(nullptr);
-    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / kLaunches;
-  };
-  std::vector<double> ta, tb;
-  for (int r = 0; r < 7; ++r) {
-    ta.push_back(batch(a));
-    tb.push_back(batch(b));
-  }
-  std::sort(ta.begin(), ta.end());
-  std::sort(tb.begin(), tb.end());
-  return {ta[ta.size() / 2], tb[tb.size() / 2]};
-}
 
 // The tiny kernel of every measurement: 128 threads store one value. `salt` becomes a constant of
 // the generated code (a different salt, a different kernel for every cache).
@@ -161,7 +139,7 @@ int main(int argc, char** argv) {
   }
   // Grids from one program (pure host cost) to enough programs that the GPU's own time shows.
   for (const unsigned grid : {1u, 132u, 1024u, 8192u}) {
-    const auto [raw, ours] = us_per_launch(
+    const auto [raw, ours] = bench::us_per_launch(
         [&] {
           TILEJIT_CHECK_CU(d.cuLaunchKernel(fn, grid, 1, 1, static_cast<unsigned>(gen.plan.threads), 1, 1,
                                             static_cast<unsigned>(gen.plan.shared_bytes), nullptr, params.data(), nullptr));

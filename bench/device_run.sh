@@ -61,9 +61,11 @@ rm -rf "$TILEJIT_CACHE_DIR"
 "$BUILD/tools/tilejit-cache" stats | tee -a "$OUT/cache_stats.txt"
 { python3 bench/peers.py
   python3 bench/peers.py --gemm; } 2>&1 | tee "$OUT/bench_peers.jsonl"
+# The autotuner: launch cost, and tuning cost in new processes (each side uses cache folders of its own).
+{ "$BUILD/bench/bench_autotune"; python3 bench/peers.py --autotune; } 2>&1 | tee "$OUT/bench_autotune.jsonl"
 
 echo
 echo "================ summary ================"
 printf '%s\n' "${summary[@]}"
-python3 bench/report.py "$OUT/bench_tilejit.jsonl" "$OUT/bench_peers.jsonl"
+python3 bench/report.py "$OUT/bench_tilejit.jsonl" "$OUT/bench_peers.jsonl" "$OUT/bench_autotune.jsonl"
 echo; echo "disk cache after the bench_launch runs:"; cat "$OUT/cache_stats.txt"

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Peer timings for the tilejit benchmarks: torch copy, Triton TMA copy / axpb, Triton jagged (device descriptors).
+"""Peer timings for the tilejit benchmarks: torch copy, Triton TMA copy / axpb, Triton jagged (device descriptors),
+row reductions, GEMM, and Triton's @autotune on the GEMM (--autotune).
 
 Prints one JSON object per line: {"bench": ..., "impl": ..., "ms": ..., "gbps": ...}.
 The workloads match bench/bench_tma.cpp exactly (sizes, dtypes, the jagged length formula).
@@ -262,8 +263,66 @@ def gemm_peers():
     torch.backends.cuda.matmul.allow_tf32 = False
 
 
+# bench_autotune.cpp's 8 configurations (BM, BN, BK, num_warps, num_stages).
+AUTOTUNE_CONFIGS = [(128, 256, 64, 8, 3), (128, 128, 64, 8, 4), (128, 128, 64, 4, 4), (128, 256, 64, 8, 2), (64, 256, 64, 4, 4),
+                    (256, 128, 64, 8, 3), (64, 128, 64, 4, 4), (128, 64, 64, 4, 4)]
+
+
+def _gemm_block_shapes(nargs):
+    """Autotune pre-hook: the descriptors' boxes follow the configuration (as in Triton's persistent matmul tutorial)."""
+    BM, BN, BK = nargs["BM"], nargs["BN"], nargs["BK"]
+    nargs["a_desc"].block_shape = [BM, BK]
+    nargs["b_desc"].block_shape = [BK, BN]
+    nargs["c_desc"].block_shape = [BM, BN]
+
+
+@triton.autotune(configs=[triton.Config({"BM": bm, "BN": bn, "BK": bk}, num_warps=w, num_stages=s, pre_hook=_gemm_block_shapes)
+                          for bm, bn, bk, w, s in AUTOTUNE_CONFIGS], key=["M", "N", "K"])
+@triton.jit
+def matmul_tma_autotuned(a_desc, b_desc, c_desc, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    m = tl.program_id(0) * BM
+    n = tl.program_id(1) * BN
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        acc = tl.dot(a_desc.load([m, k]), b_desc.load([k, n]), acc)
+    c_desc.store([m, n], acc.to(tl.bfloat16))
+
+
+def autotune_phase(phase):
+    """One new process: the first call of the autotuned 4096^3 GEMM until its result is ready (bench_autotune.cpp)."""
+    import time
+    M = N = K = 4096
+    a = torch.full((M, K), 0.0115, device="cuda", dtype=torch.bfloat16)
+    b = torch.full((K, N), 0.0115, device="cuda", dtype=torch.bfloat16)
+    c = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+    ad, bd, cd = (TensorDescriptor.from_tensor(t, [64, 64]) for t in (a, b, c))
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    matmul_tma_autotuned[lambda meta: (triton.cdiv(M, meta["BM"]), triton.cdiv(N, meta["BN"]))](ad, bd, cd, M, N, K)
+    torch.cuda.synchronize()
+    ms = (time.perf_counter() - t0) * 1e3
+    print(json.dumps({"bench": "autotune_first_call", "impl": "triton", "phase": phase, "configs": len(AUTOTUNE_CONFIGS),
+                      "ms": ms, "chosen": str(matmul_tma_autotuned.best_config)}), flush=True)
+
+
+def autotune_peers():
+    """Triton's @autotune in three new processes sharing a fresh TRITON_CACHE_DIR: cold, then twice with the
+    binaries on disk (Triton keeps no decisions, so the third process tunes again like the second)."""
+    import os
+    import subprocess
+    import tempfile
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, TRITON_CACHE_DIR=cache)
+        for phase in ("cold", "warm_binaries", "decided"):
+            subprocess.run([sys.executable, os.path.abspath(__file__), "--autotune-phase", phase], env=env, check=True)
+
+
 def main():
     torch.manual_seed(0)
+    if "--autotune-phase" in sys.argv:
+        return autotune_phase(sys.argv[sys.argv.index("--autotune-phase") + 1])
+    if "--autotune" in sys.argv:
+        return autotune_peers()
     if "--gemm" in sys.argv:
         return gemm_peers()
     if "--rows-only" in sys.argv:

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Joins the JSON lines of the benchmarks and peers.py (one run) into tables of bandwidths, TFLOP/s and ratios."""
+"""Joins the JSON lines of the benchmarks and peers.py (one run) into tables of bandwidths, TFLOP/s, launch costs
+and ratios."""
 import json
 import sys
 
@@ -17,7 +18,7 @@ def main(paths):
     jag_copy = by.get(("jagged", "torch_copy"))
     print(f"{'benchmark':<22}{'impl':<10}{'GB/s':>9}{'vs torch copy':>15}{'vs triton':>11}  config")
     for r in rows:
-        if r["bench"] in ("launch", "first_launch", "softmax", "softmax_tma", "layernorm", "rowsum", "gemm"):
+        if "gbps" not in r or r["bench"] in ("softmax", "softmax_tma", "layernorm", "rowsum"):
             continue
         base = jag_copy if r["bench"] == "jagged" else torch_copy
         tri = by.get(("copy" if r["bench"].startswith("copy") else r["bench"], "triton"))
@@ -65,6 +66,23 @@ def main(paths):
             print(f"  median kernel: trace {ph['trace_ms']:.2f}, codegen {ph['codegen_ms']:.2f}, NVRTC {ph['nvrtc_ms']:.2f}, "
                   f"disk {ph['disk_ms']:.2f}, load {ph['load_ms']:.2f} ms")
 
+    tune_launch = [r for r in rows if r["bench"] == "autotune_launch"]
+    for r in tune_launch:
+        print(f"\nautotuned launch, grid {r['grid']}: {r['autotuned_us']:.2f} us vs plain launch {r['plain_us']:.2f} us "
+              f"({r['autotuned_vs_plain']:.3f}x; target at most 1.1x)")
+    first = [r for r in rows if r["bench"] == "autotune_first_call"]
+    if first:
+        print(f"\n{'first call, 8 GEMM configs, ms':<34}{'cold':>12}{'binaries':>12}{'decided':>12}")
+        for impl in ("tilejit", "triton"):
+            cells = []
+            for phase in ("cold", "warm_binaries", "decided"):
+                r = next((x for x in first if x["impl"] == impl and x["phase"] == phase), None)
+                cells.append(f"{r['ms']:.1f}" if r else "-")
+            print(f"{impl:<34}" + "".join(f"{c:>12}" for c in cells))
+    for r in rows:
+        if r["bench"] == "autotune_speed":
+            print(f"\ntuned GEMM {r['m']}^3: {r['tuned_tflops']:.1f} TFLOP/s ({r['tuned']}); best by hand {r['best_by_hand_tflops']:.1f} "
+                  f"({r['best_by_hand']}); tuned / best time {r['tuned_vs_best']:.3f}")
     gemm_table(rows)
 
 

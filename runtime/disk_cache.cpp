@@ -7,126 +7,36 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <functional>
 #include <string_view>
 #include <system_error>
-#include <thread>
 #include <utility>
 
 #include "log_internal.h"
+#include "storage.h"
 
 namespace fs = std::filesystem;
 
 namespace tilejit {
 namespace {
 
+using detail::Fd;
+using detail::hash64;
+using detail::hex64;
+using detail::kTempMarker;
+using detail::read_all;
+using detail::read_u32;
+using detail::read_u64;
+
 constexpr char kMagic[8] = {'T', 'J', 'C', 'A', 'C', 'H', 'E', '\0'};
 constexpr std::string_view kKeyTag = "TJKEY1";
 constexpr std::string_view kEntrySuffix = ".tjc";
-constexpr std::string_view kTempMarker = ".tmp.";
 constexpr auto kStaleTempAge = std::chrono::hours(1);
 constexpr char kStatsMagic[8] = {'T', 'J', 'S', 'T', 'A', 'T', 'S', '1'};
 constexpr std::string_view kStatsName = "stats";
 constexpr std::size_t kStatsSize = 64;
-
-// ---- hashing -------------------------------------------------------------------------------
-
-constexpr std::uint64_t kP1 = 0x9E3779B185EBCA87ull;
-constexpr std::uint64_t kP2 = 0xC2B2AE3D27D4EB4Full;
-constexpr std::uint64_t kP3 = 0x165667B19E3779F9ull;
-constexpr std::uint64_t kP4 = 0x85EBCA77C2B2AE63ull;
-constexpr std::uint64_t kP5 = 0x27D4EB2F165667C5ull;
-
-std::uint64_t rotl(std::uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
-
-std::uint64_t read_u64(const unsigned char* p) {
-  std::uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
-  return v;
-}
-
-std::uint32_t read_u32(const unsigned char* p) {
-  std::uint32_t v = 0;
-  for (int i = 3; i >= 0; --i) v = (v << 8) | p[i];
-  return v;
-}
-
-std::uint64_t mix_round(std::uint64_t acc, std::uint64_t input) {
-  acc += input * kP2;
-  acc = rotl(acc, 31);
-  return acc * kP1;
-}
-
-std::uint64_t merge_round(std::uint64_t acc, std::uint64_t v) {
-  acc ^= mix_round(0, v);
-  return acc * kP1 + kP4;
-}
-
-// A 64-bit hash in the manner of XXH64: four lanes over 32-byte stripes, then the tail.
-std::uint64_t hash64(std::string_view data, std::uint64_t seed) {
-  const auto* p = reinterpret_cast<const unsigned char*>(data.data());
-  const std::size_t len = data.size();
-  const unsigned char* const end = p + len;
-  std::uint64_t h;
-  if (len >= 32) {
-    std::uint64_t v1 = seed + kP1 + kP2, v2 = seed + kP2, v3 = seed, v4 = seed - kP1;
-    const unsigned char* const limit = end - 32;
-    do {
-      v1 = mix_round(v1, read_u64(p));
-      v2 = mix_round(v2, read_u64(p + 8));
-      v3 = mix_round(v3, read_u64(p + 16));
-      v4 = mix_round(v4, read_u64(p + 24));
-      p += 32;
-    } while (p <= limit);
-    h = rotl(v1, 1) + rotl(v2, 7) + rotl(v3, 12) + rotl(v4, 18);
-    h = merge_round(h, v1);
-    h = merge_round(h, v2);
-    h = merge_round(h, v3);
-    h = merge_round(h, v4);
-  } else {
-    h = seed + kP5;
-  }
-  h += len;
-  for (; p + 8 <= end; p += 8) {
-    h ^= mix_round(0, read_u64(p));
-    h = rotl(h, 27) * kP1 + kP4;
-  }
-  if (p + 4 <= end) {
-    h ^= std::uint64_t{read_u32(p)} * kP1;
-    h = rotl(h, 23) * kP2 + kP3;
-    p += 4;
-  }
-  for (; p < end; ++p) {
-    h ^= *p * kP5;
-    h = rotl(h, 11) * kP1;
-  }
-  h ^= h >> 33;
-  h *= kP2;
-  h ^= h >> 29;
-  h *= kP3;
-  h ^= h >> 32;
-  return h;
-}
-
-std::uint64_t fnv1a64(std::string_view data) {
-  std::uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : data) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
-
-std::string hex64(std::uint64_t v) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string s(16, '0');
-  for (int i = 15; i >= 0; --i, v >>= 4) s[static_cast<std::size_t>(i)] = kDigits[v & 0xf];
-  return s;
-}
 
 // ---- serialisation -------------------------------------------------------------------------
 
@@ -316,64 +226,12 @@ std::optional<CacheStats> decode_stats(std::string_view data) {
   return s;
 }
 
-// ---- file I/O ------------------------------------------------------------------------------
-
-struct Fd {
-  int fd = -1;
-  explicit Fd(int f) : fd(f) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
-
-bool read_all(int fd, std::string& out, std::string& error) {
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    error = std::strerror(errno);
-    return false;
-  }
-  out.clear();
-  out.reserve(static_cast<std::size_t>(st.st_size));
-  char buf[1 << 16];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      error = std::strerror(errno);
-      return false;
-    }
-    if (n == 0) return true;
-    out.append(buf, static_cast<std::size_t>(n));
-  }
-}
-
-bool write_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    const ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return true;
-}
-
 bool is_entry_name(const std::string& name) {
   return name.size() > kEntrySuffix.size() && name.ends_with(kEntrySuffix) &&
          name.find(kTempMarker) == std::string::npos;
 }
 
 bool is_temp_name(const std::string& name) { return name.find(kTempMarker) != std::string::npos; }
-
-std::string temp_name(const std::string& final_name) {
-  static std::atomic<std::uint64_t> counter{0};
-  const std::size_t tid = std::hash<std::thread::id>{}(std::this_thread::get_id());
-  return final_name + std::string(kTempMarker) + std::to_string(::getpid()) + "." + hex64(tid) + "." +
-         std::to_string(counter.fetch_add(1, std::memory_order_relaxed));
-}
 
 }  // namespace
 
@@ -393,7 +251,7 @@ std::string DiskCache::serialize_key(const CacheKey& key) {
 
 std::string DiskCache::id_of(const CacheKey& key) {
   const std::string s = serialize_key(key);
-  return hex64(fnv1a64(s)) + hex64(hash64(s, 0x9b1c2d3e4f5a6b7cull));
+  return hex64(detail::fnv1a64(s)) + hex64(hash64(s, 0x9b1c2d3e4f5a6b7cull));
 }
 
 fs::path DiskCache::path_of(const CacheKey& key) const { return dir_ / (id_of(key) + std::string(kEntrySuffix)); }
@@ -519,28 +377,9 @@ bool DiskCache::store(const CacheKey& key, const CacheEntry& entry, double compi
   }
   const std::string final_name = id_of(key) + std::string(kEntrySuffix);
   const fs::path final_path = dir_ / final_name;
-  const fs::path temp_path = dir_ / temp_name(final_name);
   const std::string data = encode_entry(echo, entry, compile_ms);
-  {
-    Fd out(::open(temp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
-    if (out.fd < 0) {
-      warn_io("cannot create " + temp_path.string() + ": " + std::strerror(errno));
-      return false;
-    }
-    const bool written = write_all(out.fd, data);
-    const int saved_errno = errno;
-    const bool closed = ::close(out.fd) == 0;
-    out.fd = -1;
-    if (!written || !closed) {
-      ::unlink(temp_path.c_str());
-      warn_io("cannot write " + temp_path.string() + ": " + std::strerror(written ? errno : saved_errno));
-      return false;
-    }
-  }
-  fs::rename(temp_path, final_path, ec);
-  if (ec) {
-    ::unlink(temp_path.c_str());
-    warn_io("cannot rename onto " + final_path.string() + ": " + ec.message());
+  if (std::string error = detail::write_atomically(final_path, data); !error.empty()) {
+    warn_io(error);
     return false;
   }
   count({.stores = 1});

@@ -42,6 +42,7 @@ namespace tilejit::detail {
   X(cuModuleGetFunction, cuModuleGetFunction, 2000)                \
   X(cuFuncGetAttribute, cuFuncGetAttribute, 2020)                  \
   X(cuFuncSetAttribute, cuFuncSetAttribute, 9000)                  \
+  X(cuKernelGetAttribute, cuKernelGetAttribute, 12000)             \
   X(cuLaunchKernel, cuLaunchKernel, 4000)                          \
   X(cuLaunchKernelEx, cuLaunchKernelEx, 11060)                     \
   X(cuMemAlloc_v2, cuMemAlloc, 3020)                               \
@@ -54,6 +55,7 @@ namespace tilejit::detail {
   X(cuMemFreeAsync, cuMemFreeAsync, 11020)                         \
   X(cuMemcpyHtoDAsync_v2, cuMemcpyHtoDAsync, 3020)                 \
   X(cuMemcpyDtoHAsync_v2, cuMemcpyDtoHAsync, 3020)                 \
+  X(cuMemcpyDtoDAsync_v2, cuMemcpyDtoDAsync, 3020)                 \
   X(cuMemsetD8Async, cuMemsetD8Async, 3020)                        \
   X(cuStreamCreate, cuStreamCreate, 2000)                          \
   X(cuStreamDestroy_v2, cuStreamDestroy, 4000)                     \

@@ -165,6 +165,7 @@ Knobs parse_knobs(const std::function<const char*(const char*)>& getenv, std::ve
   }
 
   r.read_bool("TILEJIT_INTERPRET", k.interpret);
+  r.read_bool("TILEJIT_AUTOTUNE", k.autotune);
   r.read_bool("TILEJIT_AUTOTUNE_PRINT", k.autotune_print);
   r.read_bool("TILEJIT_LINEINFO", k.lineinfo);
   return k;
@@ -202,6 +203,7 @@ std::vector<std::pair<std::string, std::string>> describe(const Knobs& k) {
     else if (spec.name == "TILEJIT_DUMP") value = dump;
     else if (spec.name == "TILEJIT_DUMP_DIR") value = k.dump_dir.string();
     else if (spec.name == "TILEJIT_INTERPRET") value = one_zero(k.interpret);
+    else if (spec.name == "TILEJIT_AUTOTUNE") value = on_off(k.autotune);
     else if (spec.name == "TILEJIT_AUTOTUNE_PRINT") value = one_zero(k.autotune_print);
     else if (spec.name == "TILEJIT_LINEINFO") value = one_zero(k.lineinfo);
     else throw InternalError("describe() misses knob " + std::string(spec.name));

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "driver_api.h"
+#include "launch_internal.h"
 #include "log_internal.h"
 #include "tensor_map.h"
 #include "tilejit/error.h"
@@ -27,6 +29,13 @@
 
 namespace tilejit {
 namespace detail {
+
+int64_t extent_bytes(const TensorArg& t) {
+  int64_t last = 0;
+  for (int d = 0; d < t.rank; ++d) last += (t.sizes[static_cast<size_t>(d)] - 1) * t.strides[static_cast<size_t>(d)];
+  return (last + 1) * ir::size_of(t.dtype);
+}
+
 namespace {
 
 // A loaded CUlibrary, shared by every kernel object whose generated source is identical.
@@ -234,12 +243,24 @@ CacheEntry binary_for(const KernelBase& k, const codegen::GeneratedKernel& gen, 
                   k.name(), gen.entry, bin.log);
   // An empty cubin means the driver gets PTX (an architecture NVRTC cannot build a cubin for).
   std::string ptx = bin.cubin.empty() ? std::move(bin.ptx_or_empty) : std::string();
-  CacheEntry entry{std::move(bin.cubin), std::move(ptx), "kernel=" + k.name() + "\nentry=" + gen.entry + "\n"};
+  // The resources ride along in the metadata, so that a disk-cache hit knows them too (compile_variant).
+  CacheEntry entry{std::move(bin.cubin), std::move(ptx),
+                   "kernel=" + k.name() + "\nentry=" + gen.entry + "\nregisters=" + std::to_string(bin.registers) +
+                       "\nshared_static=" + std::to_string(bin.shared_static) + "\nspill_stores=" +
+                       std::to_string(bin.spill_stores) + "\n"};
   if (knobs().cache) {
     Timed t(g_timers.disk);
     disk_cache().store(cache_key, entry, bin.compile_ms);
   }
   return entry;
+}
+
+// The integer on the line "<name>=<value>" of a cache entry's metadata; -1 when absent.
+int metadata_int(const std::string& metadata, std::string_view name) {
+  const std::string tag = "\n" + std::string(name) + "=";
+  const size_t at = ("\n" + metadata).find(tag);
+  if (at == std::string::npos) return -1;
+  return std::atoi(metadata.c_str() + at + tag.size() - 1);
 }
 
 std::shared_ptr<Library> load_library(const KernelBase& k, const codegen::GeneratedKernel& gen, const std::string& arch) {
@@ -460,12 +481,6 @@ CUdeviceptr stream_workspace(CUcontext ctx, CUstream s, size_t need) {
   return slot.ptr;
 }
 
-int64_t extent_bytes(const TensorArg& t) {
-  int64_t last = 0;
-  for (int d = 0; d < t.rank; ++d) last += (t.sizes[static_cast<size_t>(d)] - 1) * t.strides[static_cast<size_t>(d)];
-  return (last + 1) * ir::size_of(t.dtype);
-}
-
 // Runs the interpreter on launch arguments, staging device memory through the host.
 void interpret_launch(const KernelBase& k, Stream stream, dim3 grid, const Config& config, std::span<const KernelArg> args) {
   auto g = k.graph(config);
@@ -502,6 +517,65 @@ void interpret_launch(const KernelBase& k, Stream stream, dim3 grid, const Confi
 }
 
 }  // namespace
+
+DeviceTarget current_target() {
+  DeviceTarget t;
+  if (knobs().interpret || !driver_available()) return t;
+  ensure_context();
+  auto& d = driver();
+  CUdevice dev;
+  TILEJIT_CHECK_CU(d.cuCtxGetDevice(&dev));
+  CUcontext ctx = nullptr;
+  TILEJIT_CHECK_CU(d.cuCtxGetCurrent(&ctx));
+  t.gpu = true;
+  t.context = ctx;
+  t.arch = arch_of_current_device();
+  t.device = static_cast<int>(dev);
+  char name[256] = {};
+  TILEJIT_CHECK_CU(d.cuDeviceGetName(name, sizeof name, dev));
+  t.name = name;
+  TILEJIT_CHECK_CU(d.cuDeviceGetAttribute(&t.sm_count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev));
+  TILEJIT_CHECK_CU(d.cuDeviceGetAttribute(&t.max_threads, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, dev));
+  TILEJIT_CHECK_CU(d.cuDeviceGetAttribute(&t.max_registers, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK, dev));
+  TILEJIT_CHECK_CU(d.cuDeviceGetAttribute(&t.max_shared, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev));
+  TILEJIT_CHECK_CU(d.cuDeviceGetAttribute(&t.l2_bytes, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, dev));
+  return t;
+}
+
+VariantResources compile_variant(const KernelBase& k, const Config& config, std::span<const KernelArg> args,
+                                 const DeviceTarget& target) {
+  const auto graph = traced(k, config);
+  check_args(k, *graph, args);
+  const std::vector<uint16_t> relevant = passes::relevant_specialization(*graph);
+  codegen::Specialization spec;
+  for (size_t i = 0; i < args.size(); ++i) spec.tensors.push_back(specialization_bits(args[i]) & relevant[i]);
+  const codegen::GeneratedKernel gen = generated(*graph, spec);
+  VariantResources r;
+  r.threads = gen.plan.threads;
+  r.shared_dynamic = gen.plan.shared_bytes;
+  if (target.gpu) {
+    auto& d = driver();
+    TILEJIT_CHECK_CU(d.cuCtxSetCurrent(static_cast<CUcontext>(target.context)));
+    // Loaded into the process-wide library cache: the launch that follows finds it there.
+    const std::shared_ptr<Library> lib = load_library(k, gen, target.arch);
+    const auto attribute = [&](CUfunction_attribute a) {
+      int v = -1;
+      TILEJIT_CHECK_CU(d.cuKernelGetAttribute(&v, a, lib->kernel, static_cast<CUdevice>(target.device)));
+      return v;
+    };
+    r.registers = attribute(CU_FUNC_ATTRIBUTE_NUM_REGS);
+    r.shared_static = attribute(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
+    r.spill_bytes = attribute(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
+    r.max_threads = attribute(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+  } else {
+    const CacheEntry binary = binary_for(k, gen, target.arch);
+    r.registers = metadata_int(binary.metadata, "registers");
+    r.shared_static = metadata_int(binary.metadata, "shared_static");
+    r.spill_bytes = metadata_int(binary.metadata, "spill_stores");
+  }
+  return r;
+}
+
 }  // namespace detail
 
 namespace runtime {
@@ -554,6 +628,19 @@ void warmup(const KernelBase& kernel, const Config& config) {
   // The variant for tensors that satisfy every fact: 16-byte aligned, sizes and strides multiples of 16.
   const std::vector<uint16_t> all(kernel.graph(config)->params.size(), uint16_t{0xffff});
   entry_for(kernel, config, all, ctx, nullptr);
+}
+
+void warmup(const KernelBase& kernel, const Config& config, std::span<const KernelArg> args) {
+  const DeviceTarget target = current_target();
+  if (!target.gpu) {
+    compile_variant(kernel, config, args, target);
+    return;
+  }
+  CUcontext ctx = nullptr;
+  TILEJIT_CHECK_CU(driver().cuCtxGetCurrent(&ctx));
+  std::vector<uint16_t> facts;
+  for (const KernelArg& a : args) facts.push_back(specialization_bits(a));
+  entry_for(kernel, config, facts, ctx, nullptr);
 }
 
 size_t workspace_bytes(const KernelBase& kernel, dim3 grid, const Config& config) {

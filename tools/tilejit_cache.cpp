@@ -1,9 +1,11 @@
-// tilejit-cache: lists, summarises and clears the on-disk compile cache.
+// tilejit-cache: lists, summarises and clears the on-disk compile cache and the autotuning decisions.
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <string>
 
+#include "tilejit/error.h"
+#include "tilejit/runtime/decisions.h"
 #include "tilejit/runtime/disk_cache.h"
 #include "tilejit/runtime/knobs.h"
 
@@ -11,10 +13,16 @@ namespace {
 int usage() {
   std::fprintf(stderr,
                "usage: tilejit-cache [list|stats|clear] [--dir DIR]\n"
+               "       tilejit-cache decisions [list|export FILE|import FILE|clear] [--dir DIR]\n"
                "  list   one line per entry: kernel, arch, size, age (most recently used first)\n"
                "  stats  entries, total size, and the hits, misses and compile time saved of every\n"
                "         process that used the folder since it was created or cleared\n"
                "  clear  remove every entry and reset the counters\n"
+               "  decisions list          one line per autotuning decision: kernel, key, device, winner, time\n"
+               "  decisions export FILE   write every decision to FILE (JSON), for an application to ship and\n"
+               "                          load with tilejit::autotune::load_decisions, or to import elsewhere\n"
+               "  decisions import FILE   add the decisions of FILE to the folder\n"
+               "  decisions clear         remove every decision\n"
                "The folder is TILEJIT_CACHE_DIR (default $XDG_CACHE_HOME/tilejit or ~/.cache/tilejit).\n");
   return 2;
 }
@@ -26,20 +34,65 @@ std::string age(std::filesystem::file_time_type t) {
   if (s < 172800) return std::to_string(s / 3600) + " h";
   return std::to_string(s / 86400) + " d";
 }
+
+
+// The `decisions` subcommands.
+int decisions(const std::string& cmd, const std::string& file, const std::filesystem::path& dir) {
+  const tilejit::DecisionStore store(dir);
+  if (cmd == "clear") {
+    std::printf("removed %zu decisions from %s\n", store.clear(), store.directory().c_str());
+    return 0;
+  }
+  if (cmd == "import") {
+    const std::vector<tilejit::Decision> in = tilejit::read_decisions_file(file);
+    size_t written = 0;
+    for (const tilejit::Decision& d : in) written += store.store(d) ? 1 : 0;
+    std::printf("imported %zu of %zu decisions into %s\n", written, in.size(), store.directory().c_str());
+    return written == in.size() ? 0 : 1;
+  }
+  const std::vector<tilejit::DecisionFile> files = store.list();
+  if (cmd == "export") {
+    std::vector<tilejit::Decision> out;
+    for (const auto& f : files)
+      if (f.decision) out.push_back(*f.decision);
+    tilejit::write_decisions_file(file, out);
+    std::printf("exported %zu decisions to %s\n", out.size(), file.c_str());
+    return 0;
+  }
+  std::printf("%-24s %-36s %-24s %10s  %s\n", "kernel", "key", "device", "ms", "configuration");
+  for (const auto& f : files) {
+    if (!f.decision) {
+      std::printf("%s  (unreadable: %s)\n", f.file.c_str(), f.error.c_str());
+      continue;
+    }
+    const tilejit::Decision& d = *f.decision;
+    const std::string ms = d.time_ms >= 0 ? std::to_string(d.time_ms).substr(0, 8) : "-";
+    std::printf("%-24s %-36s %-24s %10s  %s\n", d.id.kernel.c_str(), d.id.key.c_str(), d.id.device.c_str(), ms.c_str(),
+                d.config.str().c_str());
+  }
+  return 0;
+}
 }  // namespace
 
-int main(int argc, char** argv) {
-  std::string cmd = "list";
+int main(int argc, char** argv) try {
+  std::string cmd = "list", file;
+  bool decision_cmd = false;
   std::filesystem::path dir = tilejit::knobs().cache_dir;
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--dir") == 0 && i + 1 < argc) {
+    const std::string a = argv[i];
+    if (a == "--dir" && i + 1 < argc) {
       dir = argv[++i];
-    } else if (!std::strcmp(argv[i], "list") || !std::strcmp(argv[i], "stats") || !std::strcmp(argv[i], "clear")) {
-      cmd = argv[i];
+    } else if (a == "decisions" && !decision_cmd) {
+      decision_cmd = true;
+    } else if (a == "list" || a == "stats" || a == "clear" || (decision_cmd && (a == "export" || a == "import"))) {
+      cmd = a;
+      if ((a == "export" || a == "import") && i + 1 < argc) file = argv[++i];
+      else if (a == "export" || a == "import") return usage();
     } else {
       return usage();
     }
   }
+  if (decision_cmd) return cmd == "stats" ? usage() : decisions(cmd, file, dir);
   tilejit::DiskCache cache(dir);
   if (cmd == "clear") {
     std::printf("removed %zu files from %s\n", cache.clear(), cache.directory().c_str());
@@ -74,4 +127,7 @@ int main(int argc, char** argv) {
     std::printf("%-32s %-10s %10llu %8s  %s%s\n", e.kernel.empty() ? "?" : e.kernel.c_str(), e.arch.c_str(),
                 static_cast<unsigned long long>(e.size), age(e.mtime).c_str(), e.file.c_str(), e.valid ? "" : "  (unreadable)");
   return 0;
+} catch (const tilejit::Error& e) {
+  std::fprintf(stderr, "tilejit-cache: %s\n", e.what());
+  return 1;
 }

@@ -1,33 +1,11 @@
 // CUDA graph capture: a launch that would compile during capture is refused with a clear error and
 // leaves the capture usable; after kernel.warmup() the same launch is captured, and the graph runs.
-#include "driver_api.h"
+#include "capture.h"
 #include "gpu_harness.h"
 
 using namespace gpu_test;
 using tilejit::Config;
 using tilejit::dim3;
-
-namespace {
-// Ends a capture on every path and destroys what it produced.
-struct Capture {
-  CUstream stream = nullptr;
-  CUgraph graph = nullptr;
-  CUgraphExec exec = nullptr;
-  explicit Capture(CUstream s) : stream(s) {
-    TILEJIT_CHECK_CU(tilejit::detail::driver().cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
-  }
-  void end() {
-    if (stream) TILEJIT_CHECK_CU(tilejit::detail::driver().cuStreamEndCapture(stream, &graph));
-    stream = nullptr;
-  }
-  ~Capture() {
-    auto& d = tilejit::detail::driver();
-    if (stream) d.cuStreamEndCapture(stream, &graph);
-    if (exec) d.cuGraphExecDestroy(exec);
-    if (graph) d.cuGraphDestroy(graph);
-  }
-};
-}  // namespace
 
 TEST_CASE("gpu: a compile during CUDA graph capture is refused; after warmup the captured graph runs") {
   auto k = tilejit::kernel("captured_scale", [](Tensor<f32, 2> x, Tensor<f32, 2> y, Scalar<f32> a, Block<"B"> B) {

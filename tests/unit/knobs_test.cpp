@@ -63,6 +63,7 @@ TEST_CASE("defaults") {
   CHECK_FALSE(k.dumping());
   CHECK(k.dump_dir.empty());
   CHECK_FALSE(k.interpret);
+  CHECK(k.autotune);
   CHECK_FALSE(k.autotune_print);
   CHECK_FALSE(k.lineinfo);
 }
@@ -163,6 +164,13 @@ TEST_CASE("boolean knobs") {
   }
 }
 
+TEST_CASE("TILEJIT_AUTOTUNE is on unless turned off") {
+  for (const char* v : {"1", "on", "On", ""}) CHECK(parse_clean({{"TILEJIT_AUTOTUNE", v}}).autotune);
+  for (const char* v : {"0", "off", "OFF"}) CHECK_FALSE(parse_clean({{"TILEJIT_AUTOTUNE", v}}).autotune);
+  Knobs k = parse_bad("TILEJIT_AUTOTUNE", "never", "on, off, 1, 0");
+  CHECK(k.autotune);
+}
+
 TEST_CASE("describe lists every knob, in order, in a form the parser reads back") {
   Knobs k = parse_clean({{"TILEJIT_CACHE_DIR", "/c"},
                          {"TILEJIT_CACHE", "off"},
@@ -170,6 +178,7 @@ TEST_CASE("describe lists every knob, in order, in a form the parser reads back"
                          {"TILEJIT_DUMP", "ir,ptx"},
                          {"TILEJIT_DUMP_DIR", "/d"},
                          {"TILEJIT_INTERPRET", "1"},
+                         {"TILEJIT_AUTOTUNE", "off"},
                          {"TILEJIT_AUTOTUNE_PRINT", "1"},
                          {"TILEJIT_LINEINFO", "1"}});
   for (const Knobs& knobs : {k, parse_clean({}), parse_clean({{"TILEJIT_DUMP", "all"}})}) {

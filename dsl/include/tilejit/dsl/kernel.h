@@ -1,4 +1,4 @@
-// Kernel objects: tilejit::kernel(name, lambda), configuration parameters, host tensor views, interpret().
+// Kernel objects: tilejit::kernel(name, lambda), configuration parameters, host tensor views, interpret(), autotune().
 #pragma once
 
 #include <algorithm>
@@ -17,6 +17,7 @@
 #include "tilejit/interp/interp.h"
 #include "tilejit/kernel_base.h"
 #include "tilejit/launch_args.h"
+#include "tilejit/runtime/autotune.h"
 #include "tilejit/runtime/launch.h"
 
 namespace tilejit {
@@ -204,6 +205,9 @@ KernelArg to_kernel_arg(const A& a) {
 
 }  // namespace detail
 
+template <class F>
+class Autotuned;
+
 /// A kernel: a C++ lambda traced once per configuration, run in the interpreter
 /// or compiled for the GPU.
 template <class F>
@@ -263,6 +267,12 @@ class Kernel {
   /// The generated CUDA C++ for `config` (no GPU needed).
   std::string cuda_source(const Config& config) const { return runtime::generate(*base_, config).source; }
 
+  /// A tuner over `space` that chooses the configuration of each launch (see Autotuned). Build it
+  /// once and keep it: its decisions live in it, in the process and in the cache folder.
+  Autotuned<F> autotune(TuneSpace space) const {
+    return Autotuned<F>(*this, std::make_shared<runtime::Autotuner>(base_, std::move(space)));
+  }
+
   /// Runs the kernel in the CPU interpreter on host buffers.
   template <class... A>
   void interpret(dim3 grid, const Config& config, const A&... args) const {
@@ -298,6 +308,107 @@ class Kernel {
   }
 
   std::shared_ptr<KernelBase> base_;
+};
+
+/// A kernel with a tuner (from Kernel::autotune): launch(stream, args...) launches the
+/// configuration chosen for the arguments' tuning key, tuning on the first launch of each key.
+/// Options are set before the first launch; copies share the tuner and its decisions.
+///
+///   auto scale_tuned = scale.autotune({{"BM", {64, 128}}, {"BN", {64, 128, 256}}, {"num_warps", {4, 8}}})
+///       .grid([](const tilejit::Config& c, const tilejit::TuneArgs& a) {
+///         return tilejit::dim3(tilejit::cdiv(a.size(0, 0), c["BM"]), tilejit::cdiv(a.size(0, 1), c["BN"]));
+///       });
+///   scale_tuned.launch(stream, X, Y, 2.0f);
+template <class F>
+class Autotuned {
+ public:
+  using KeyFn = runtime::Autotuner::KeyFn;
+  using PruneFn = runtime::Autotuner::PruneFn;
+  using HeuristicFn = runtime::Autotuner::HeuristicFn;
+
+  Autotuned(Kernel<F> kernel, std::shared_ptr<runtime::Autotuner> tuner) : kernel_(std::move(kernel)), tuner_(std::move(tuner)) {}
+
+  /// The grid of a configuration (required): `dim3(const Config&)`, or
+  /// `dim3(const Config&, const TuneArgs&)` to read the arguments' sizes.
+  template <class G>
+  Autotuned& grid(G g) {
+    if constexpr (std::is_invocable_r_v<dim3, const G&, const Config&, const TuneArgs&>) {
+      tuner_->set_grid(std::move(g));
+    } else {
+      static_assert(std::is_invocable_r_v<dim3, const G&, const Config&>,
+                    "tilejit: the grid function takes (const tilejit::Config&) or (const tilejit::Config&, const "
+                    "tilejit::TuneArgs&) and returns a tilejit::dim3");
+      tuner_->set_grid([g = std::move(g)](const Config& c, const TuneArgs&) { return g(c); });
+    }
+    return *this;
+  }
+  /// Replaces the default tuning key (each tensor's element type and sizes rounded up to powers
+  /// of two, plus the key scalars): launches whose keys are equal share a decision.
+  Autotuned& key(KeyFn fn) {
+    tuner_->set_key(std::move(fn));
+    return *this;
+  }
+  /// Makes the values of these scalar arguments (positions among launch's arguments) part of the
+  /// default key.
+  Autotuned& key_scalars(std::initializer_list<size_t> args) {
+    for (size_t a : args) tuner_->add_key_scalar(a);
+    return *this;
+  }
+  /// Drops the configurations for which `fn` returns true, before anything is compiled.
+  Autotuned& prune(PruneFn fn) {
+    tuner_->set_prune(std::move(fn));
+    return *this;
+  }
+  /// Sets the value `name` (a Block name, num_warps, num_stages or programs_per_sm) of every
+  /// candidate to `fn(candidate, args)`, in the order the heuristics are added, before pruning.
+  Autotuned& heuristic(std::string name, HeuristicFn fn) {
+    tuner_->add_heuristic(std::move(name), std::move(fn));
+    return *this;
+  }
+  /// How candidates are timed (budget, runs, L2 flush).
+  Autotuned& options(const TuneOptions& o) {
+    tuner_->set_options(o);
+    return *this;
+  }
+  /// Measures candidates with `t` instead of CUDA events (tests; see TuneTimer).
+  Autotuned& timer(std::shared_ptr<TuneTimer> t) {
+    tuner_->set_timer(std::move(t));
+    return *this;
+  }
+
+  /// Launches the configuration chosen for these arguments, tuning first when their key is new.
+  /// After a tuning the arguments' data is as after one plain launch of the chosen configuration.
+  template <class... A>
+  void launch(Stream stream, const A&... args) const {
+    const auto bound = kernel_.bind(args...);
+    tuner_->launch(stream, bound);
+  }
+  /// Like launch(), with a caller-owned workspace for device-built descriptors.
+  template <class... A>
+  void launch_with(const LaunchOptions& options, Stream stream, const A&... args) const {
+    const auto bound = kernel_.bind(args...);
+    tuner_->launch(stream, bound, options);
+  }
+  /// Chooses (tuning when needed) and compiles the configuration for these arguments' key without
+  /// launching; their data is left as it was. Call it before capturing launches in a CUDA graph.
+  template <class... A>
+  Config tune(Stream stream, const A&... args) const {
+    const auto bound = kernel_.bind(args...);
+    return tuner_->tune(stream, bound);
+  }
+  /// The candidates a tuning for these arguments considers (heuristics applied, pruned).
+  template <class... A>
+  std::vector<Config> candidates(const A&... args) const {
+    const auto bound = kernel_.bind(args...);
+    return tuner_->candidates(bound);
+  }
+
+  const Kernel<F>& kernel() const { return kernel_; }
+  runtime::Autotuner& tuner() const { return *tuner_; }
+
+ private:
+  Kernel<F> kernel_;
+  std::shared_ptr<runtime::Autotuner> tuner_;
 };
 
 /// Makes a kernel from a lambda whose parameters are Tensor<T, R>, TensorArray<T, R>,

@@ -39,8 +39,10 @@ inline constexpr auto kKnobSpecs = std::to_array<KnobSpec>({
      "write the TILEJIT_DUMP output to files in this directory instead of stderr", false},
     {"TILEJIT_INTERPRET", "1, 0, on, off", "0", "run kernels in the CPU interpreter instead of the GPU",
      false},
-    {"TILEJIT_AUTOTUNE_PRINT", "1, 0, on, off", "0", "print every autotuning candidate and its time",
-     false},
+    {"TILEJIT_AUTOTUNE", "on, off, 1, 0", "on",
+     "autotune on first launch per key (off: launch the first candidate, never time)", false},
+    {"TILEJIT_AUTOTUNE_PRINT", "1, 0, on, off", "0",
+     "print each tuning: the key, every candidate's time or failure, the winner", false},
     {"TILEJIT_LINEINFO", "1, 0, on, off", "0",
      "compile with -lineinfo so profilers map SASS to the generated source", true},
 });
@@ -66,6 +68,7 @@ struct Knobs {
   bool dump_ptx = false;
   std::filesystem::path dump_dir;  ///< empty: dumps go to stderr; else absolute
   bool interpret = false;
+  bool autotune = true;
   bool autotune_print = false;
   bool lineinfo = false;
 

@@ -1,0 +1,17 @@
+// What a kernel does to memory, read off its IR: the parameters it may write.
+#pragma once
+
+#include <vector>
+
+#include "tilejit/ir/ir.h"
+
+namespace tilejit::ir {
+
+/// The indices (into Graph::params) of the Tensor and TensorArray parameters whose memory the
+/// kernel may write: the tensors a Store, AtomicAdd or DescStore (plain or reducing) reaches,
+/// directly or through views (MergeView, MakeView, ArrayElem), in any region, whether or not the
+/// write is masked or conditional. Sorted, without duplicates. The autotuner restores exactly
+/// these tensors between timed runs.
+std::vector<int> written_params(const Graph& g);
+
+}  // namespace tilejit::ir

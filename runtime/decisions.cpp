@@ -1,0 +1,279 @@
+// Autotuning decisions as JSON: one file per decision in the cache folder, and export files that applications
+// ship.
+#include "tilejit/runtime/decisions.h"
+
+#include <algorithm>
+#include <chrono>
+#include <system_error>
+
+#include "json.h"
+#include "log_internal.h"
+#include "storage.h"
+#include "tilejit/error.h"
+
+namespace fs = std::filesystem;
+
+namespace tilejit {
+namespace {
+
+using detail::Json;
+
+constexpr std::string_view kDecisionFormat = "tilejit-autotune-decision";
+constexpr std::string_view kExportFormat = "tilejit-autotune-decisions";
+constexpr int64_t kFormatVersion = 1;
+constexpr std::string_view kSuffix = ".json";
+constexpr auto kStaleTempAge = std::chrono::hours(1);
+
+// The configuration fields that are not named values.
+constexpr std::string_view kWarps = "num_warps", kStages = "num_stages", kProgramsPerSm = "programs_per_sm";
+
+Json config_json(const Config& c) {
+  Json o = Json::object();
+  for (const auto& [name, value] : c.values()) o.set(name, Json(value));
+  o.set(std::string(kWarps), Json(c.num_warps()));
+  o.set(std::string(kStages), Json(c.num_stages()));
+  o.set(std::string(kProgramsPerSm), Json(c.min_programs_per_sm()));
+  return o;
+}
+
+Json decision_json(const Decision& d) {
+  Json o = Json::object();
+  o.set("format", Json(std::string(kDecisionFormat)));
+  o.set("version", Json(kFormatVersion));
+  o.set("kernel", Json(d.id.kernel));
+  o.set("source_hash", Json(d.id.source_hash));
+  o.set("space_hash", Json(d.id.space_hash));
+  o.set("key", Json(d.id.key));
+  o.set("device", Json(d.id.device));
+  o.set("sm_count", Json(d.id.sm_count));
+  o.set("tilejit_version", Json(d.id.tilejit_version));
+  o.set("config", config_json(d.config));
+  o.set("time_ms", d.time_ms >= 0 ? Json(d.time_ms) : Json());
+  o.set("candidates", Json(d.candidates));
+  o.set("tuned_at", Json(d.tuned_at));
+  return o;
+}
+
+// Reads the members of a decision object; false with `error` naming the first bad member.
+bool parse_decision(const Json& o, Decision& d, std::string& error) {
+  if (!o.is_object()) {
+    error = "not a JSON object";
+    return false;
+  }
+  const auto text = [&](const char* name, std::string& out) {
+    const Json* v = o.find(name);
+    if (!v || !v->is_string()) {
+      error = std::string("member \"") + name + "\" is missing or not a string";
+      return false;
+    }
+    out = *v->as_string();
+    return true;
+  };
+  const auto integer = [&](const char* name, int64_t& out) {
+    const Json* v = o.find(name);
+    if (!v || !v->as_int()) {
+      error = std::string("member \"") + name + "\" is missing or not an integer";
+      return false;
+    }
+    out = *v->as_int();
+    return true;
+  };
+  std::string format;
+  int64_t version = 0, sm_count = 0, candidates = 0;
+  if (!text("format", format) || !integer("version", version)) return false;
+  if (format != kDecisionFormat || version != kFormatVersion) {
+    error = "format \"" + format + "\" version " + std::to_string(version) + ", expected \"" +
+            std::string(kDecisionFormat) + "\" version " + std::to_string(kFormatVersion);
+    return false;
+  }
+  if (!text("kernel", d.id.kernel) || !text("source_hash", d.id.source_hash) ||
+      !text("space_hash", d.id.space_hash) || !text("key", d.id.key) || !text("device", d.id.device) ||
+      !integer("sm_count", sm_count) || !text("tilejit_version", d.id.tilejit_version) ||
+      !integer("candidates", candidates) || !integer("tuned_at", d.tuned_at))
+    return false;
+  d.id.sm_count = static_cast<int>(sm_count);
+  d.candidates = static_cast<int>(candidates);
+  const Json* time = o.find("time_ms");
+  d.time_ms = time && time->as_number() ? *time->as_number() : -1;
+  const Json* config = o.find("config");
+  if (!config || !config->is_object()) {
+    error = "member \"config\" is missing or not an object";
+    return false;
+  }
+  // Warps before programs_per_sm: Config checks the pair whenever either is set.
+  std::optional<int64_t> warps, stages, per_sm;
+  try {
+    Config c;
+    for (const auto& [name, value] : config->members()) {
+      if (!value.as_int()) {
+        error = "configuration value \"" + name + "\" is not an integer";
+        return false;
+      }
+      if (name == kWarps)
+        warps = value.as_int();
+      else if (name == kStages)
+        stages = value.as_int();
+      else if (name == kProgramsPerSm)
+        per_sm = value.as_int();
+      else
+        c.set(name, *value.as_int());
+    }
+    if (warps) c.warps(static_cast<int>(*warps));
+    if (stages) c.stages(static_cast<int>(*stages));
+    if (per_sm) c.programs_per_sm(static_cast<int>(*per_sm));
+    d.config = std::move(c);
+  } catch (const UserError& e) {
+    error = "invalid configuration: " + e.rule() + ": " + e.value();
+    return false;
+  }
+  return true;
+}
+
+bool is_decision_name(const std::string& name) {
+  return name.size() > kSuffix.size() && name.ends_with(kSuffix) &&
+         name.find(detail::kTempMarker) == std::string::npos;
+}
+
+}  // namespace
+
+std::string DecisionId::file_id() const {
+  std::string s;
+  for (const std::string* field : {&kernel, &source_hash, &space_hash, &key, &device, &tilejit_version})
+    s.append(std::to_string(field->size())).append(":").append(*field);
+  s.append(std::to_string(sm_count));
+  return detail::hex64(detail::fnv1a64(s)) + detail::hex64(detail::hash64(s, 0x6175746f74756e65ull));
+}
+
+std::string decision_to_json(const Decision& d) { return decision_json(d).dump(); }
+
+std::optional<Decision> decision_from_json(const std::string& text, std::string& error) {
+  const std::optional<Json> doc = Json::parse(text, error);
+  if (!doc) return std::nullopt;
+  Decision d;
+  if (!parse_decision(*doc, d, error)) return std::nullopt;
+  return d;
+}
+
+std::vector<Decision> read_decisions_file(const fs::path& path) {
+  std::string text, error;
+  if (!detail::read_file(path, text, error))
+    throw UserError("cannot read the decisions file", path.string(),
+                    error.empty() ? "an existing file" : error);
+  const std::optional<Json> doc = Json::parse(text, error);
+  if (!doc) throw UserError("the decisions file is not valid JSON", path.string(), error);
+  std::vector<Decision> out;
+  const Json* format = doc->find("format");
+  if (format && format->as_string() && *format->as_string() == kDecisionFormat) {  // a single decision file
+    Decision d;
+    if (!parse_decision(*doc, d, error)) throw UserError("invalid decision file", path.string(), error);
+    out.push_back(std::move(d));
+    return out;
+  }
+  const Json* version = doc->find("version");
+  const Json* list = doc->find("decisions");
+  if (!format || !format->as_string() || *format->as_string() != kExportFormat || !version ||
+      version->as_int() != std::optional<int64_t>(kFormatVersion) || !list || !list->is_array())
+    throw UserError("not a tilejit decisions file", path.string(),
+                    "an object with \"format\": \"" + std::string(kExportFormat) +
+                        "\", \"version\": 1 and a \"decisions\" array");
+  for (size_t i = 0; i < list->items().size(); ++i) {
+    Decision d;
+    if (!parse_decision(list->items()[i], d, error))
+      throw UserError("invalid decision " + std::to_string(i) + " in the decisions file", path.string(),
+                      error);
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+void write_decisions_file(const fs::path& path, const std::vector<Decision>& decisions) {
+  Json doc = Json::object();
+  doc.set("format", Json(std::string(kExportFormat)));
+  doc.set("version", Json(kFormatVersion));
+  Json& list = doc.set("decisions", Json::array());
+  for (const Decision& d : decisions) list.push(decision_json(d));
+  const fs::path absolute = fs::absolute(path);
+  if (std::string error = detail::write_atomically(absolute, doc.dump()); !error.empty())
+    throw UserError("cannot write the decisions file", path.string(), error);
+}
+
+DecisionStore::DecisionStore(fs::path root) : dir_(std::move(root) / "decisions") {}
+
+std::optional<Decision> DecisionStore::load(const DecisionId& id) const {
+  const fs::path path = dir_ / (id.file_id() + std::string(kSuffix));
+  std::string text, error;
+  if (!detail::read_file(path, text, error)) {
+    if (!error.empty()) detail::logger().warn("autotune: cannot read {}: {}", path.string(), error);
+    return std::nullopt;
+  }
+  std::optional<Decision> d = decision_from_json(text, error);
+  if (!d) {
+    detail::logger().warn("autotune: ignoring the decision file {}: {}", path.string(), error);
+    return std::nullopt;
+  }
+  if (!(d->id == id)) {
+    detail::logger().warn(
+        "autotune: ignoring the decision file {}: it belongs to another kernel, key or device",
+        path.string());
+    return std::nullopt;
+  }
+  return d;
+}
+
+bool DecisionStore::store(const Decision& d) const {
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  std::string error =
+      ec ? "cannot create " + dir_.string() + ": " + ec.message()
+         : detail::write_atomically(dir_ / (d.id.file_id() + std::string(kSuffix)), decision_to_json(d));
+  if (error.empty()) return true;
+  detail::logger().warn("autotune: the decision for kernel '{}' is not kept: {}", d.id.kernel, error);
+  return false;
+}
+
+std::vector<DecisionFile> DecisionStore::list() const {
+  std::vector<DecisionFile> out;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir_, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (!is_decision_name(name)) continue;
+    DecisionFile f;
+    f.file = name;
+    std::string text;
+    if (detail::read_file(it->path(), text, f.error))
+      f.decision = decision_from_json(text, f.error);
+    else if (f.error.empty())
+      continue;  // removed meanwhile
+    out.push_back(std::move(f));
+  }
+  const auto order = [](const DecisionFile& f) {
+    return f.decision ? std::tie(f.decision->id.kernel, f.decision->id.key, f.file)
+                      : std::tie(f.file, f.file, f.file);
+  };
+  std::sort(out.begin(), out.end(), [&](const DecisionFile& a, const DecisionFile& b) {
+    if (a.decision.has_value() != b.decision.has_value()) return a.decision.has_value();
+    return order(a) < order(b);
+  });
+  return out;
+}
+
+std::size_t DecisionStore::clear() const {
+  std::vector<fs::path> victims;
+  const auto now = fs::file_time_type::clock::now();
+  std::error_code ec;
+  for (fs::directory_iterator it(dir_, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    std::error_code tec;
+    const bool stale_temp = name.find(detail::kTempMarker) != std::string::npos &&
+                            now - fs::last_write_time(it->path(), tec) > kStaleTempAge && !tec;
+    if (is_decision_name(name) || stale_temp) victims.push_back(it->path());
+  }
+  std::size_t removed = 0;
+  for (const fs::path& p : victims) {
+    std::error_code rec;
+    removed += fs::remove(p, rec) ? 1 : 0;
+  }
+  return removed;
+}
+
+}  // namespace tilejit

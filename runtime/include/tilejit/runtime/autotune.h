@@ -1,0 +1,221 @@
+// Autotuning: the configurations to search, the callbacks that shape a tuning, and the type-erased tuner
+// behind Kernel::autotune.
+//
+// A tuner launches a kernel with the configuration it chose for the launch's *tuning key* (by
+// default each tensor's element type and sizes rounded up to powers of two). The first launch for
+// a key tunes: every candidate configuration is compiled on a thread pool, checked against the
+// GPU's limits, and timed with CUDA events on the caller's stream, the tensors the kernel writes
+// being restored after each run, so that the caller's data ends up as after one launch of the
+// winner. Decisions are kept per process and in the cache folder (see decisions.h); a later
+// launch with the same key, in this process or a new one, launches the winner at once.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <initializer_list>
+#include <memory>
+#include <mutex>
+#include <source_location>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tilejit/config.h"
+#include "tilejit/kernel_base.h"
+#include "tilejit/launch_args.h"
+#include "tilejit/runtime/decisions.h"
+#include "tilejit/runtime/launch.h"
+#include "tilejit/runtime/memory.h"
+
+namespace tilejit {
+
+/// The arguments of a launch as the tuner's callbacks see them. Argument i is the i-th argument
+/// given to launch() (configuration parameters such as Block<"BM"> do not count).
+class TuneArgs {
+ public:
+  explicit TuneArgs(std::span<const KernelArg> bound) : bound_(bound) {}
+
+  /// Number of arguments.
+  size_t count() const;
+  /// Argument i; UserError when there is none.
+  const KernelArg& arg(size_t i) const;
+  /// Tensor argument i; UserError when argument i is not a tensor.
+  const TensorArg& tensor(size_t i) const;
+  /// Size `dim` (outermost first) of tensor argument i.
+  int64_t size(size_t i, int dim) const;
+  /// The value of scalar argument i (integers converted to double).
+  double scalar(size_t i) const;
+  /// The arguments in the kernel's parameter order, configuration placeholders included.
+  std::span<const KernelArg> bound() const { return bound_; }
+
+ private:
+  std::span<const KernelArg> bound_;
+};
+
+/// Configurations to search. Either named value lists, whose cartesian product is searched in
+/// order (the first name varies slowest), or an explicit list of configurations. The names
+/// "num_warps", "num_stages" and "programs_per_sm" set those fields instead of a Block value.
+///
+///   TuneSpace{{"BM", {64, 128}}, {"BN", {64, 128, 256}}, {"num_warps", {4, 8}}}   // 12 configurations
+///   TuneSpace{Config{{"BM", 64}}, Config({{"BM", 128}}, 8)}                        // 2 configurations
+class TuneSpace {
+ public:
+  using Values = std::pair<std::string, std::vector<int64_t>>;
+  TuneSpace(std::initializer_list<Values> values, std::source_location loc = std::source_location::current());
+  TuneSpace(std::vector<Config> configs, std::source_location loc = std::source_location::current());
+  TuneSpace(std::initializer_list<Config> configs, std::source_location loc = std::source_location::current())
+      : TuneSpace(std::vector<Config>(configs), loc) {}
+
+  /// Adds a named value list (multiplying the space by its length).
+  TuneSpace& add(std::string name, std::vector<int64_t> values,
+                 std::source_location loc = std::source_location::current());
+
+  /// Every configuration, in search order; UserError when a value is invalid (num_warps 3, say).
+  std::vector<Config> configs() const;
+
+ private:
+  std::vector<Config> base_;
+  std::vector<Values> axes_;
+};
+
+/// Sets the configuration field `name` (a Block name, or num_warps / num_stages / programs_per_sm).
+void set_config_value(Config& config, std::string_view name, int64_t value,
+                      std::source_location loc = std::source_location::current());
+
+/// How candidates are timed.
+struct TuneOptions {
+  double budget_ms = 25;  ///< GPU time spent on the timed runs of one candidate (after one warm-up run)
+  int min_runs = 5;       ///< timed runs per candidate, at least ...
+  int max_runs = 100;     ///< ... and at most
+  /// Evict the L2 cache before every timed run when the tensors of the launch fit in a few times
+  /// the L2 (larger ones evict each other anyway), so that a memory-bound kernel is timed as it
+  /// runs from DRAM.
+  bool flush_l2 = true;
+};
+
+/// One candidate as a TuneTimer drives it.
+class TuneRun {
+ public:
+  virtual ~TuneRun() = default;
+  /// Launches the candidate once on stream().
+  virtual void launch() = 0;
+  /// Puts back the tensors the kernel writes as they were before the tuning (ordered on stream()).
+  virtual void restore() = 0;
+  /// Evicts the L2 cache when TuneOptions::flush_l2 asks for it (ordered on stream()).
+  virtual void flush_l2() = 0;
+  virtual Stream stream() const = 0;
+};
+
+/// Measures candidates. The default, on a GPU, runs each candidate once, then times runs with
+/// CUDA events (restore, flush, launch) within TuneOptions::budget_ms and takes the median. Tests
+/// inject their own to check the selection without a GPU.
+class TuneTimer {
+ public:
+  virtual ~TuneTimer() = default;
+  /// Milliseconds per launch of `candidate`. Throwing marks the candidate unusable, the
+  /// exception's message being the reason.
+  virtual double measure(const Config& candidate, TuneRun& run) = 0;
+  /// The device the measurements describe, named in decisions. The default (empty name) is the
+  /// GPU of the current context, or "interpreter" without one.
+  virtual std::pair<std::string, int> device() const { return {}; }
+};
+
+/// The default timer on a GPU (CUDA events on the tuning stream; see TuneTimer).
+std::shared_ptr<TuneTimer> cuda_event_timer(const TuneOptions& options);
+
+namespace autotune {
+
+/// Loads an export file (written by `tilejit-cache decisions export` or write_decisions_file) into
+/// this process: a tuner whose kernel, search space, key and device match a decision in it
+/// launches that decision without tuning. Returns how many decisions were loaded; UserError when
+/// the file cannot be read.
+size_t load_decisions(const std::filesystem::path& path);
+
+/// Forgets the decisions this process made or loaded (those in the cache folder stay). Tuners keep
+/// what they already chose.
+void forget_decisions();
+
+/// Counters of this process's tunings, for tests and tools.
+struct Counters {
+  uint64_t tunings = 0;         ///< tunings run (candidates compiled and timed)
+  uint64_t disk_decisions = 0;  ///< decisions found in the cache folder
+  uint64_t timed_runs = 0;      ///< candidates measured
+};
+Counters counters();
+
+}  // namespace autotune
+
+namespace detail {
+struct DeviceTarget;
+}
+
+namespace runtime {
+
+/// The type-erased tuner of one kernel and search space (Kernel::autotune returns a typed handle
+/// to one). Its options are set before its first launch; launch() and tune() are thread-safe.
+class Autotuner {
+ public:
+  using GridFn = std::function<dim3(const Config&, const TuneArgs&)>;
+  using KeyFn = std::function<std::vector<int64_t>(const TuneArgs&)>;
+  using PruneFn = std::function<bool(const Config&, const TuneArgs&)>;
+  using HeuristicFn = std::function<int64_t(const Config&, const TuneArgs&)>;
+
+  Autotuner(std::shared_ptr<const KernelBase> kernel, TuneSpace space);
+  ~Autotuner();
+  Autotuner(const Autotuner&) = delete;
+  Autotuner& operator=(const Autotuner&) = delete;
+
+  void set_grid(GridFn grid);
+  void set_key(KeyFn key);
+  void add_key_scalar(size_t arg);
+  void set_prune(PruneFn prune);
+  void add_heuristic(std::string name, HeuristicFn fn);
+  void set_options(const TuneOptions& options);
+  void set_timer(std::shared_ptr<TuneTimer> timer);
+
+  /// Launches the configuration chosen for the key of `args`, tuning first when there is none.
+  void launch(Stream stream, std::span<const KernelArg> args, const LaunchOptions& options = {});
+  /// Chooses (tuning when needed) and compiles the configuration for the key of `args`, and
+  /// returns it, without launching: afterwards a launch with arguments of the same key compiles
+  /// nothing, so it can be captured in a CUDA graph. The arguments' data is left as it was.
+  Config tune(Stream stream, std::span<const KernelArg> args, const LaunchOptions& options = {});
+
+  /// The candidates for `args`: the search space with the heuristics applied, duplicates removed,
+  /// pruned. UserError when pruning leaves none.
+  std::vector<Config> candidates(std::span<const KernelArg> args) const;
+  /// The tuning key of `args`, as numbers and as text.
+  void key(std::span<const KernelArg> args, std::vector<int64_t>& out) const;
+  std::string key_text(std::span<const KernelArg> args) const;
+
+  const KernelBase& kernel() const { return *kernel_; }
+
+ private:
+  struct Decided;
+  const Decided& decide(Stream stream, std::span<const KernelArg> args, const LaunchOptions& options);
+  Config choose(Stream stream, std::span<const KernelArg> args, const LaunchOptions& options);
+  Config resolve(Stream stream, std::span<const KernelArg> args, const LaunchOptions& options,
+                 const detail::DeviceTarget& target, const DecisionId& id, bool measured,
+                 std::vector<Config> configs);
+  void check_settable(const char* what) const;
+
+  std::shared_ptr<const KernelBase> kernel_;
+  TuneSpace space_;
+  GridFn grid_;
+  KeyFn key_fn_;
+  std::vector<size_t> key_scalars_;
+  PruneFn prune_;
+  std::vector<std::pair<std::string, HeuristicFn>> heuristics_;
+  TuneOptions options_;
+  std::shared_ptr<TuneTimer> timer_;
+
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<Decided>> decided_;  // never shrinks: `last_` may point into it
+  std::atomic<const Decided*> last_{nullptr};
+  std::atomic<bool> started_{false};
+};
+
+}  // namespace runtime
+}  // namespace tilejit

@@ -1,0 +1,499 @@
+// The autotuner without a GPU: search spaces, keys, pruning and heuristics, selection with an injected timer,
+// unusable candidates, in-place safety in the interpreter, one tuning per key under threads, decisions on
+// disk.
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "launch_internal.h"
+#include "tilejit/ir/effects.h"
+#include "tilejit/runtime/autotune.h"
+#include "tilejit/runtime/decisions.h"
+#include "tilejit/runtime/driver.h"
+#include "tilejit/runtime/knobs.h"
+#include "tilejit/tilejit.h"
+
+using namespace tilejit::dsl;
+using tilejit::Config;
+using tilejit::TuneArgs;
+
+namespace {
+
+// A different salt makes a different kernel for every cache (source hash, compile cache).
+float fresh_salt() {
+  std::random_device rd;
+  return 1.0f + static_cast<float>(rd() % 1000003) * 1e-7f;
+}
+
+// y[i] += x[i] * salt: a kernel that accumulates into its output.
+auto accumulate_kernel(float salt, const char* name = "accumulate") {
+  return tilejit::kernel(name, [salt](Tensor<f32, 1> x, Tensor<f32, 1> y, Block<"B"> B) {
+    auto offs = program_id(0) * B + arange(0, B);
+    auto mask = offs < x.size(0);
+    store(y, offs, load(y, offs, mask) + load(x, offs, mask) * salt, mask);
+  });
+}
+
+// A timer with scripted times that runs each candidate `runs` times, as a real timer would.
+class ScriptedTimer : public tilejit::TuneTimer {
+ public:
+  explicit ScriptedTimer(std::map<int64_t, double> ms_by_b, int runs = 3)
+      : ms_by_b_(std::move(ms_by_b)), runs_(runs) {}
+  double measure(const Config& c, tilejit::TuneRun& run) override {
+    calls.fetch_add(1);
+    for (int r = 0; r < runs_; ++r) {
+      run.restore();
+      run.flush_l2();
+      run.launch();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // lets concurrent callers pile up
+    const auto it = ms_by_b_.find(c["B"]);
+    if (it == ms_by_b_.end()) throw tilejit::UserError("no scripted time", c.str(), "");
+    return it->second;
+  }
+  std::pair<std::string, int> device() const override { return {"test device", 4}; }
+  std::atomic<int> calls{0};
+
+ private:
+  std::map<int64_t, double> ms_by_b_;
+  int runs_;
+};
+
+tilejit::dim3 grid_1d(const Config& c, const TuneArgs& a) {
+  return tilejit::dim3(static_cast<uint32_t>(tilejit::cdiv(a.size(0, 0), c["B"])));
+}
+
+std::vector<std::string> strs(const std::vector<Config>& configs) {
+  std::vector<std::string> out;
+  for (const Config& c : configs) out.push_back(c.str());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("search spaces expand in order; bad spaces are UserErrors at the caller's line") {
+  const tilejit::TuneSpace s{{"BM", {64, 128}}, {"BN", {32, 64}}, {"num_warps", {4, 8}}};
+  const auto c = s.configs();
+  REQUIRE(c.size() == 8);
+  CHECK(c[0] == Config({{"BM", 64}, {"BN", 32}}, 4));
+  CHECK(c[1] == Config({{"BM", 64}, {"BN", 32}}, 8));  // the last list turns fastest
+  CHECK(c[2] == Config({{"BM", 64}, {"BN", 64}}, 4));
+  CHECK(c[7] == Config({{"BM", 128}, {"BN", 64}}, 8));
+  const tilejit::TuneSpace e{{Config{{"B", 1}}, Config({{"B", 2}}, 8, 3)}};
+  CHECK(e.configs() == std::vector<Config>{Config{{"B", 1}}, Config({{"B", 2}}, 8, 3)});
+
+  CHECK_THROWS_WITH_AS((tilejit::TuneSpace{{"num_warps", {4, 3}}}),
+                       doctest::Contains("num_warps must be a power of two"), tilejit::UserError);
+  CHECK_THROWS_WITH_AS((tilejit::TuneSpace{{"BM", {}}}), doctest::Contains("value list of 'BM' is empty"),
+                       tilejit::UserError);
+  CHECK_THROWS_WITH_AS((tilejit::TuneSpace{{"BM", {1}}, {"BM", {2}}}), doctest::Contains("two value lists"),
+                       tilejit::UserError);
+  CHECK_THROWS_WITH_AS(tilejit::TuneSpace(std::vector<Config>{}), doctest::Contains("test_autotune.cpp"),
+                       tilejit::UserError);
+}
+
+TEST_CASE("the default key buckets sizes to powers of two and names dtypes; key scalars and custom keys") {
+  auto k = tilejit::kernel(
+      "keyed", [](Tensor<f32, 2> x, Tensor<bf16, 1> y, Scalar<i32> n, Scalar<f32> a, Block<"B">) {
+        store(y, arange(0, 16), load(x, arange(0, 16)).to<bf16>() * a.to<bf16>() + n.to<f32>().to<bf16>());
+      });
+  std::vector<float> xs(2048);
+  std::vector<uint16_t> ys(2048);
+  const auto X = [&](int64_t r, int64_t c) { return tilejit::TensorView<f32, 2>(xs.data(), {r, c}); };
+  const tilejit::TensorView<bf16, 1> Y(ys.data(), {1000});
+  auto t = k.autotune({{"B", {16}}}).grid([](const Config&) { return tilejit::dim3(1); });
+  CHECK(t.tuner().key_text(k.bind(X(3, 17), Y, 5, 1.5f)) == "f32[4, 32], bf16[1024]");
+  std::vector<int64_t> a, b;
+  t.tuner().key(k.bind(X(3, 17), Y, 5, 1.5f), a);
+  t.tuner().key(k.bind(X(4, 32), Y, 6, 2.5f), b);
+  CHECK(a == b);  // same bucket, scalars not part of the key
+  t.tuner().key(k.bind(X(5, 32), Y, 6, 2.5f), b);
+  CHECK(a != b);  // 5 rows round up to 8
+
+  auto s = k.autotune({{"B", {16}}}).key_scalars({2}).grid([](const Config&) { return tilejit::dim3(1); });
+  CHECK(s.tuner().key_text(k.bind(X(3, 17), Y, 5, 1.5f)) == "f32[4, 32], bf16[1024], arg2=5");
+  s.tuner().key(k.bind(X(3, 17), Y, 5, 1.5f), a);
+  s.tuner().key(k.bind(X(3, 17), Y, 6, 1.5f), b);
+  CHECK(a != b);
+
+  auto c = k.autotune({{"B", {16}}}).key([](const TuneArgs& args) {
+    return std::vector<int64_t>{args.size(0, 1) / 100, static_cast<int64_t>(args.scalar(3))};
+  });
+  CHECK(c.tuner().key_text(k.bind(X(3, 250), Y, 5, 1.5f)) == "(2, 1)");
+}
+
+TEST_CASE("TuneArgs reports misuse with the argument, the value and the limit") {
+  auto k = tilejit::kernel("args",
+                           [](Tensor<f32, 1> x, Scalar<f32> a, Block<"B">) { store(x, arange(0, 16), a); });
+  std::vector<float> xs(16);
+  const auto bound = k.bind(tilejit::TensorView<f32, 1>(xs.data(), {16}), 2.0f);
+  const TuneArgs args(bound);
+  CHECK(args.count() == 2);
+  CHECK(args.size(0, 0) == 16);
+  CHECK(args.scalar(1) == 2.0);
+  CHECK_THROWS_WITH_AS(args.size(0, 1), doctest::Contains("tensor argument 0 has no dimension 1"),
+                       tilejit::UserError);
+  CHECK_THROWS_WITH_AS(args.tensor(1), doctest::Contains("launch argument 1 is not a tensor"),
+                       tilejit::UserError);
+  CHECK_THROWS_WITH_AS(args.arg(2), doctest::Contains("there is no launch argument 2"), tilejit::UserError);
+}
+
+TEST_CASE("heuristics derive values, duplicates collapse, pruning drops candidates before compiling") {
+  auto k = accumulate_kernel(fresh_salt());
+  std::vector<float> xs(1000), ys(1000);
+  const tilejit::TensorView<f32, 1> X(xs.data(), {1000}), Y(ys.data(), {1000});
+  auto t = k.autotune({{"B", {64, 128, 256, 512}}, {"num_warps", {1, 2}}})
+               .grid(grid_1d)
+               .heuristic("num_warps", [](const Config& c, const TuneArgs&) { return c["B"] >= 256 ? 8 : 4; })
+               .prune([](const Config& c, const TuneArgs& a) { return c["B"] > a.size(0, 0) / 2; });
+  CHECK(strs(t.candidates(X, Y)) == std::vector<std::string>{"B=64, num_warps=4, num_stages=2",
+                                                             "B=128, num_warps=4, num_stages=2",
+                                                             "B=256, num_warps=8, num_stages=2"});
+  auto listed = k.autotune({Config{{"B", 64}}, Config({{"B", 128}}, 8)}).grid(grid_1d);
+  CHECK(strs(listed.candidates(X, Y)) ==
+        std::vector<std::string>{"B=64, num_warps=4, num_stages=2", "B=128, num_warps=8, num_stages=2"});
+  auto none =
+      k.autotune({{"B", {64}}}).grid(grid_1d).prune([](const Config&, const TuneArgs&) { return true; });
+  CHECK_THROWS_WITH_AS(none.candidates(X, Y), doctest::Contains("dropped every configuration"),
+                       tilejit::UserError);
+}
+
+TEST_CASE("selection: the fastest candidate by the injected timer wins; outputs equal one launch of it") {
+  auto k = accumulate_kernel(fresh_salt());
+  const int64_t n = 1000;
+  std::vector<float> xs(n), ys(n);
+  for (int64_t i = 0; i < n; ++i) xs[i] = static_cast<float>(i % 13), ys[i] = static_cast<float>(i % 7) - 3;
+  const tilejit::TensorView<f32, 1> X(xs.data(), {n}), Y(ys.data(), {n});
+  const std::vector<float> y0 = ys;
+  auto timer = std::make_shared<ScriptedTimer>(
+      std::map<int64_t, double>{{32, 0.5}, {64, 0.2}, {128, 0.3}, {256, 0.9}});
+  auto t = k.autotune({{"B", {32, 64, 128, 256}}}).grid(grid_1d).timer(timer);
+  const uint64_t tunings = tilejit::autotune::counters().tunings;
+  t.launch(nullptr, X, Y);  // tunes (12 launches in all, each undone), then launches the winner once
+  CHECK(timer->calls == 4);
+  CHECK(tilejit::autotune::counters().tunings == tunings + 1);
+  CHECK(t.tune(nullptr, X, Y) == Config{{"B", 64}});
+  // In-place safety: every timed run accumulated into y, and y is as after one launch of the winner.
+  std::vector<float> expect = y0;
+  k.interpret(tilejit::dim3(16), Config{{"B", 64}}, X, tilejit::TensorView<f32, 1>(expect.data(), {n}));
+  CHECK(ys == expect);
+  t.launch(nullptr, X, Y);  // the same key: no new tuning
+  CHECK(timer->calls == 4);
+}
+
+TEST_CASE("unusable candidates are warnings; when all are unusable the error lists each and why") {
+  const float salt = fresh_salt();  // new code: no decision from an earlier run
+  auto k = tilejit::kernel("tiles", [salt](Tensor<f32, 2> x, Tensor<f32, 2> y, Block<"B"> B) {
+    descriptor_store(y, {program_id(0) * B, 0}, descriptor_load(x, {program_id(0) * B, 0}, {B, 64}) * salt);
+  });
+  std::vector<float> xs(512 * 64), ys(512 * 64);
+  const tilejit::TensorView<f32, 2> X(xs.data(), {512, 64}), Y(ys.data(), {512, 64});
+  auto grid = [](const Config& c, const TuneArgs& a) {
+    return tilejit::dim3(static_cast<uint32_t>(tilejit::cdiv(a.size(0, 0), c["B"])));
+  };
+  // B = 4096 and 8192 make tiles larger than shared memory: refused while tracing, before any compiler runs.
+  auto timer = std::make_shared<ScriptedTimer>(std::map<int64_t, double>{{32, 1.0}, {64, 2.0}, {4096, 0.1}});
+  auto some = k.autotune({{"B", {4096, 64, 32}}}).grid(grid).timer(timer);
+  CHECK(some.tune(nullptr, X, Y) == Config{{"B", 32}});
+  CHECK(timer->calls == 2);  // the unusable one is never run
+
+  auto all = k.autotune({{"B", {4096, 8192}}}).grid(grid).timer(timer);
+  try {
+    all.launch(nullptr, X, Y);
+    FAIL("expected a UserError");
+  } catch (const tilejit::UserError& e) {
+    const std::string what = e.what();
+    CHECK(what.find("no configuration of kernel 'tiles' is usable") != std::string::npos);
+    CHECK(what.find("{B=4096, num_warps=4, num_stages=2}: ") != std::string::npos);
+    CHECK(what.find("{B=8192, num_warps=4, num_stages=2}: ") != std::string::npos);
+    CHECK(what.find("shared memory") != std::string::npos);
+    CHECK(e.value().find("2 candidates") != std::string::npos);
+  }
+}
+
+TEST_CASE("without a GPU or a timer, tuning compiles every candidate and picks the first usable one") {
+  if (tilejit::has_gpu() && !tilejit::knobs().interpret) return;  // a GPU times candidates instead
+  const float salt = fresh_salt();
+  auto k = accumulate_kernel(salt);
+  std::vector<float> xs(300, 1.0f), ys(300, 0.0f);
+  const tilejit::TensorView<f32, 1> X(xs.data(), {300}), Y(ys.data(), {300});
+  auto t = k.autotune({{"B", {256, 128, 64}}}).grid(grid_1d);
+  const uint64_t compiles = tilejit::runtime::compile_count();
+  CHECK(t.tune(nullptr, X, Y) == Config{{"B", 256}});
+  CHECK(tilejit::runtime::compile_count() - compiles == 3);  // every candidate, so that errors surface
+  t.launch(nullptr, X, Y);
+  CHECK(ys[0] == salt);
+  CHECK(ys[299] == salt);
+}
+
+TEST_CASE("16 threads asking for one key share one tuning and one decision") {
+  const float salt = fresh_salt();
+  auto k = accumulate_kernel(salt);
+  auto timer =
+      std::make_shared<ScriptedTimer>(std::map<int64_t, double>{{64, 0.4}, {128, 0.2}, {256, 0.3}}, 1);
+  auto t = k.autotune({{"B", {64, 128, 256}}}).grid(grid_1d).timer(timer);
+  const uint64_t tunings = tilejit::autotune::counters().tunings;
+  std::vector<std::vector<float>> xs(16, std::vector<float>(500, 1.0f)),
+      ys(16, std::vector<float>(500, 2.0f));
+  std::vector<Config> chosen(16);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 16; ++i)
+    threads.emplace_back([&, i] {
+      const tilejit::TensorView<f32, 1> X(xs[static_cast<size_t>(i)].data(), {500}),
+          Y(ys[static_cast<size_t>(i)].data(), {500});
+      t.launch(nullptr, X, Y);
+      chosen[static_cast<size_t>(i)] = t.tune(nullptr, X, Y);
+    });
+  for (auto& th : threads) th.join();
+  CHECK(tilejit::autotune::counters().tunings == tunings + 1);
+  CHECK(timer->calls == 3);
+  for (size_t i = 0; i < 16; ++i) {
+    CHECK(chosen[i] == Config{{"B", 128}});
+    CHECK(ys[i][0] == 2.0f + salt);  // one launch each, whoever tuned
+    CHECK(ys[i][499] == 2.0f + salt);
+  }
+}
+
+TEST_CASE("decisions persist: a new tuner in a process that forgot them reads the file and times nothing") {
+  const float salt = fresh_salt();
+  std::vector<float> xs(700, 1.0f), ys(700, 0.0f);
+  const tilejit::TensorView<f32, 1> X(xs.data(), {700}), Y(ys.data(), {700});
+  auto timer = std::make_shared<ScriptedTimer>(std::map<int64_t, double>{{64, 0.4}, {128, 0.5}, {256, 0.1}});
+  auto first = accumulate_kernel(salt);
+  auto t1 = first.autotune({{"B", {64, 128, 256}}}).grid(grid_1d).timer(timer);
+  CHECK(t1.tune(nullptr, X, Y) == Config{{"B", 256}});
+  CHECK(timer->calls == 3);
+
+  tilejit::DecisionStore store(tilejit::knobs().cache_dir);
+  bool found = false;
+  for (const auto& f : store.list())
+    if (f.decision && f.decision->id.kernel == "accumulate" && f.decision->config == Config{{"B", 256}} &&
+        f.decision->id.device == "test device" && f.decision->id.key == "f32[1024], f32[1024]") {
+      found = true;
+      CHECK(f.decision->time_ms == doctest::Approx(0.1));
+      CHECK(f.decision->candidates == 3);
+    }
+  CHECK(found);
+
+  tilejit::autotune::forget_decisions();
+  const uint64_t disk = tilejit::autotune::counters().disk_decisions;
+  auto second = accumulate_kernel(salt);  // another kernel object with the same code
+  auto t2 = second.autotune({{"B", {64, 128, 256}}}).grid(grid_1d).timer(timer);
+  CHECK(t2.tune(nullptr, X, Y) == Config{{"B", 256}});
+  CHECK(timer->calls == 3);
+  CHECK(tilejit::autotune::counters().disk_decisions == disk + 1);
+
+  // A different search space is a different decision.
+  auto t3 = second.autotune({{"B", {64, 128}}}).grid(grid_1d).timer(timer);
+  CHECK(t3.tune(nullptr, X, Y) == Config{{"B", 64}});
+  CHECK(timer->calls == 5);
+}
+
+TEST_CASE("export and load: an application that ships the decisions never tunes") {
+  const float salt = fresh_salt();
+  std::vector<float> xs(100, 1.0f), ys(100, 0.0f);
+  const tilejit::TensorView<f32, 1> X(xs.data(), {100}), Y(ys.data(), {100});
+  auto timer = std::make_shared<ScriptedTimer>(std::map<int64_t, double>{{32, 0.4}, {64, 0.1}});
+  auto k = accumulate_kernel(salt, "shipped");
+  CHECK(k.autotune({{"B", {32, 64}}}).grid(grid_1d).timer(timer).tune(nullptr, X, Y) == Config{{"B", 64}});
+  CHECK(timer->calls == 2);
+
+  // Export this kernel's decision, then remove every trace of it from the folder and the process.
+  tilejit::DecisionStore store(tilejit::knobs().cache_dir);
+  std::vector<tilejit::Decision> shipped;
+  for (const auto& f : store.list())
+    if (f.decision && f.decision->id.kernel == "shipped") {
+      shipped.push_back(*f.decision);
+      std::filesystem::remove(store.directory() / f.file);
+    }
+  REQUIRE(shipped.size() >= 1);
+  const auto file = std::filesystem::path(tilejit::knobs().cache_dir) / "shipped_decisions.json";
+  tilejit::write_decisions_file(file, shipped);
+  tilejit::autotune::forget_decisions();
+
+  CHECK(tilejit::autotune::load_decisions(file) == shipped.size());
+  const uint64_t disk = tilejit::autotune::counters().disk_decisions;
+  auto again = accumulate_kernel(salt, "shipped");
+  CHECK(again.autotune({{"B", {32, 64}}}).grid(grid_1d).timer(timer).tune(nullptr, X, Y) ==
+        Config{{"B", 64}});
+  CHECK(timer->calls == 2);                                     // not timed
+  CHECK(tilejit::autotune::counters().disk_decisions == disk);  // not read from the folder either
+
+  CHECK(tilejit::read_decisions_file(file) == shipped);
+  std::ofstream(file) << "{\"format\": \"something else\", \"version\": 1}";
+  CHECK_THROWS_WITH_AS(tilejit::autotune::load_decisions(file),
+                       doctest::Contains("not a tilejit decisions file"), tilejit::UserError);
+  CHECK_THROWS_WITH_AS(tilejit::autotune::load_decisions(file.string() + ".missing"),
+                       doctest::Contains("cannot read"), tilejit::UserError);
+}
+
+TEST_CASE("the decision store: round trip, corrupt and foreign files are misses, clear") {
+  const auto root = std::filesystem::path(tilejit::knobs().cache_dir) / "store_test";
+  std::filesystem::remove_all(root);
+  tilejit::DecisionStore store(root);
+  tilejit::Decision d;
+  d.id = {
+      "k",    "0123456789abcdef", "fedcba9876543210", "f32[1024], \"quoted\"\n", "NVIDIA H100 80GB HBM3", 132,
+      "1.2.3"};
+  d.config = Config({{"BM", 128}, {"BN", 64}}, 8, 3);
+  d.config.programs_per_sm(2);
+  d.time_ms = 0.123456789;
+  d.candidates = 8;
+  d.tuned_at = 1790000000;
+  CHECK_FALSE(store.load(d.id));
+  REQUIRE(store.store(d));
+  CHECK(store.load(d.id) == d);
+
+  std::string error;
+  CHECK(tilejit::decision_from_json(tilejit::decision_to_json(d), error) == d);
+  tilejit::Decision untimed = d;
+  untimed.time_ms = -1;
+  CHECK(tilejit::decision_from_json(tilejit::decision_to_json(untimed), error) == untimed);
+
+  const auto path = store.directory() / (d.id.file_id() + ".json");
+  const std::string good = tilejit::decision_to_json(d);
+  for (const std::string& bad :
+       {good.substr(0, good.size() / 2), std::string("not json"), std::string("[]"),
+        std::string("{\"format\": \"tilejit-autotune-decision\", \"version\": 2}")}) {
+    std::ofstream(path) << bad;
+    CHECK_FALSE(store.load(d.id));
+  }
+  // A valid decision under another decision's name (a foreign or renamed file) is not taken.
+  tilejit::Decision other = d;
+  other.id.key = "another key";
+  std::ofstream(path) << tilejit::decision_to_json(other);
+  CHECK_FALSE(store.load(d.id));
+  REQUIRE(store.store(d));
+  CHECK(store.load(d.id) == d);
+
+  const auto files = store.list();
+  REQUIRE(files.size() == 1);
+  CHECK(files[0].decision == d);
+  std::ofstream(store.directory() / "broken.json") << "{";
+  CHECK(store.list().size() == 2);
+  CHECK(store.list().back().error.find("at byte") != std::string::npos);
+  CHECK(store.clear() == 2);
+  CHECK(store.list().empty());
+}
+
+TEST_CASE("8 processes x 20 rounds writing decisions to one folder leave only whole files") {
+  const auto root = std::filesystem::path(tilejit::knobs().cache_dir) / "concurrent_store";
+  std::filesystem::remove_all(root);
+  std::vector<pid_t> children;
+  for (int p = 0; p < 8; ++p) {
+    const pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      int status = 0;
+      tilejit::DecisionStore store(root);
+      for (int round = 0; round < 20; ++round) {
+        tilejit::Decision d;
+        d.id = {"k", "s", "sp", "key " + std::to_string(round % 5), "dev", 1, "v"};
+        d.config = Config{{"B", 16 * (p + 1)}};
+        d.time_ms = p + round;
+        d.candidates = p;
+        if (!store.store(d)) status = 1;
+        if (auto back = store.load(d.id); !back || back->id != d.id)
+          status = 1;  // some writer's whole decision
+      }
+      _exit(status);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+  }
+  const auto files = tilejit::DecisionStore(root).list();
+  CHECK(files.size() == 5);
+  for (const auto& f : files) {
+    INFO(f.file << ": " << f.error);
+    CHECK(f.decision.has_value());
+  }
+  size_t left = 0;
+  for (const auto& e : std::filesystem::directory_iterator(tilejit::DecisionStore(root).directory()))
+    left += e.is_regular_file();
+  CHECK(left == 5);  // no temporary files left behind
+}
+
+TEST_CASE("written_params: the tensors a kernel stores to, through views and atomics") {
+  auto k = tilejit::kernel(
+      "writes", [](Tensor<f32, 1> a, Tensor<f32, 2> b, Tensor<f32, 1> c, Tensor<f32, 1> d, Block<"B"> B) {
+        auto offs = arange(0, B);
+        store(a, offs, load(d, offs));
+        atomic_add(c, offs, load(d, offs));
+        descriptor_store(b, {0, 0}, descriptor_load(b, {0, 0}, {B, B}), Reduce::add);
+      });
+  CHECK(tilejit::ir::written_params(*k.trace(Config{{"B", 16}})) == std::vector<int>{0, 1, 2});
+}
+
+TEST_CASE("TILEJIT_AUTOTUNE=off launches the first candidate, heuristics applied, and times nothing") {
+  if (tilejit::knobs().autotune) return;  // run by the ctest entry unit_autotune_off, which sets the knob
+  const float salt = fresh_salt();
+  auto k = accumulate_kernel(salt);
+  std::vector<float> xs(300, 1.0f), ys(300, 0.0f);
+  const tilejit::TensorView<f32, 1> X(xs.data(), {300}), Y(ys.data(), {300});
+  auto timer = std::make_shared<ScriptedTimer>(std::map<int64_t, double>{{64, 0.4}, {128, 0.1}});
+  auto t = k.autotune({{"B", {64, 128}}})
+               .grid(grid_1d)
+               .timer(timer)
+               .heuristic("num_warps", [](const Config& c, const TuneArgs&) { return c["B"] / 32; });
+  const uint64_t compiles = tilejit::runtime::compile_count();
+  CHECK(t.tune(nullptr, X, Y) == Config({{"B", 64}}, 2));
+  CHECK(tilejit::runtime::compile_count() - compiles <= 1);  // the first candidate only
+  t.launch(nullptr, X, Y);
+  CHECK(timer->calls == 0);
+  CHECK(ys[0] == salt);
+}
+
+TEST_CASE(
+    "resources come from the compiled binary (also on a disk-cache hit) and are checked against the GPU's "
+    "limits") {
+  if (tilejit::has_gpu() && !tilejit::knobs().interpret) return;  // a GPU reports them through the driver
+  auto k = accumulate_kernel(fresh_salt());
+  std::vector<float> xs(64), ys(64);
+  const auto bound =
+      k.bind(tilejit::TensorView<f32, 1>(xs.data(), {64}), tilejit::TensorView<f32, 1>(ys.data(), {64}));
+  const Config c({{"B", 64}}, 8);
+  const tilejit::detail::DeviceTarget sm90;
+  const auto fresh = tilejit::detail::compile_variant(k.base(), c, bound, sm90);
+  CHECK(fresh.threads == 256);
+  CHECK(fresh.registers > 0);
+  CHECK(fresh.shared_static >= 0);
+  CHECK(fresh.spill_bytes == 0);
+  const uint64_t compiles = tilejit::runtime::compile_count();
+  const auto cached = tilejit::detail::compile_variant(k.base(), c, bound, sm90);  // from the disk cache
+  CHECK(tilejit::runtime::compile_count() == compiles);
+  CHECK(cached.registers == fresh.registers);
+  CHECK(cached.shared_static == fresh.shared_static);
+  CHECK(tilejit::detail::resource_problem(fresh, sm90).empty());
+
+  tilejit::detail::VariantResources r;
+  r.threads = 512;
+  r.shared_dynamic = 200000;
+  r.shared_static = 40000;
+  r.registers = 160;
+  CHECK(tilejit::detail::resource_problem(r, sm90) ==
+        "needs 240000 bytes of shared memory per program (200000 dynamic + 40000 static); the GPU offers "
+        "232448");
+  r.shared_static = 0;
+  CHECK(tilejit::detail::resource_problem(r, sm90) ==
+        "needs 81920 registers per program (160 per thread x 512 threads); the GPU offers 65536");
+  r.registers = 64;
+  r.max_threads = 384;
+  CHECK(tilejit::detail::resource_problem(r, sm90).find("at most 384 threads") != std::string::npos);
+  r.threads = 2048;
+  CHECK(tilejit::detail::resource_problem(r, sm90) ==
+        "needs 2048 threads per program; the GPU runs at most 1024");
+}
