@@ -214,6 +214,27 @@ class Emitter {
     const ValueLayout& v = lay(id);
     const ir::Shape& s = v.dist.shape();
     const int vw = v.dist.vector_width();
+    const int eb = ir::size_of(g_.node(id).dtype);
+    const layout::SharedLayout tile{s, eb, swizzle, 0};
+    if (const layout::SwizzledWrites w = layout::split_swizzled_writes(v.dist, tile); w.per_thread_xor) {
+      // The swizzle's XOR depends on the thread alone: every register adds a constant (layout::SwizzledWrites).
+      const std::string g = both(guard(v, "i"), owner(v));
+      open("");
+      line("const int tj_sw_row = " + terms(w.row_thread, "i") + ", tj_sw_col = " + terms(w.col_thread, "i") +
+           ";  // this thread's part of the tile row and column");
+      const std::string col_bytes = "tj_sw_col * " + str(eb);
+      line("const int tj_sw_base = tj_sw_row * " + str(swizzle) + (w.col_thread_in_xor ? "" : " + " + col_bytes) +
+           ", tj_sw_xor = tj::swizzle_xor<" + str(swizzle) + ">(tj_sw_row);");
+      line("unsigned char* const tj_sw_tile = reinterpret_cast<unsigned char*>(" + ptr + ") + tj_sw_base;");
+      line("#pragma unroll");
+      line("for (int i = 0; i < " + str(v.regs()) + "; i += " + str(vw) + ") " + (g.empty() ? "" : "if (" + g + ") ") + "tj::sts<" +
+           str(vw) + ">(reinterpret_cast<" + mem_type(g_.node(id).dtype) + "*>(tj_sw_tile + tj::swizzled_register_offset<" +
+           str(tile.row_count()) + ", " + str(eb) + ", " + str(swizzle) + ">(" + terms(w.row_reg, "i") + ", " +
+           terms(w.col_reg, "i") + ", tj_sw_xor" + (w.col_thread_in_xor ? ", " + col_bytes : std::string()) + ")), &" +
+           name_[static_cast<size_t>(id)] + "[i]);");
+      close();
+      return;
+    }
     std::string row;
     int64_t rows = 1;
     for (int d = s.rank - 2; d >= 0; --d) {
@@ -223,7 +244,6 @@ class Emitter {
     }
     const std::string col = terms(v.dist.coord_terms(s.rank - 1), "i");
     const std::string g = both(guard(v, "i"), owner(v));
-    const int eb = ir::size_of(g_.node(id).dtype);
     line("#pragma unroll");
     line("for (int i = 0; i < " + str(v.regs()) + "; i += " + str(vw) + ") " + (g.empty() ? "" : "if (" + g + ") ") +
          "tj::sts<" + str(vw) + ">(" + ptr + " + tj::swizzled_index<" + str(rows) + ", " + str(eb) + ", " + str(swizzle) +

@@ -474,4 +474,45 @@ int staging_swizzle(const Layout& l, int elem_bytes) {
   return best;
 }
 
+SwizzledWrites split_swizzled_writes(const Layout& l, const SharedLayout& s) {
+  SwizzledWrites w;
+  const ir::Shape& shape = l.shape();
+  const int r = shape.rank;
+  int64_t stride = 1;
+  for (int d = r - 1; d >= 0; --d) {
+    for (Term t : l.coord_terms(d)) {
+      t.mul *= d == r - 1 ? 1 : stride;
+      auto& dst = d == r - 1 ? (t.axis == Axis::Reg ? w.col_reg : w.col_thread) : (t.axis == Axis::Reg ? w.row_reg : w.row_thread);
+      dst.push_back(t);
+    }
+    if (d < r - 1) stride *= shape.dims[d];
+  }
+  if (s.swizzle_bytes == 0 || s.pad_elems != 0 || r < 1) return w;
+  const int64_t sw = s.swizzle_bytes, eb = s.elem_bytes, piece = sw / eb, rows = s.row_count();
+  const int64_t mask = sw / 16 - 1;
+  const int vec = l.vector_width();
+  auto holds = [&](bool in_xor) {
+    for (int warp = 0; warp < l.warps(); ++warp)
+      for (int lane = 0; lane < kLanes; ++lane) {
+        const int64_t rt = evaluate(w.row_thread, 0, lane, warp), ct = evaluate(w.col_thread, 0, lane, warp) * eb;
+        const int64_t x = (((rt * sw) >> 7) & mask) << 4;
+        for (int reg = 0; reg < l.regs(); reg += vec) {
+          const auto c = l.coord(reg, lane, warp);
+          if (!l.inside(c)) continue;
+          const int64_t ri = evaluate(w.row_reg, reg), ci = evaluate(w.col_reg, reg);
+          const int64_t split = rt * sw + (ci / piece) * rows * sw + ri * sw + (((ci % piece) * eb + (in_xor ? ct : 0)) ^ x) +
+                                (in_xor ? 0 : ct);
+          if (split != s.offset(c)) return false;
+        }
+      }
+    return true;
+  };
+  if (holds(false)) {
+    w.per_thread_xor = true;
+  } else if (holds(true)) {
+    w.per_thread_xor = w.col_thread_in_xor = true;
+  }
+  return w;
+}
+
 }  // namespace tilejit::layout

@@ -223,12 +223,17 @@ TEST_CASE("stores of wgmma accumulators are staged in swizzled tiles: conflict-f
     const int s = staging_swizzle(l, bytes);
     CHECK(s > 0);
     CHECK(worst(s) == 1);
+    // The emitter's cheap addresses: the XOR depends on the thread alone (checked against SharedLayout::offset).
+    CHECK(split_swizzled_writes(l, SharedLayout{shape, bytes, s, 0}).per_thread_xor);
     // The largest conflict-free swizzle: the fewest TMA operations (pieces) for the store.
     for (int bigger : {128, 64})
       if (bigger > s && n * bytes % bigger == 0) CHECK(worst(bigger) > 1);
   }
   // A blocked layout that writes whole rows with 16-byte vectors is conflict-free row-major: no swizzle.
   CHECK(staging_swizzle(blocked(tilejit::ir::Shape{64, 128}, 4, 4), 4) == 0);
+  // Threads whose own columns cross swizzle pieces: no per-thread XOR, the emitter computes each address.
+  CHECK_FALSE(split_swizzled_writes(blocked(tilejit::ir::Shape{8, 256}, 8, 4), SharedLayout{tilejit::ir::Shape{8, 256}, 2, 128, 0})
+                  .per_thread_xor);
   // Pieces: a 128B-swizzled tile of 256 bf16 columns stores column 64 at the start of the second piece.
   const SharedLayout wide{tilejit::ir::Shape{128, 256}, 2, 128, 0};
   CHECK(wide.offset({0, 64}) == 128 * 128);

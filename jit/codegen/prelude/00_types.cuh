@@ -85,6 +85,20 @@ __device__ __forceinline__ int swizzled_index(int row, int col) {
   return (start + (((col % kPiece) * ElemBytes) ^ (((start >> 7) & (Swizzle / 16 - 1)) << 4))) / ElemBytes;
 }
 
+/// The XOR a swizzled tile applies to the 16-byte units of row `row` (its row start is row x Swizzle
+/// bytes from a base aligned to 8 x Swizzle).
+template <int Swizzle>
+__device__ __forceinline__ int swizzle_xor(int row) { return (((row * Swizzle) >> 7) & (Swizzle / 16 - 1)) << 4; }
+
+/// Byte offset that register-constant (row, col) adds to a thread's base in a swizzled tile (see
+/// swizzled_index) when the swizzle's XOR (`x`, from swizzle_xor) depends on the thread alone;
+/// `inner`: the thread's own column bytes when they reach into the XORed bits.
+template <int Rows, int ElemBytes, int Swizzle>
+__device__ __forceinline__ int swizzled_register_offset(int row, int col, int x, int inner = 0) {
+  constexpr int kPiece = Swizzle / ElemBytes;
+  return (col / kPiece) * (Rows * Swizzle) + row * Swizzle + (((col % kPiece) * ElemBytes + inner) ^ x);
+}
+
 /// Global-memory vector reads and writes: the copies of lds / sts through a global address
 /// (ld.global.v4 / st.global.v4 for 16 bytes); the address is aligned to the vector's size.
 template <int N, class T, class S>

@@ -220,4 +220,21 @@ int bank_conflicts(const Layout& l, const SharedLayout& s, int reg, int vec);
 /// go to no swizzle (one TMA operation instead of several).
 int staging_swizzle(const Layout& l, int elem_bytes);
 
+/// The writes of `l` into the swizzled tile `s`, split for cheap address arithmetic: the tile row
+/// (outer dimensions flattened) and column of each element as a register part plus a thread part
+/// (lane and warp terms). `per_thread_xor` is true when, for every element,
+///   offset = row_thread * swizzle + (col_reg / piece) * rows * swizzle + row_reg * swizzle
+///          + (((col_reg % piece) * elem_bytes + inner) ^ xor(row_thread)) + outer,
+///   xor(r) = (((r * swizzle) >> 7) & (swizzle / 16 - 1)) << 4,  piece = swizzle / elem_bytes,
+/// with the thread's column bytes (col_thread * elem_bytes) either outside the XOR (`outer`; when
+/// they stay inside a 16-byte unit) or inside it (`inner`; `col_thread_in_xor`), i.e. the swizzle's
+/// XOR depends on the thread alone and every register adds a constant (checked element by element,
+/// as SharedLayout::offset computes it).
+struct SwizzledWrites {
+  std::vector<Term> row_reg, row_thread, col_reg, col_thread;
+  bool per_thread_xor = false;
+  bool col_thread_in_xor = false;
+};
+SwizzledWrites split_swizzled_writes(const Layout& l, const SharedLayout& s);
+
 }  // namespace tilejit::layout
