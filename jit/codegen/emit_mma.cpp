@@ -13,7 +13,7 @@ std::string wgmma_name(const passes::MmaDot& m) {
     if (c == '.') c = '_';
   s = "wgmma_" + s;
   // The two operand types are equal: keep one.
-  return s.substr(0, s.rfind('_'));
+  return s.substr(0, s.rfind('_')) + (m.a_in_registers() ? "_rs" : "");
 }
 
 }  // namespace
@@ -22,30 +22,37 @@ std::string Emitter::wgmma_helper(const passes::MmaDot& m) const {
   const int regs = m.tiling.instr_n / 2;
   const bool integer = m.acc == DType::i32;
   const bool transposable = m.in == DType::bf16 || m.in == DType::f16;
+  const bool ra = m.a_in_registers();  // a: four 32-bit registers (two 16-bit elements each); no TransA
   const std::string reg = integer ? "int" : "float";
+  // Operand numbers after the accumulators: a (1 or 4), b, scale_d, then the transpose immediates.
+  const int a_ops = ra ? 4 : 1, b_op = regs + a_ops, scale_op = b_op + 1;
   std::string h = "namespace tj {\n\n";
-  h += "/// " + m.instruction() + ": d (" + str(regs) + " registers per thread of a warpgroup) += a x b, both read\n";
-  h += "/// from shared memory through matrix descriptors; `scale_d` 0 ignores d (d = a x b).\n";
-  if (transposable) h += "/// TransA / TransB: the operand is M- / N-major (its tile holds M / N innermost).\n";
-  if (transposable) h += "template <int TransA, int TransB>\n";
-  h += "__device__ __forceinline__ void " + wgmma_name(m) + "(" + reg +
-       "* d, unsigned long long a, unsigned long long b, int scale_d) {\n";
+  h += "/// " + m.instruction() + ": d (" + str(regs) + " registers per thread of a warpgroup) += a x b, ";
+  h += ra ? "a from registers\n/// (a0-a3: this thread's part of a 64 x 16 tile of a), b" : "both read\n/// ";
+  h += std::string(ra ? " " : "") + "from shared memory through matrix descriptors; `scale_d` 0 ignores d (d = a x b).\n";
+  if (transposable) h += ra ? "/// TransB: b is N-major (its tile holds N innermost).\n" : "/// TransA / TransB: the operand is M- / N-major (its tile holds M / N innermost).\n";
+  if (transposable) h += ra ? "template <int TransB>\n" : "template <int TransA, int TransB>\n";
+  h += "__device__ __forceinline__ void " + wgmma_name(m) + "(" + reg + "* d, " +
+       (ra ? "unsigned a0, unsigned a1, unsigned a2, unsigned a3" : "unsigned long long a") + ", unsigned long long b, int scale_d) {\n";
   h += "  asm volatile(\n      \"{\\n\"\n      \".reg .pred p;\\n\"\n";
-  h += "      \"setp.ne.b32 p, %" + str(regs + 2) + ", 0;\\n\"\n";
+  h += "      \"setp.ne.b32 p, %" + str(scale_op) + ", 0;\\n\"\n";
   h += "      \"" + m.instruction() + " {\"\n";
   for (int i = 0; i < regs; i += 8) {
     h += "      \"";
     for (int j = i; j < std::min(regs, i + 8); ++j) h += "%" + str(j) + (j + 1 < regs ? ", " : "");
     h += "\"\n";
   }
-  std::string tail = "}, %" + str(regs) + ", %" + str(regs + 1) + ", p";
+  std::string tail = ra ? "}, {%" + str(regs) + ", %" + str(regs + 1) + ", %" + str(regs + 2) + ", %" + str(regs + 3) + "}"
+                        : "}, %" + str(regs);
+  tail += ", %" + str(b_op) + ", p";
   if (!integer) tail += ", 1, 1";
-  if (transposable) tail += ", %" + str(regs + 3) + ", %" + str(regs + 4);
+  if (transposable) tail += ra ? ", %" + str(scale_op + 1) : ", %" + str(scale_op + 1) + ", %" + str(scale_op + 2);
   h += "      \"" + tail + ";\\n\"\n      \"}\\n\"\n      : ";
   const std::string c = integer ? "\"+r\"" : "\"+f\"";
   for (int j = 0; j < regs; ++j) h += c + "(d[" + str(j) + "])" + (j + 1 < regs ? (j % 8 == 7 ? ",\n        " : ", ") : "");
-  h += "\n      : \"l\"(a), \"l\"(b), \"r\"(scale_d)";
-  if (transposable) h += ", \"n\"(TransA), \"n\"(TransB)";
+  h += ra ? "\n      : \"r\"(a0), \"r\"(a1), \"r\"(a2), \"r\"(a3)" : "\n      : \"l\"(a)";
+  h += ", \"l\"(b), \"r\"(scale_d)";
+  if (transposable) h += ra ? ", \"n\"(TransB)" : ", \"n\"(TransA), \"n\"(TransB)";
   h += ");\n}\n\n}  // namespace tj\n";
   return h;
 }
@@ -93,25 +100,37 @@ void Emitter::emit_wgmma(NodeId id, const passes::MmaDot& m) {
     line("const unsigned " + std::string(name) + " = " + tile_address(o.load) + (wg.empty() ? "" : " + " + wg + " * " + str(step)) +
          ";  // " + (o.mn_major ? "MN" : "K") + "-major, " + str(o.tile.swizzle) + "B swizzle");
   };
-  base("tj_a", m.a, true);
+  const bool ra = m.a_in_registers();
+  if (!ra) base("tj_a", m.a, true);
   base("tj_b", m.b, false);
-  const std::string trans = (m.in == DType::bf16 || m.in == DType::f16)
-                                ? "<" + str(m.a.mn_major ? 1 : 0) + ", " + str(m.b.mn_major ? 1 : 0) + ">"
-                                : "";
+  const bool transposable = m.in == DType::bf16 || m.in == DType::f16;
+  const std::string trans = !transposable ? ""
+                            : ra          ? "<" + str(m.b.mn_major ? 1 : 0) + ">"
+                                          : "<" + str(m.a.mn_major ? 1 : 0) + ", " + str(m.b.mn_major ? 1 : 0) + ">";
+  // a in registers (layout::wgmma_a_fragment): instruction (mt, ks) reads registers mt * K / 2 + 8 * ks + [0, 8),
+  // paired into its four 32-bit operands.
+  auto a_regs = [&](int mt, int64_t ks) {
+    const std::string v = name_[static_cast<size_t>(m.a.value)];
+    const int64_t r0 = mt * t.k / 2 + 8 * ks;
+    std::string s;
+    for (int q = 0; q < 4; ++q)
+      s += (q ? ", " : "") + std::string("tj::pack_b16x2(") + v + "[" + str(r0 + 2 * q) + "], " + v + "[" + str(r0 + 2 * q + 1) + "])";
+    return s;
+  };
   line("tj::wgmma_fence();");
   line("tj::fence_registers<" + str(regs) + ">(" + acc + ");");
   for (int64_t ks = 0; ks < t.k / t.instr_k; ++ks) {
     const int64_t k0 = ks * t.instr_k;
     for (int mt = 0; mt < t.m_tiles; ++mt)
       for (int nt = 0; nt < t.n_tiles; ++nt) {
-        const layout::SmemDescriptor da = layout::operand_descriptor(m.a.tile, m.a.mn_major, t.row0(0, mt), k0);
         const layout::SmemDescriptor db = layout::operand_descriptor(m.b.tile, m.b.mn_major, t.col0(0, nt), k0);
         auto desc = [](const std::string& b, const layout::SmemDescriptor& d) {
           return "tj::wgmma_desc(" + b + (d.start ? " + " + str(d.start) : std::string()) + ", " + str(d.lbo) + ", " +
                  str(d.sbo) + ", " + str(d.mode()) + ")";
         };
-        line("tj::" + wgmma_name(m) + trans + "(&" + acc + "[" + str((mt * t.n_tiles + nt) * per) + "], " + desc("tj_a", da) +
-             ", " + desc("tj_b", db) + ", 1);");
+        const std::string a = ra ? a_regs(mt, ks) : desc("tj_a", layout::operand_descriptor(m.a.tile, m.a.mn_major, t.row0(0, mt), k0));
+        line("tj::" + wgmma_name(m) + trans + "(&" + acc + "[" + str((mt * t.n_tiles + nt) * per) + "], " + a + ", " +
+             desc("tj_b", db) + ", 1);");
       }
   }
   line("tj::wgmma_commit();");

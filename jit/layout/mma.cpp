@@ -73,6 +73,14 @@ Layout wgmma_accumulator(const MmaTiling& t, int warps) {
   return Layout(s, warps, f);
 }
 
+Layout wgmma_a_fragment(const MmaTiling& t, int warps) {
+  check_internal(t.warpgroups_n == 1 && t.k <= 256 && t.k % 16 == 0, "wgmma_a_fragment: a tiling without a register a");
+  MmaTiling a = t;
+  a.n = a.instr_n = static_cast<int>(t.k);
+  a.n_tiles = 1;
+  return wgmma_accumulator(a, warps);
+}
+
 int operand_swizzle(int64_t inner_bytes) {
   if (inner_bytes <= 0) return 0;
   for (int s : {128, 64, 32})

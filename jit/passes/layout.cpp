@@ -81,6 +81,7 @@ class Solver {
         if (distributed(x) && !(layout::unbroadcast(*decided_[root(id)], g_.node(x).shape) == *decided_[root(x)]))
           out.push_back({x, id});
       }
+      if (auto a = register_a(id); a && !(*a == *decided_[root(g_.operand(id, 0))])) out.push_back({g_.operand(id, 0), id});
     }
     return out;
   }
@@ -208,10 +209,23 @@ class Solver {
     }
   }
 
+  /// The layout a tensor-core dot that reads its operand a from registers needs a in.
+  std::optional<layout::Layout> register_a(NodeId id) const {
+    if (g_.node(id).op != Op::Dot) return std::nullopt;
+    const auto it = mma_.dots.find(id);
+    if (it == mma_.dots.end() || !it->second.a_in_registers() || !distributed(g_.operand(id, 0))) return std::nullopt;
+    return layout::wgmma_a_fragment(it->second.tiling, warps_);
+  }
+
   /// A unit reshape's or a broadcast's consumer-side wish for its operand's layout: the layout in which
-  /// it moves no data, once its own group is decided and while the operand's is not.
+  /// it moves no data, once its own group is decided and while the operand's is not; a dot's for its
+  /// operand a in registers.
   std::optional<layout::Layout> wished(NodeId id) const {
     const ir::Node& n = g_.node(id);
+    if (auto a = register_a(id)) {
+      if (decided_[root(g_.operand(id, 0))]) return std::nullopt;
+      return a;
+    }
     if ((n.op != Op::Broadcast && n.op != Op::Reshape) || !distributed(id) || !decided_[root(id)]) return std::nullopt;
     const NodeId x = g_.operand(id, 0);
     if (!distributed(x) || decided_[root(x)]) return std::nullopt;
@@ -224,6 +238,7 @@ class Solver {
   bool waits_for_consumer(size_t r) const {
     for (NodeId id : order_) {
       const Op op = g_.node(id).op;
+      if (register_a(id) && root(g_.operand(id, 0)) == r) return true;
       if ((op != Op::Broadcast && op != Op::Reshape) || !distributed(id) || decided_[root(id)]) continue;
       const NodeId x = g_.operand(id, 0);
       if (!distributed(x) || root(x) != r) continue;

@@ -73,6 +73,7 @@ class Planner {
         continue;
       }
       for (const MmaOperand* o : {&it->second.a, &it->second.b}) {
+        if (o->load == ir::kNoNode) continue;  // a in registers
         plan.swizzle[o->load] = o->tile.swizzle;
         if (o->permute != ir::kNoNode) plan.absorbed.insert(o->permute);
       }
@@ -158,7 +159,12 @@ class Planner {
     auto t = layout::tile_mma(sa.dims[0], sb.dims[1], sa.dims[1], m.in, warps_, &reason);
     if (!t) return std::nullopt;
     m.tiling = *t;
-    if (!operand(a, false, m.in, m.a, reason) || !operand(b, true, m.in, m.b, reason)) return std::nullopt;
+    if (!operand(b, true, m.in, m.b, reason)) return std::nullopt;
+    std::string tile_reason;
+    if (!operand(a, false, m.in, m.a, tile_reason) && !registers_a(a, m, reason)) {
+      if (reason.empty()) reason = tile_reason;
+      return std::nullopt;
+    }
     // Every instruction's first M/N index must start a swizzle piece of an MN-major tile.
     auto aligned = [](const MmaOperand& o, int64_t step) { return !o.mn_major || step % o.tile.piece_elems() == 0; };
     if (!aligned(m.a, 64) || !aligned(m.b, m.tiling.instr_n) || (m.tiling.warpgroups_n > 1 && !aligned(m.b, m.tiling.wg_cols()))) {
@@ -168,8 +174,32 @@ class Planner {
     return m;
   }
 
+  /// `a` as wgmma's register operand (attention's P x V): a computed 16-bit value, every warpgroup
+  /// along M (each holds its rows of a) and K at most 256, in layout::wgmma_a_fragment. Leaves
+  /// `reason` empty when `a` is not a candidate at all (a TMA tile that failed for its own reason).
+  bool registers_a(NodeId a, MmaDot& m, std::string& reason) const {
+    const Op op = g_.node(a).op;
+    if (op == Op::DescLoad || (op == Op::Permute && g_.node(g_.operand(a, 0)).op == Op::DescLoad)) return false;
+    if (!sixteen_bit(m.in)) {
+      reason = std::string("a ") + ptx_type(m.in) + " operand in registers (wgmma reads 16-bit ones only; load a with TMA)";
+      return false;
+    }
+    if (m.tiling.warpgroups_n != 1) {
+      reason = "an operand a in registers with warpgroups split along N (use M >= 64 x num_warps / 4)";
+      return false;
+    }
+    if (m.tiling.k > 256) {
+      reason = "an operand a in registers with K = " + std::to_string(m.tiling.k) + " over 256";
+      return false;
+    }
+    m.a = MmaOperand{};
+    m.a.value = a;
+    return true;
+  }
+
   /// True when every reader of the operand's tile (and of its transpose) is a candidate dot.
   bool private_tile(const MmaOperand& o, const std::unordered_map<NodeId, MmaDot>& cand, std::string& reason) const {
+    if (o.load == ir::kNoNode) return true;  // a in registers
     auto only_dots = [&](NodeId v) {
       for (NodeId u : info_.users[static_cast<size_t>(v)]) {
         if (u == o.permute) continue;

@@ -93,6 +93,7 @@ std::string describe(const Lowered& l) {
     if (auto it = l.mma.dots.find(id); it != l.mma.dots.end()) {
       const MmaDot& m = it->second;
       auto operand = [](const MmaOperand& o) {
+        if (o.load == ir::kNoNode) return "%" + std::to_string(o.value) + " in registers";
         return std::string(o.mn_major ? "MN" : "K") + "-major " + std::to_string(o.tile.swizzle) + "B-swizzled tile of %" +
                std::to_string(o.load);
       };

@@ -46,7 +46,7 @@ std::vector<size_t> slots_of(const ir::Graph& g, NodeId user, NodeId value) {
 
 }  // namespace
 
-int scratch_bytes_of(const ir::Graph& g, const Layout& layout, const SmemPlan& smem, NodeId id) {
+int scratch_bytes_of(const ir::Graph& g, const Layout& layout, const SmemPlan& smem, const MmaPlan& mma, NodeId id) {
   const ir::Node& n = g.node(id);
   auto staged = [&](NodeId v) -> int {
     if (layout.of[static_cast<size_t>(v)].kind != ValueLayout::Distributed) return 0;
@@ -73,6 +73,7 @@ int scratch_bytes_of(const ir::Graph& g, const Layout& layout, const SmemPlan& s
       return n.op == Op::ArgMax ? bytes + values * 4 : bytes;
     }
     case Op::Dot: {
+      if (mma.dots.count(id)) return 0;  // wgmma reads its tiles in place and a from registers
       const int a = staged(g.operand(id, 0)), b = staged(g.operand(id, 1));
       return a ? align_up(a, 16) + b : b;
     }
@@ -220,7 +221,7 @@ SmemPlan allocate_shared(const ir::Graph& g, const GraphInfo& info, const Layout
   // A FromLoad store of a tile chosen for an in-place store before it was seen
   // cannot happen: in-place needs a tile without other readers, stores included.
 
-  for (NodeId id : order) plan.scratch_bytes = std::max(plan.scratch_bytes, scratch_bytes_of(g, layout, plan, id));
+  for (NodeId id : order) plan.scratch_bytes = std::max(plan.scratch_bytes, scratch_bytes_of(g, layout, plan, mma, id));
 
   // Offsets: tiles, descriptor staging, scratch, barriers.
   int offset = 0;
@@ -254,7 +255,7 @@ SmemPlan allocate_shared(const ir::Graph& g, const GraphInfo& info, const Layout
       if (b.bytes > most) most = b.bytes, culprit = b.node, what = b.role + " tiles";
     if (culprit == ir::kNoNode)
       for (NodeId id : order)
-        if (scratch_bytes_of(g, layout, plan, id) == plan.scratch_bytes) {
+        if (scratch_bytes_of(g, layout, plan, mma, id) == plan.scratch_bytes) {
           culprit = id;
           break;
         }

@@ -306,6 +306,14 @@ std::vector<EmitCase> make_cases() {
         descriptor_store(c, {m, n}, (x * 0.5f * (erf(x * 0.70710678f) + 1.0f)).to<bf16>());
       },
       Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 8, 3));
+  add("dot_register_a", "P = (Q @ K^T) as bf16, then P @ V with P read from registers (attention's two products)",
+      [](Tensor<bf16, 2> q, Tensor<bf16, 2> k, Tensor<bf16, 2> v, Tensor<f32, 2> o, Block<"BM"> BM, Block<"BN"> BN, Block<"D"> D) {
+        auto m = program_id(0) * BM;
+        auto s = dot(descriptor_load(q, {m, 0}, {BM, D}), descriptor_load(k, {0, 0}, {BN, D}).trans(), zeros<f32>({BM, BN}));
+        auto p = s.to<bf16>();
+        descriptor_store(o, {m, 0}, dot(p, descriptor_load(v, {0, 0}, {BN, D}), zeros<f32>({BM, D})));
+      },
+      Config({{"BM", 128}, {"BN", 64}, {"D", 64}}, 8, 2));
   add("swap_loop", "loop-carried values swapped each iteration (parallel assignment)",
       [](Tensor<f32, 1> y, Scalar<i32> n) {
         auto [a, b] = for_range(0, n, 1, std::tuple{zeros<f32>({128}), full<f32>({128}, 1.0f)},

@@ -1,5 +1,5 @@
-// Tensor-core dots (wgmma) against the interpreter: 16-bit operands with either major-ness, fp8 and int8
-// K-major, one or two warpgroups, 1 to 4 pipeline stages, M / N / K at and off the tile multiples. fp8 products
+// Tensor-core dots (wgmma) against the interpreter: 16-bit operands with either major-ness, a 16-bit operand a in
+// registers (attention's P x V), fp8, tf32 and int8 K-major, one or two warpgroups, 1 to 4 pipeline stages, M / N / K at and off the tile multiples. fp8 products
 // are compared at 2e-2 of max(1, |c|) with inputs in [-1, 1]: sm_90 tensor cores accumulate fp8 products with
 // fewer mantissa bits than f32, an error that scales with the partial sums, not with the result (measured on an
 // H100 over K = 256 with inputs in [-2, 2]: -24.910156 vs -24.913879, and 0.309570 vs 0.297211 on a result near
@@ -51,6 +51,16 @@ void check(int64_t M, int64_t N, int64_t K, Tiles t, double tol, double lo, doub
   run_both(k, tilejit::dim3(static_cast<uint32_t>(cdiv(M, t.bm)), static_cast<uint32_t>(cdiv(N, t.bn))), cfg, tol, a, b, c);
 }
 
+/// Attention's two products: O = (Q @ K^T as bf16) @ V, the second with its a (P) in registers.
+auto two_products_kernel() {
+  return tilejit::kernel("two_products", [](Tensor<bf16, 2> q, Tensor<bf16, 2> k, Tensor<bf16, 2> v, Tensor<f32, 2> o, Block<"BM"> BM,
+                                            Block<"BN"> BN, Block<"D"> D) {
+    auto m = program_id(0) * BM;
+    auto s = dot(descriptor_load(q, {m, 0}, {BM, D}), descriptor_load(k, {0, 0}, {BN, D}).trans(), zeros<f32>({BM, BN}));
+    descriptor_store(o, {m, 0}, dot(s.to<bf16>(), descriptor_load(v, {0, 0}, {BN, D}), zeros<f32>({BM, D})));
+  });
+}
+
 std::string name(const char* what, int64_t M, int64_t N, int64_t K, Tiles t) {
   return std::string(what) + " " + std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K) + " tiles " +
          std::to_string(t.bm) + "x" + std::to_string(t.bn) + "x" + std::to_string(t.bk) + " warps " + std::to_string(t.warps) +
@@ -72,6 +82,23 @@ TEST_CASE("gpu: wgmma dots match the interpreter") {
   // operands from rounding them (an error of about 1e-2 at K = 256), and the wgmma path from the CUDA-core one.
   for (const Tiles& t : {Tiles{64, 64, 32, 4, 2}, Tiles{128, 128, 32, 8, 3}, Tiles{32, 64, 32, 4, 2}}) {
     SUBCASE(name("tf32 nt", 192, 128, 256, t).c_str()) { check<f32, f32, true>(192, 128, 256, t, 2e-4, -1, 1); }
+  }
+  // a in registers: P's bf16 rounding of S may differ by one unit where the sums' order moves S across a
+  // rounding boundary, hence 2e-2 of max(1, |o|); a wrong fragment would be off by whole products.
+  for (auto [bm, bn, d, warps] : {std::tuple{128, 64, 64, 8}, {64, 128, 64, 4}, {128, 256, 128, 8}, {64, 64, 32, 4}}) {
+    SUBCASE(("bf16 register a, BM " + std::to_string(bm) + " BN " + std::to_string(bn) + " D " + std::to_string(d) + " warps " +
+             std::to_string(warps)).c_str()) {
+      const int64_t M = 256;
+      auto kern = two_products_kernel();
+      Twin<bf16, 2> q({M, d}), k({bn, d}), v({bn, d});
+      Twin<f32, 2> o({M, d});
+      q.randomize(21, -1, 1);
+      k.randomize(22, -1, 1);
+      v.randomize(23, -1, 1);
+      o.fill_byte(0);
+      run_both(kern, tilejit::dim3(static_cast<uint32_t>(cdiv(M, bm))), Config({{"BM", bm}, {"BN", bn}, {"D", d}}, warps, 1), 2e-2,
+               q, k, v, o);
+    }
   }
   for (const Tiles& t : {Tiles{64, 64, 64, 4, 2}, Tiles{128, 128, 128, 8, 3}}) {
     SUBCASE(name("e4m3 nt", 192, 128, 256, t).c_str()) { check<f8e4m3, f32, true>(192, 128, 256, t, 2e-2, -1, 1); }

@@ -240,3 +240,30 @@ TEST_CASE("stores of wgmma accumulators are staged in swizzled tiles: conflict-f
   CHECK(wide.offset({1, 64}) == 128 * 128 + 128 + 16);
   CHECK(wide.offset({9, 70}) == 128 * 128 + 9 * 128 + (12 ^ (1 << 4)));
 }
+
+TEST_CASE("wgmma register operand a: the PTX ISA's fragment of a, four 32-bit registers per instruction") {
+  for (auto [m, k, warps] : {std::tuple{64, 16, 4}, {128, 64, 8}, {128, 128, 4}, {256, 256, 8}, {64, 32, 4}}) {
+    CAPTURE(m);
+    CAPTURE(k);
+    CAPTURE(warps);
+    std::string why;
+    const auto t = tile_mma(m, 64, k, DType::bf16, warps, &why);
+    REQUIRE_MESSAGE(t, why);
+    REQUIRE(t->warpgroups_n == 1);
+    const Layout l = wgmma_a_fragment(*t, warps);
+    CHECK(l.regs() == t->m_tiles * k / 2);
+    for (int w = 0; w < warps; ++w)
+      for (int lane = 0; lane < 32; ++lane)
+        for (int mt = 0; mt < t->m_tiles; ++mt)
+          for (int ks = 0; ks < k / 16; ++ks)
+            for (int q = 0; q < 4; ++q)
+              for (int h = 0; h < 2; ++h) {
+                // a_q of instruction (mt, ks): rows g and g + 8 (q = 1, 3), columns 2t, 2t + 1 and 8 on (q = 2, 3).
+                const int r = mt * k / 2 + 8 * ks + 2 * q + h;
+                const int g = (w % 4) * 16 + lane / 4, tq = lane % 4;
+                const auto c = l.coord(r, lane, w);
+                CHECK(c[0] == t->row0((w / 4) % t->warpgroups_m, mt) + g + 8 * (q % 2));
+                CHECK(c[1] == 16 * ks + 2 * tq + h + 8 * (q / 2));
+              }
+  }
+}

@@ -28,6 +28,12 @@ __device__ __forceinline__ void fence_registers(int* r) {
   for (int i = 0; i < N; ++i) asm volatile("" : "+r"(r[i])::"memory");
 }
 
+/// Two 16-bit values (bf16 / f16 bit patterns) as one 32-bit register of a wgmma operand a, the first
+/// in the low half.
+__device__ __forceinline__ unsigned pack_b16x2(unsigned short lo, unsigned short hi) {
+  return static_cast<unsigned>(lo) | (static_cast<unsigned>(hi) << 16);
+}
+
 /// The 64-bit wgmma matrix descriptor of an operand at shared address `addr`: leading and stride
 /// byte offsets (multiples of 16) and the swizzle mode (1: 128 B, 2: 64 B, 3: 32 B); base offset 0,
 /// so the operand's swizzle repeat starts on a 1024 / 512 / 256-byte boundary.

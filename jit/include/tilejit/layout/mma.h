@@ -67,6 +67,13 @@ std::optional<MmaTiling> tile_mma(int64_t m, int64_t n, int64_t k, ir::DType t, 
 /// The accumulator fragment of `t` as a register layout over `warps` warps.
 Layout wgmma_accumulator(const MmaTiling& t, int warps);
 
+/// The [m, k] operand a of `t` held in registers (wgmma's register form; every warpgroup along M,
+/// k <= 256): the accumulator fragment of an [m, k] product tiled like `t` along M. Registers
+/// mt * k / 2 + 8 * ks + [0, 8) hold instruction (mt, k-step ks)'s a: pairs of them are its four
+/// 32-bit registers (so the f32 accumulator of one product, converted to 16 bits, is the next
+/// product's a without moving data).
+Layout wgmma_a_fragment(const MmaTiling& t, int warps);
+
 /// The swizzle (bytes) of an operand tile whose inner dimension spans `inner_bytes`: 128 when it is a
 /// multiple of 128, else 64 or 32; 0 when it is not a multiple of 32 bytes (no wgmma layout fits).
 int operand_swizzle(int64_t inner_bytes);

@@ -68,7 +68,8 @@ ir::Graph eliminate_dead_code(const ir::Graph& g);
 
 /// One operand of a dot on tensor cores: the TMA tile it reads in place in shared memory.
 struct MmaOperand {
-  NodeId load = ir::kNoNode;     ///< the DescLoad whose buffer holds the tile
+  NodeId load = ir::kNoNode;     ///< the DescLoad whose buffer holds the tile; kNoNode: a in registers
+  NodeId value = ir::kNoNode;    ///< a in registers: the value, in layout::wgmma_a_fragment
   NodeId permute = ir::kNoNode;  ///< the transpose between the tile and the dot, if any (absorbed: never emitted)
   bool mn_major = false;         ///< the tile's inner dimension is M (for a) or N (for b): wgmma's transpose bit
   layout::OperandTile tile;      ///< how TMA lays the tile out (swizzle, pieces)
@@ -79,6 +80,7 @@ struct MmaDot {
   layout::MmaTiling tiling;
   MmaOperand a, b;
   ir::DType in = ir::DType::bf16, acc = ir::DType::f32;
+  bool a_in_registers() const { return a.load == ir::kNoNode; }
   /// The PTX instruction without its operands, e.g. "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16".
   std::string instruction() const;
 };
@@ -190,7 +192,9 @@ struct LayoutConflict {
 ///  - a reduction's result takes the slice of its operand's layout, a reshape
 ///    that only adds or removes unit dimensions keeps its operand's registers;
 ///  - the operand of a broadcast takes the layout in which the broadcast is
-///    free (each thread already holds the source of each of its elements);
+///    free (each thread already holds the source of each of its elements); a
+///    tensor-core dot's result takes the accumulator fragment, and its operand a,
+///    when read from registers, layout::wgmma_a_fragment;
 ///  - any other group is blocked (layout::blocked): 16 bytes per vector along
 ///    the innermost dimension, of the narrowest element type the group loads or
 ///    stores (so that memory moves in 16-byte accesses), else of its widest
@@ -321,7 +325,7 @@ SmemPlan allocate_shared(const ir::Graph& g, const GraphInfo& info, const Layout
                          const MmaPlan& mma, const PipelinePlan& pipe);
 
 /// Bytes of the scratch arena op `id` needs (0 when it exchanges no data).
-int scratch_bytes_of(const ir::Graph& g, const Layout& layout, const SmemPlan& smem, NodeId id);
+int scratch_bytes_of(const ir::Graph& g, const Layout& layout, const SmemPlan& smem, const MmaPlan& mma, NodeId id);
 
 /// 32-bit registers one block value may take per thread: half of the 255 a thread has. A larger
 /// value would spill and run at a small fraction of its speed.
