@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "child_processes.h"
 #include "launch_internal.h"
 #include "tilejit/ir/effects.h"
 #include "tilejit/runtime/autotune.h"
@@ -388,33 +389,20 @@ TEST_CASE("the decision store: round trip, corrupt and foreign files are misses,
 TEST_CASE("8 processes x 20 rounds writing decisions to one folder leave only whole files") {
   const auto root = std::filesystem::path(tilejit::knobs().cache_dir) / "concurrent_store";
   std::filesystem::remove_all(root);
-  std::vector<pid_t> children;
-  for (int p = 0; p < 8; ++p) {
-    const pid_t pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      int status = 0;
-      tilejit::DecisionStore store(root);
-      for (int round = 0; round < 20; ++round) {
-        tilejit::Decision d;
-        d.id = {"k", "s", "sp", "key " + std::to_string(round % 5), "dev", 1, "v"};
-        d.config = Config{{"B", 16 * (p + 1)}};
-        d.time_ms = p + round;
-        d.candidates = p;
-        if (!store.store(d)) status = 1;
-        if (auto back = store.load(d.id); !back || back->id != d.id)
-          status = 1;  // some writer's whole decision
-      }
-      _exit(status);
-    }
-    children.push_back(pid);
-  }
-  for (pid_t pid : children) {
+  tilejit::testing::run_in_children(8, [&](int p) {
     int status = 0;
-    REQUIRE(waitpid(pid, &status, 0) == pid);
-    CHECK(WIFEXITED(status));
-    CHECK(WEXITSTATUS(status) == 0);
-  }
+    tilejit::DecisionStore store(root);
+    for (int round = 0; round < 20; ++round) {
+      tilejit::Decision d;
+      d.id = {"k", "s", "sp", "key " + std::to_string(round % 5), "dev", 1, "v"};
+      d.config = Config{{"B", 16 * (p + 1)}};
+      d.time_ms = p + round;
+      d.candidates = p;
+      if (!store.store(d)) status = 1;
+      if (auto back = store.load(d.id); !back || back->id != d.id) status = 1;  // some writer's whole decision
+    }
+    return status;
+  });
   const auto files = tilejit::DecisionStore(root).list();
   CHECK(files.size() == 5);
   for (const auto& f : files) {

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "child_processes.h"
 #include "tilejit/runtime/disk_cache.h"
 #include "tilejit/runtime/knobs.h"
 #include "tilejit/tilejit.h"
@@ -53,30 +54,17 @@ TEST_CASE("16 threads warming up one cold kernel compile it once; other objects 
 
 TEST_CASE("8 processes x 50 rounds sharing one cache folder leave only valid entries") {
   const float base = fresh_salt();
-  std::vector<pid_t> children;
-  for (int p = 0; p < 8; ++p) {
-    const pid_t pid = fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      int status = 0;
-      try {
-        for (int round = 0; round < 50; ++round) {
-          auto k = salted_kernel(base + static_cast<float>((round + p) % 5));
-          k.warmup({tilejit::Config{{"BM", 16}}});
-        }
-      } catch (...) {
-        status = 1;
+  tilejit::testing::run_in_children(8, [&](int p) {
+    try {
+      for (int round = 0; round < 50; ++round) {
+        auto k = salted_kernel(base + static_cast<float>((round + p) % 5));
+        k.warmup({tilejit::Config{{"BM", 16}}});
       }
-      _exit(status);
+    } catch (...) {
+      return 1;
     }
-    children.push_back(pid);
-  }
-  for (pid_t pid : children) {
-    int status = 0;
-    REQUIRE(waitpid(pid, &status, 0) == pid);
-    CHECK(WIFEXITED(status));
-    CHECK(WEXITSTATUS(status) == 0);
-  }
+    return 0;
+  });
   tilejit::DiskCache cache(tilejit::knobs().cache_dir);
   const auto entries = cache.list();
   CHECK(entries.size() >= 5);
