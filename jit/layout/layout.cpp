@@ -65,6 +65,14 @@ Layout::Layout(ir::Shape shape, int warps, std::vector<Factor> factors)
     check_internal(f.dim == kReplicated || (f.dim >= 0 && f.dim < shape.rank), "layout: factor dimension out of range");
     check_internal(f.dim != kReplicated || f.axis != Axis::Reg, "layout: replicated register factor");
   }
+  // Each digit's divisor: the product of the earlier factors on its axis.
+  divs_.resize(factors_.size());
+  int64_t running[3] = {1, 1, 1};
+  for (size_t k = 0; k < factors_.size(); ++k) {
+    int64_t& r = running[static_cast<int>(factors_[k].axis)];
+    divs_[k] = r;
+    r *= factors_[k].size;
+  }
 }
 
 int Layout::size_of(Axis a) const {
@@ -74,19 +82,14 @@ int Layout::size_of(Axis a) const {
   return n;
 }
 
-int64_t Layout::digit_div(size_t k) const {
-  int64_t div = 1;
-  for (size_t j = 0; j < k; ++j)
-    if (factors_[j].axis == factors_[k].axis) div *= factors_[j].size;
-  return div;
-}
+int64_t Layout::digit_div(size_t k) const { return divs_[k]; }
 
 std::array<int64_t, ir::kMaxRank> Layout::coord(int reg, int lane, int warp) const {
   std::array<int64_t, ir::kMaxRank> c{};
   for (size_t k = 0; k < factors_.size(); ++k) {
     const Factor& f = factors_[k];
     const int64_t hw = f.axis == Axis::Reg ? reg : f.axis == Axis::Lane ? lane : warp;
-    const int64_t digit = hw / digit_div(k) % f.size;
+    const int64_t digit = hw / divs_[k] % f.size;
     if (f.dim != kReplicated) c[static_cast<size_t>(f.dim)] += digit * f.stride;
   }
   return c;
@@ -491,15 +494,30 @@ SwizzledWrites split_swizzled_writes(const Layout& l, const SharedLayout& s) {
   const int64_t sw = s.swizzle_bytes, eb = s.elem_bytes, piece = sw / eb, rows = s.row_count();
   const int64_t mask = sw / 16 - 1;
   const int vec = l.vector_width();
+  // A coordinate is the sum of its register, lane and warp parts: computed once per index, added per element.
+  using Coord = std::array<int64_t, ir::kMaxRank>;
+  std::vector<Coord> by_reg, by_lane, by_warp;
+  std::vector<int64_t> row_of_reg, col_of_reg;
+  for (int reg = 0; reg < l.regs(); reg += vec) {
+    by_reg.push_back(l.coord(reg, 0, 0));
+    row_of_reg.push_back(evaluate(w.row_reg, reg));
+    col_of_reg.push_back(evaluate(w.col_reg, reg));
+  }
+  for (int lane = 0; lane < kLanes; ++lane) by_lane.push_back(l.coord(0, lane, 0));
+  for (int warp = 0; warp < l.warps(); ++warp) by_warp.push_back(l.coord(0, 0, warp));
   auto holds = [&](bool in_xor) {
     for (int warp = 0; warp < l.warps(); ++warp)
       for (int lane = 0; lane < kLanes; ++lane) {
         const int64_t rt = evaluate(w.row_thread, 0, lane, warp), ct = evaluate(w.col_thread, 0, lane, warp) * eb;
         const int64_t x = (((rt * sw) >> 7) & mask) << 4;
         for (int reg = 0; reg < l.regs(); reg += vec) {
-          const auto c = l.coord(reg, lane, warp);
+          Coord c{};
+          for (int d = 0; d < r; ++d)
+            c[static_cast<size_t>(d)] = by_reg[static_cast<size_t>(reg / vec)][static_cast<size_t>(d)] +
+                                        by_lane[static_cast<size_t>(lane)][static_cast<size_t>(d)] +
+                                        by_warp[static_cast<size_t>(warp)][static_cast<size_t>(d)];
           if (!l.inside(c)) continue;
-          const int64_t ri = evaluate(w.row_reg, reg), ci = evaluate(w.col_reg, reg);
+          const int64_t ri = row_of_reg[static_cast<size_t>(reg / vec)], ci = col_of_reg[static_cast<size_t>(reg / vec)];
           const int64_t split = rt * sw + (ci / piece) * rows * sw + ri * sw + (((ci % piece) * eb + (in_xor ? ct : 0)) ^ x) +
                                 (in_xor ? 0 : ct);
           if (split != s.offset(c)) return false;

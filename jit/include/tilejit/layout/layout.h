@@ -121,6 +121,7 @@ class Layout {
   ir::Shape shape_;
   int warps_ = 1;
   std::vector<Factor> factors_;
+  std::vector<int64_t> divs_;  ///< digit_div of each factor, computed once
 };
 
 /// The blocked layout of `shape` for `warps` warps: `vec` consecutive elements
