@@ -11,6 +11,7 @@ __device__ __forceinline__ float f16_to_f32(f16_t x) {
 
 /// An f32 value as tensor cores read it (tf32): the 13 low mantissa bits cleared; NaN stays NaN.
 __device__ __forceinline__ float to_tf32(float x) { return x != x ? x : __uint_as_float(__float_as_uint(x) & 0xffffe000u); }
+
 __device__ __forceinline__ bf16_t f32_to_bf16(float x) {
   bf16_t r;
   asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(r) : "f"(x));
