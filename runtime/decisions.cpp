@@ -6,7 +6,8 @@
 #include <chrono>
 #include <system_error>
 
-#include "json.h"
+#include <nlohmann/json.hpp>
+
 #include "log_internal.h"
 #include "storage.h"
 #include "tilejit/error.h"
@@ -16,7 +17,18 @@ namespace fs = std::filesystem;
 namespace tilejit {
 namespace {
 
-using detail::Json;
+// Members keep the order they are written in (a decision file reads top-down).
+using Json = nlohmann::ordered_json;
+
+/// `text` as JSON, or nullopt with `error` saying where it stops being JSON.
+std::optional<Json> parse_json(const std::string& text, std::string& error) {
+  try {
+    return Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    error = "not JSON at byte " + std::to_string(e.byte) + " (" + e.what() + ")";
+    return std::nullopt;
+  }
+}
 
 constexpr std::string_view kDecisionFormat = "tilejit-autotune-decision";
 constexpr std::string_view kExportFormat = "tilejit-autotune-decisions";
@@ -29,28 +41,28 @@ constexpr std::string_view kWarps = "num_warps", kStages = "num_stages", kProgra
 
 Json config_json(const Config& c) {
   Json o = Json::object();
-  for (const auto& [name, value] : c.values()) o.set(name, Json(value));
-  o.set(std::string(kWarps), Json(c.num_warps()));
-  o.set(std::string(kStages), Json(c.num_stages()));
-  o.set(std::string(kProgramsPerSm), Json(c.min_programs_per_sm()));
+  for (const auto& [name, value] : c.values()) o[name] = value;
+  o[std::string(kWarps)] = c.num_warps();
+  o[std::string(kStages)] = c.num_stages();
+  o[std::string(kProgramsPerSm)] = c.min_programs_per_sm();
   return o;
 }
 
 Json decision_json(const Decision& d) {
   Json o = Json::object();
-  o.set("format", Json(std::string(kDecisionFormat)));
-  o.set("version", Json(kFormatVersion));
-  o.set("kernel", Json(d.id.kernel));
-  o.set("source_hash", Json(d.id.source_hash));
-  o.set("space_hash", Json(d.id.space_hash));
-  o.set("key", Json(d.id.key));
-  o.set("device", Json(d.id.device));
-  o.set("sm_count", Json(d.id.sm_count));
-  o.set("tilejit_version", Json(d.id.tilejit_version));
-  o.set("config", config_json(d.config));
-  o.set("time_ms", d.time_ms >= 0 ? Json(d.time_ms) : Json());
-  o.set("candidates", Json(d.candidates));
-  o.set("tuned_at", Json(d.tuned_at));
+  o["format"] = std::string(kDecisionFormat);
+  o["version"] = kFormatVersion;
+  o["kernel"] = d.id.kernel;
+  o["source_hash"] = d.id.source_hash;
+  o["space_hash"] = d.id.space_hash;
+  o["key"] = d.id.key;
+  o["device"] = d.id.device;
+  o["sm_count"] = d.id.sm_count;
+  o["tilejit_version"] = d.id.tilejit_version;
+  o["config"] = config_json(d.config);
+  o["time_ms"] = d.time_ms >= 0 ? Json(d.time_ms) : Json(nullptr);
+  o["candidates"] = d.candidates;
+  o["tuned_at"] = d.tuned_at;
   return o;
 }
 
@@ -61,21 +73,21 @@ bool parse_decision(const Json& o, Decision& d, std::string& error) {
     return false;
   }
   const auto text = [&](const char* name, std::string& out) {
-    const Json* v = o.find(name);
-    if (!v || !v->is_string()) {
+    const auto v = o.find(name);
+    if (v == o.end() || !v->is_string()) {
       error = std::string("member \"") + name + "\" is missing or not a string";
       return false;
     }
-    out = *v->as_string();
+    out = v->get<std::string>();
     return true;
   };
   const auto integer = [&](const char* name, int64_t& out) {
-    const Json* v = o.find(name);
-    if (!v || !v->as_int()) {
+    const auto v = o.find(name);
+    if (v == o.end() || !v->is_number_integer()) {
       error = std::string("member \"") + name + "\" is missing or not an integer";
       return false;
     }
-    out = *v->as_int();
+    out = v->get<int64_t>();
     return true;
   };
   std::string format;
@@ -93,10 +105,10 @@ bool parse_decision(const Json& o, Decision& d, std::string& error) {
     return false;
   d.id.sm_count = static_cast<int>(sm_count);
   d.candidates = static_cast<int>(candidates);
-  const Json* time = o.find("time_ms");
-  d.time_ms = time && time->as_number() ? *time->as_number() : -1;
-  const Json* config = o.find("config");
-  if (!config || !config->is_object()) {
+  const auto time = o.find("time_ms");
+  d.time_ms = time != o.end() && time->is_number() ? time->get<double>() : -1;
+  const auto config = o.find("config");
+  if (config == o.end() || !config->is_object()) {
     error = "member \"config\" is missing or not an object";
     return false;
   }
@@ -104,19 +116,20 @@ bool parse_decision(const Json& o, Decision& d, std::string& error) {
   std::optional<int64_t> warps, stages, per_sm;
   try {
     Config c;
-    for (const auto& [name, value] : config->members()) {
-      if (!value.as_int()) {
+    for (const auto& [name, value] : config->items()) {
+      if (!value.is_number_integer()) {
         error = "configuration value \"" + name + "\" is not an integer";
         return false;
       }
+      const int64_t v = value.get<int64_t>();
       if (name == kWarps)
-        warps = value.as_int();
+        warps = v;
       else if (name == kStages)
-        stages = value.as_int();
+        stages = v;
       else if (name == kProgramsPerSm)
-        per_sm = value.as_int();
+        per_sm = v;
       else
-        c.set(name, *value.as_int());
+        c.set(name, v);
     }
     if (warps) c.warps(static_cast<int>(*warps));
     if (stages) c.stages(static_cast<int>(*stages));
@@ -144,10 +157,10 @@ std::string DecisionId::file_id() const {
   return detail::hex64(detail::fnv1a64(s)) + detail::hex64(detail::hash64(s, 0x6175746f74756e65ull));
 }
 
-std::string decision_to_json(const Decision& d) { return decision_json(d).dump(); }
+std::string decision_to_json(const Decision& d) { return decision_json(d).dump(2) + "\n"; }
 
 std::optional<Decision> decision_from_json(const std::string& text, std::string& error) {
-  const std::optional<Json> doc = Json::parse(text, error);
+  const std::optional<Json> doc = parse_json(text, error);
   if (!doc) return std::nullopt;
   Decision d;
   if (!parse_decision(*doc, d, error)) return std::nullopt;
@@ -159,26 +172,31 @@ std::vector<Decision> read_decisions_file(const fs::path& path) {
   if (!detail::read_file(path, text, error))
     throw UserError("cannot read the decisions file", path.string(),
                     error.empty() ? "an existing file" : error);
-  const std::optional<Json> doc = Json::parse(text, error);
+  const std::optional<Json> doc = parse_json(text, error);
   if (!doc) throw UserError("the decisions file is not valid JSON", path.string(), error);
   std::vector<Decision> out;
-  const Json* format = doc->find("format");
-  if (format && format->as_string() && *format->as_string() == kDecisionFormat) {  // a single decision file
+  auto member = [&](const char* name) -> const Json* {
+    if (!doc->is_object()) return nullptr;
+    const auto it = doc->find(name);
+    return it == doc->end() ? nullptr : &*it;
+  };
+  const Json* format = member("format");
+  if (format && format->is_string() && format->get<std::string>() == kDecisionFormat) {  // a single decision file
     Decision d;
     if (!parse_decision(*doc, d, error)) throw UserError("invalid decision file", path.string(), error);
     out.push_back(std::move(d));
     return out;
   }
-  const Json* version = doc->find("version");
-  const Json* list = doc->find("decisions");
-  if (!format || !format->as_string() || *format->as_string() != kExportFormat || !version ||
-      version->as_int() != std::optional<int64_t>(kFormatVersion) || !list || !list->is_array())
+  const Json* version = member("version");
+  const Json* list = member("decisions");
+  if (!format || !format->is_string() || format->get<std::string>() != kExportFormat || !version ||
+      !version->is_number_integer() || version->get<int64_t>() != kFormatVersion || !list || !list->is_array())
     throw UserError("not a tilejit decisions file", path.string(),
                     "an object with \"format\": \"" + std::string(kExportFormat) +
                         "\", \"version\": 1 and a \"decisions\" array");
-  for (size_t i = 0; i < list->items().size(); ++i) {
+  for (size_t i = 0; i < list->size(); ++i) {
     Decision d;
-    if (!parse_decision(list->items()[i], d, error))
+    if (!parse_decision((*list)[i], d, error))
       throw UserError("invalid decision " + std::to_string(i) + " in the decisions file", path.string(),
                       error);
     out.push_back(std::move(d));
@@ -188,12 +206,12 @@ std::vector<Decision> read_decisions_file(const fs::path& path) {
 
 void write_decisions_file(const fs::path& path, const std::vector<Decision>& decisions) {
   Json doc = Json::object();
-  doc.set("format", Json(std::string(kExportFormat)));
-  doc.set("version", Json(kFormatVersion));
-  Json& list = doc.set("decisions", Json::array());
-  for (const Decision& d : decisions) list.push(decision_json(d));
+  doc["format"] = std::string(kExportFormat);
+  doc["version"] = kFormatVersion;
+  doc["decisions"] = Json::array();
+  for (const Decision& d : decisions) doc["decisions"].push_back(decision_json(d));
   const fs::path absolute = fs::absolute(path);
-  if (std::string error = detail::write_atomically(absolute, doc.dump()); !error.empty())
+  if (std::string error = detail::write_atomically(absolute, doc.dump(2) + "\n"); !error.empty())
     throw UserError("cannot write the decisions file", path.string(), error);
 }
 
