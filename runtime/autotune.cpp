@@ -698,13 +698,18 @@ Config Autotuner::choose(Stream stream, std::span<const KernelArg> args, const L
     for (const Config& c : space_.configs()) space += c.str() + ";";
     id.space_hash = detail::hex64(detail::hash64(space, 0x7370616365ull));
   }
-  // The structural hash of the first candidate that traces (none tracing: the tuning reports why).
-  for (const Config& c : configs) {
-    try {
-      id.source_hash = detail::hex64(kernel_->graph(c)->hash());
-      break;
-    } catch (const UserError&) {
+  // The structural hashes of every candidate that traces (a change of the kernel that only some
+  // configurations see is a new decision); none tracing: the tuning reports why.
+  {
+    std::string hashes;
+    for (const Config& c : configs) {
+      try {
+        hashes += detail::hex64(kernel_->graph(c)->hash());
+      } catch (const UserError&) {
+        hashes += "-";
+      }
     }
+    id.source_hash = detail::hex64(detail::hash64(hashes, 0x736f75726365ull));
   }
   const auto timer_device = timer_ ? timer_->device() : std::pair<std::string, int>{};
   if (!timer_device.first.empty()) {

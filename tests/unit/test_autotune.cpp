@@ -299,6 +299,29 @@ TEST_CASE("decisions persist: a new tuner in a process that forgot them reads th
   CHECK(timer->calls == 5);
 }
 
+TEST_CASE("a change of the kernel that only a later candidate sees is a new decision") {
+  const float salt = fresh_salt();
+  std::vector<float> xs(700, 1.0f), ys(700, 0.0f);
+  const tilejit::TensorView<f32, 1> X(xs.data(), {700}), Y(ys.data(), {700});
+  // Two versions of one kernel that trace alike for B = 64 and differ for B = 256.
+  auto version = [salt](float large_b_factor) {
+    return tilejit::kernel("versioned", [salt, large_b_factor](Tensor<f32, 1> x, Tensor<f32, 1> y, Block<"B"> B) {
+      auto offs = program_id(0) * B + arange(0, B);
+      auto mask = offs < x.size(0);
+      const float f = static_cast<int64_t>(B) > 64 ? large_b_factor : salt;
+      store(y, offs, load(x, offs, mask) * f, mask);
+    });
+  };
+  auto timer = std::make_shared<ScriptedTimer>(std::map<int64_t, double>{{64, 0.4}, {256, 0.1}});
+  auto v1 = version(2.0f);
+  CHECK(v1.autotune({{"B", {64, 256}}}).grid(grid_1d).timer(timer).tune(nullptr, X, Y) == Config{{"B", 256}});
+  CHECK(timer->calls == 2);
+  tilejit::autotune::forget_decisions();
+  auto v2 = version(3.0f);
+  CHECK(v2.autotune({{"B", {64, 256}}}).grid(grid_1d).timer(timer).tune(nullptr, X, Y) == Config{{"B", 256}});
+  CHECK(timer->calls == 4);  // tuned again: the decision of the first version is not taken
+}
+
 TEST_CASE("export and load: an application that ships the decisions never tunes") {
   const float salt = fresh_salt();
   std::vector<float> xs(100, 1.0f), ys(100, 0.0f);

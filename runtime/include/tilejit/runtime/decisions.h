@@ -17,7 +17,7 @@ namespace tilejit {
 struct DecisionId {
   std::string kernel;  ///< the kernel's name
   std::string
-      source_hash;  ///< 16 hex digits: structural hash of the kernel's IR (first configuration searched)
+      source_hash;  ///< 16 hex digits: a hash of the structural hashes of every candidate's IR
   std::string space_hash;       ///< 16 hex digits: the configurations searched, in order
   std::string key;              ///< the tuning key as text, e.g. "bf16[4096, 4096], bf16[4096, 4096]"
   std::string device;           ///< the GPU's name, e.g. "NVIDIA H100 80GB HBM3"
