@@ -157,7 +157,7 @@ void Emitter::emit_desc_store(NodeId id) {
     }
     const int swizzle = L_.tma.descriptors[static_cast<size_t>(L_.tma.of.at(id))].swizzle;
     if (swizzle > 0)
-      write_swizzled(v, buf, swizzle);
+      write_swizzled(v, buf, swizzle, sp.swizzled);
     else
       write_chunks(v, buf);
     line("tj::fence_proxy_async_shared();  // make the writes visible to the TMA unit");

@@ -209,14 +209,15 @@ class Emitter {
   /// Copies the registers of `id` to shared memory at `ptr` (row-major, typed by its memory type),
   /// one vector of consecutive elements at a time; replicas and padding write nothing.
   void write_chunks(NodeId id, const std::string& ptr) { copy_chunks(id, ptr, true); }
-  /// write_chunks into a tile stored as swizzled pieces `swizzle` bytes wide (layout::SharedLayout).
-  void write_swizzled(NodeId id, const std::string& ptr, int swizzle) {
+  /// write_chunks into a tile stored as swizzled pieces `swizzle` bytes wide (layout::SharedLayout),
+  /// with the address arithmetic that allocate_shared planned (`w`).
+  void write_swizzled(NodeId id, const std::string& ptr, int swizzle, const layout::SwizzledWrites& w) {
     const ValueLayout& v = lay(id);
     const ir::Shape& s = v.dist.shape();
     const int vw = v.dist.vector_width();
     const int eb = ir::size_of(g_.node(id).dtype);
     const layout::SharedLayout tile{s, eb, swizzle, 0};
-    if (const layout::SwizzledWrites w = layout::split_swizzled_writes(v.dist, tile); w.per_thread_xor) {
+    if (w.per_thread_xor) {
       // The swizzle's XOR depends on the thread alone: every register adds a constant (layout::SwizzledWrites).
       const std::string g = both(guard(v, "i"), owner(v));
       open("");

@@ -171,6 +171,8 @@ SmemPlan allocate_shared(const ir::Graph& g, const GraphInfo& info, const Layout
       sp.mode = StorePlan::Staged;
       sp.buffer = add_buffer(id, tile_bytes(g, v, n.dtype), "tma.store");
       plan.buffers[static_cast<size_t>(sp.buffer)].align = 8 * swizzle;  // the swizzle's repeat
+      const layout::Layout& lv = layout.of[static_cast<size_t>(v)].dist;
+      sp.swizzled = layout::split_swizzled_writes(lv, layout::SharedLayout{lv.shape(), ir::size_of(n.dtype), swizzle, 0});
       plan.stores[id] = sp;
       continue;
     }

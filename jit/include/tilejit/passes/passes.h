@@ -291,6 +291,9 @@ struct StorePlan {
   NodeId load = ir::kNoNode;  ///< FromLoad / InPlace: the DescLoad whose buffer is used
   int buffer = -1;            ///< index in SmemPlan::buffers
   bool repeated = false;      ///< inside a loop: the buffer is rewritten while an older store may read it
+  /// A swizzled tile (its descriptor's swizzle): how the threads' writes split into per-thread and
+  /// per-register parts (per_thread_xor false: each address is computed whole).
+  layout::SwizzledWrites swizzled;
 };
 
 struct SmemBuffer {
