@@ -210,45 +210,29 @@ class Emitter {
   /// one vector of consecutive elements at a time; replicas and padding write nothing.
   void write_chunks(NodeId id, const std::string& ptr) { copy_chunks(id, ptr, true); }
   /// write_chunks into a tile stored as swizzled pieces `swizzle` bytes wide (layout::SharedLayout),
-  /// with the address arithmetic that allocate_shared planned (`w`).
+  /// with the address split that allocate_shared planned (`w`): the swizzle's XOR depends on the
+  /// thread alone, and every register adds a constant.
   void write_swizzled(NodeId id, const std::string& ptr, int swizzle, const layout::SwizzledWrites& w) {
+    check_internal(w.per_thread_xor, "write_swizzled: a swizzled store whose XOR is not per thread");
     const ValueLayout& v = lay(id);
-    const ir::Shape& s = v.dist.shape();
     const int vw = v.dist.vector_width();
     const int eb = ir::size_of(g_.node(id).dtype);
-    const layout::SharedLayout tile{s, eb, swizzle, 0};
-    if (w.per_thread_xor) {
-      // The swizzle's XOR depends on the thread alone: every register adds a constant (layout::SwizzledWrites).
-      const std::string g = both(guard(v, "i"), owner(v));
-      open("");
-      line("const int tj_sw_row = " + terms(w.row_thread, "i") + ", tj_sw_col = " + terms(w.col_thread, "i") +
-           ";  // this thread's part of the tile row and column");
-      const std::string col_bytes = "tj_sw_col * " + str(eb);
-      line("const int tj_sw_base = tj_sw_row * " + str(swizzle) + (w.col_thread_in_xor ? "" : " + " + col_bytes) +
-           ", tj_sw_xor = tj::swizzle_xor<" + str(swizzle) + ">(tj_sw_row);");
-      line("unsigned char* const tj_sw_tile = reinterpret_cast<unsigned char*>(" + ptr + ") + tj_sw_base;");
-      line("#pragma unroll");
-      line("for (int i = 0; i < " + str(v.regs()) + "; i += " + str(vw) + ") " + (g.empty() ? "" : "if (" + g + ") ") + "tj::sts<" +
-           str(vw) + ">(reinterpret_cast<" + mem_type(g_.node(id).dtype) + "*>(tj_sw_tile + tj::swizzled_register_offset<" +
-           str(tile.row_count()) + ", " + str(eb) + ", " + str(swizzle) + ">(" + terms(w.row_reg, "i") + ", " +
-           terms(w.col_reg, "i") + ", tj_sw_xor" + (w.col_thread_in_xor ? ", " + col_bytes : std::string()) + ")), &" +
-           name_[static_cast<size_t>(id)] + "[i]);");
-      close();
-      return;
-    }
-    std::string row;
-    int64_t rows = 1;
-    for (int d = s.rank - 2; d >= 0; --d) {
-      const std::string c = terms(v.dist.coord_terms(d), "i");
-      row = row.empty() ? c : plus(row, rows == 1 ? c : "(" + c + ") * " + str(rows));
-      rows *= s.dims[d];
-    }
-    const std::string col = terms(v.dist.coord_terms(s.rank - 1), "i");
+    const int64_t rows = layout::SharedLayout{v.dist.shape(), eb, swizzle, 0}.row_count();
     const std::string g = both(guard(v, "i"), owner(v));
+    open("");
+    line("const int tj_sw_row = " + terms(w.row_thread, "i") + ", tj_sw_col = " + terms(w.col_thread, "i") +
+         ";  // this thread's part of the tile row and column");
+    const std::string col_bytes = "tj_sw_col * " + str(eb);
+    line("const int tj_sw_base = tj_sw_row * " + str(swizzle) + (w.col_thread_in_xor ? "" : " + " + col_bytes) +
+         ", tj_sw_xor = tj::swizzle_xor<" + str(swizzle) + ">(tj_sw_row);");
+    line("unsigned char* const tj_sw_tile = reinterpret_cast<unsigned char*>(" + ptr + ") + tj_sw_base;");
     line("#pragma unroll");
-    line("for (int i = 0; i < " + str(v.regs()) + "; i += " + str(vw) + ") " + (g.empty() ? "" : "if (" + g + ") ") +
-         "tj::sts<" + str(vw) + ">(" + ptr + " + tj::swizzled_index<" + str(rows) + ", " + str(eb) + ", " + str(swizzle) +
-         ">(" + row + ", " + col + "), &" + name_[static_cast<size_t>(id)] + "[i]);");
+    line("for (int i = 0; i < " + str(v.regs()) + "; i += " + str(vw) + ") " + (g.empty() ? "" : "if (" + g + ") ") + "tj::sts<" +
+         str(vw) + ">(reinterpret_cast<" + mem_type(g_.node(id).dtype) + "*>(tj_sw_tile + tj::swizzled_register_offset<" +
+         str(rows) + ", " + str(eb) + ", " + str(swizzle) + ">(" + terms(w.row_reg, "i") + ", " + terms(w.col_reg, "i") +
+         ", tj_sw_xor" + (w.col_thread_in_xor ? ", " + col_bytes : std::string()) + ")), &" +
+         name_[static_cast<size_t>(id)] + "[i]);");
+    close();
   }
   /// Declares the registers of `id` and fills them from shared memory at `ptr`.
   void read_chunks(NodeId id, const std::string& ptr, const std::string& comment) {

@@ -472,7 +472,9 @@ int staging_swizzle(const Layout& l, int elem_bytes) {
   int64_t best_cost = cost(0);
   for (int swizzle : {128, 64, 32}) {  // widest first: a tie keeps the one with fewer pieces
     if (inner_bytes % swizzle != 0 || vec * elem_bytes > 16) continue;
-    if (const int64_t c = cost(swizzle); c < best_cost) best = swizzle, best_cost = c;
+    if (const int64_t c = cost(swizzle);
+        c < best_cost && split_swizzled_writes(l, SharedLayout{s, elem_bytes, swizzle, 0}).per_thread_xor)
+      best = swizzle, best_cost = c;
   }
   return best;
 }

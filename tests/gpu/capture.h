@@ -1,7 +1,10 @@
 // A CUDA graph capture on one stream that ends on every path and destroys what it produced (GPU tests).
 #pragma once
 
+#include <string>
+
 #include "driver_api.h"
+#include "tilejit/error.h"
 #include "tilejit/runtime/driver.h"
 
 namespace gpu_test {
@@ -27,5 +30,20 @@ struct Capture {
     if (graph) d.cuGraphDestroy(graph);
   }
 };
+
+/// Runs `launch` while stream `s` is being captured and ends the capture. Returns the message of the
+/// UserError that refused the launch, or "" when it was not refused (the capture stays valid either way).
+template <class F>
+std::string refused_under_capture(CUstream s, F launch) {
+  Capture cap(s);
+  std::string what;
+  try {
+    launch();
+  } catch (const tilejit::UserError& e) {
+    what = e.what();
+  }
+  cap.end();
+  return what;
+}
 
 }  // namespace gpu_test

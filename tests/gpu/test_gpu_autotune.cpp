@@ -108,19 +108,11 @@ TEST_CASE(
   fill_integers(x2, m, 13, 6);
   fill_integers(y2, m, 7, 3);
   {
-    Capture cap(s);
-    bool refused = false;
-    try {
-      again.launch(stream, x2.device(), y2.device());
-    } catch (const tilejit::UserError& e) {
-      refused = true;
-      const std::string what = e.what();
-      CHECK(what.find("gpu_accumulate") != std::string::npos);
-      CHECK(what.find("CUDA graph capture") != std::string::npos);
-      CHECK(what.find("tune(") != std::string::npos);
-    }
-    CHECK(refused);
-    cap.end();
+    const std::string what = refused_under_capture(s, [&] { again.launch(stream, x2.device(), y2.device()); });
+    REQUIRE_FALSE(what.empty());
+    CHECK(what.find("gpu_accumulate") != std::string::npos);
+    CHECK(what.find("CUDA graph capture") != std::string::npos);
+    CHECK(what.find("tune(") != std::string::npos);
   }
   const Config small = again.tune(stream, x2.device(), y2.device());
   const uint64_t compiles = tilejit::runtime::compile_count();

@@ -72,26 +72,15 @@ __device__ __forceinline__ void sts(S* dst, const T* src) {
   }
 }
 
-/// Element index of (row, col) in a shared-memory tile of `Rows` rows stored as pieces `Swizzle` bytes
-/// wide, each holding every row, with the TMA swizzle: 16-byte unit bits [4, 7) of the byte offset are
-/// XORed with bits [7, 10) (128 B), [7, 9) (64 B) or bit 7 (32 B). The tile starts on a multiple of
-/// 8 x Swizzle bytes. Vectors of up to 16 aligned bytes stay contiguous.
-template <int Rows, int ElemBytes, int Swizzle>
-__device__ __forceinline__ int swizzled_index(int row, int col) {
-  constexpr int kPiece = Swizzle / ElemBytes;
-  // The row's start is a multiple of Swizzle bytes and the element's offset in it is below Swizzle, so
-  // the XOR depends on the row alone (which the compiler can then hoist out of unrolled loops).
-  const int start = (col / kPiece) * (Rows * Swizzle) + row * Swizzle;
-  return (start + (((col % kPiece) * ElemBytes) ^ (((start >> 7) & (Swizzle / 16 - 1)) << 4))) / ElemBytes;
-}
-
-/// The XOR a swizzled tile applies to the 16-byte units of row `row` (its row start is row x Swizzle
-/// bytes from a base aligned to 8 x Swizzle).
+/// A shared-memory tile of `Rows` rows stored as pieces `Swizzle` bytes wide, each holding every row,
+/// with the TMA swizzle: 16-byte unit bits [4, 7) of the byte offset are XORed with bits [7, 10)
+/// (128 B), [7, 9) (64 B) or bit 7 (32 B); the tile starts on a multiple of 8 x Swizzle bytes.
+/// The XOR such a tile applies to the 16-byte units of row `row` (its start is row x Swizzle bytes on).
 template <int Swizzle>
 __device__ __forceinline__ int swizzle_xor(int row) { return (((row * Swizzle) >> 7) & (Swizzle / 16 - 1)) << 4; }
 
-/// Byte offset that register-constant (row, col) adds to a thread's base in a swizzled tile (see
-/// swizzled_index) when the swizzle's XOR (`x`, from swizzle_xor) depends on the thread alone;
+/// Byte offset that register-constant (row, col) adds to a thread's base in a swizzled tile when the
+/// swizzle's XOR (`x`, from swizzle_xor) depends on the thread alone;
 /// `inner`: the thread's own column bytes when they reach into the XORed bits.
 template <int Rows, int ElemBytes, int Swizzle>
 __device__ __forceinline__ int swizzled_register_offset(int row, int col, int x, int inner = 0) {

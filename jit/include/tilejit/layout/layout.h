@@ -217,8 +217,9 @@ int bank_conflicts(const Layout& l, const SharedLayout& s, int reg, int vec);
 /// The swizzle (bytes; 0 for none) under which the threads of `l` write their elements, `elem_bytes`
 /// each, into a shared-memory tile of l's shape with the fewest bank conflicts, summed over every
 /// register group of warp 0. Only swizzles TMA can move such a tile with are considered: inner rows a
-/// multiple of the swizzle wide (stored as swizzle-wide pieces), other dimensions at most 256. Ties
-/// go to no swizzle (one TMA operation instead of several).
+/// multiple of the swizzle wide (stored as swizzle-wide pieces), other dimensions at most 256, and
+/// whose XOR depends on the thread alone (split_swizzled_writes), so that generated code adds a
+/// constant per register. Ties go to no swizzle (one TMA operation instead of several).
 int staging_swizzle(const Layout& l, int elem_bytes);
 
 /// The writes of `l` into the swizzled tile `s`, split for cheap address arithmetic: the tile row

@@ -48,8 +48,6 @@ class TuneArgs {
   int64_t size(size_t i, int dim) const;
   /// The value of scalar argument i (integers converted to double).
   double scalar(size_t i) const;
-  /// The arguments in the kernel's parameter order, configuration placeholders included.
-  std::span<const KernelArg> bound() const { return bound_; }
 
  private:
   std::span<const KernelArg> bound_;
