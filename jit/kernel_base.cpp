@@ -1,7 +1,23 @@
 // Tracing on demand and the per-configuration graph cache.
 #include "tilejit/kernel_base.h"
 
+#include "tilejit/error.h"
+
 namespace tilejit {
+
+void check_grid(const std::string& kernel, dim3 grid) {
+  const uint32_t dims[3] = {grid.x, grid.y, grid.z};
+  const uint32_t limits[3] = {0x7fffffffu, 65535u, 65535u};
+  static const char* names[3] = {"grid.x", "grid.y", "grid.z"};
+  for (int a = 0; a < 3; ++a) {
+    if (dims[a] == 0)
+      throw UserError(std::string(names[a]) + " of kernel '" + kernel + "' is zero: a grid runs at least one program per dimension",
+                      "0", "1.." + std::to_string(limits[a]));
+    if (dims[a] > limits[a])
+      throw UserError(std::string(names[a]) + " of kernel '" + kernel + "' is too large", std::to_string(dims[a]),
+                      std::to_string(limits[a]));
+  }
+}
 
 KernelBase::KernelBase(std::string name, std::source_location where, Tracer tracer)
     : name_(std::move(name)), where_(where), tracer_(std::move(tracer)) {}

@@ -399,12 +399,6 @@ TensorMapBytes host_descriptor(Entry& e, int index, const TensorArg& t) {
   return c.bytes;
 }
 
-void check_grid(const KernelBase& k, dim3 grid) {
-  if (grid.x > 0x7fffffffu) throw UserError("grid.x of kernel '" + k.name() + "' is too large", std::to_string(grid.x), "2^31 - 1");
-  if (grid.y > 65535u) throw UserError("grid.y of kernel '" + k.name() + "' is too large", std::to_string(grid.y), "65535");
-  if (grid.z > 65535u) throw UserError("grid.z of kernel '" + k.name() + "' is too large", std::to_string(grid.z), "65535");
-}
-
 void check_args(const KernelBase& k, const ir::Graph& g, std::span<const KernelArg> args) {
   check_arg_count(k, args.size(), g.params.size());
   for (size_t i = 0; i < args.size(); ++i) {
@@ -665,10 +659,9 @@ size_t workspace_bytes(const KernelBase& kernel, dim3 grid, const Config& config
 
 void launch(const KernelBase& kernel, Stream stream, dim3 grid, const Config& config, std::span<const KernelArg> args,
             const LaunchOptions& options) {
-  check_grid(kernel, grid);
+  check_grid(kernel.name(), grid);
   if (knobs().interpret || !driver_available()) {
     check_args(kernel, *kernel.graph(config), args);
-    if (grid.count() == 0) return;
     interpret_launch(kernel, stream, grid, config, args);
     return;
   }
@@ -689,7 +682,6 @@ void launch(const KernelBase& kernel, Stream stream, dim3 grid, const Config& co
   for (size_t i = 0; i < args.size(); ++i) facts[i] = specialization_bits(args[i]);
   Entry& e = entry_for(kernel, config, std::span<const uint16_t>(facts, args.size()), ctx, s);
   check_args(kernel, *e.graph, args);
-  if (grid.count() == 0) return;
   const codegen::LaunchPlan& plan = e.gen.plan;
 
   // The parameters, packed in one aligned buffer (on the stack unless the kernel has unusually

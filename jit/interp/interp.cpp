@@ -37,6 +37,7 @@ class Machine {
       : g_(g), grid_(grid), args_(args), vals_(g.size()), tens_(g.size()), aux_(g.size(), -1), invariant_(g.size(), 0) {}
 
   void run() {
+    check_grid(g_.kernel_name, grid_);
     check_args();
     prepare();
     for (uint32_t z = 0; z < grid_.z; ++z)
@@ -244,6 +245,15 @@ class Machine {
           sz[d] = scalar_i(ops[2 + d]);
           st[d] = scalar_i(ops[2 + rank + d]);
         }
+        if (ir::is_rows_view(g_, id) && sz[0] < 0) {
+          const int64_t start = scalar_i(ops[2 + 2 * rank]), end = scalar_i(ops[3 + 2 * rank]);
+          throw OpError{"rows(start, end): end is before start", "start " + str(start) + ", end " + str(end),
+                        "end >= start"};
+        }
+        for (size_t d = 0; d < rank; ++d)
+          if (sz[d] < 0)
+            throw OpError{"make_view: the size of dimension " + str(static_cast<int64_t>(d)) + " is negative", str(sz[d]),
+                          ">= 0"};
         tens_[static_cast<size_t>(id)] =
             make_view(tensor(ops[0]), scalar_i(ops[1]), std::span<const int64_t>(sz, rank), std::span<const int64_t>(st, rank));
         return;

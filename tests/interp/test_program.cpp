@@ -38,10 +38,14 @@ TEST_CASE("programs run in order, x fastest, with program_id and num_programs") 
       }
     }
   }
-  SUBCASE("an empty grid runs nothing") {
+  SUBCASE("a grid with a zero dimension is refused and runs nothing") {
     Buffer counter(DType::i32, 1), order(DType::i32, 1), dims(DType::i32, 3);
-    tilejit::interp::run(*k.trace(Config{}), dim3(4, 0, 2),
-                         std::vector<KernelArg>{tensor_arg(counter.arg1()), tensor_arg(order.arg1()), tensor_arg(dims.arg1())});
+    expect_user_error(
+        [&] {
+          tilejit::interp::run(*k.trace(Config{}), dim3(4, 0, 2),
+                               std::vector<KernelArg>{tensor_arg(counter.arg1()), tensor_arg(order.arg1()), tensor_arg(dims.arg1())});
+        },
+        {"grid.y of kernel 'order' is zero"});
     CHECK(counter.geti(0) == 0);
   }
 }

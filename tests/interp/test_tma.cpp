@@ -1161,6 +1161,69 @@ TEST_CASE("a view reaching outside its argument is a UserError for TMA and point
   }
 }
 
+TEST_CASE("rows(start, end) with end before start, and make_view with a negative size, are UserErrors naming them") {
+  Buffer x(DType::f32, 10 * 8), o(DType::i64, 2);
+  o.seti(0, 7);
+  o.seti(1, 3);  // end before start
+  SUBCASE("rows") {
+    auto k = tilejit::kernel("rows_backwards", [](dsl::Tensor<dsl::f32, 2> a, dsl::Tensor<dsl::i64, 1> offsets) {
+      using namespace tilejit::dsl;
+      const Scalar<i32> first = 0, second = 1;
+      auto v = a.rows(load(offsets, first), load(offsets, second));
+      descriptor_store(v, {0, 0}, zeros<float>({2, 8}));
+    });
+    expect_user_error(
+        [&] {
+          tilejit::interp::run(*k.trace(Config{}), dim3(1), std::vector<tilejit::KernelArg>{tensor_arg(x.arg({10, 8})), tensor_arg(o.arg1())});
+        },
+        {"test_tma.cpp:", "rows(start, end): end is before start", "start 7, end 3", "in program (0, 0, 0)", "end >= start"});
+  }
+  SUBCASE("make_view") {
+    auto k = tilejit::kernel("view_negative", [](dsl::Tensor<dsl::f32, 2> a, dsl::Tensor<dsl::i64, 1> offsets) {
+      using namespace tilejit::dsl;
+      const Scalar<i32> first = 0, second = 1;
+      auto n = load(offsets, second) - load(offsets, first);
+      auto v = make_view(a, 0, {n, Index(8)}, {Index(8), Index(1)});
+      descriptor_store(v, {0, 0}, zeros<float>({2, 8}));
+    });
+    expect_user_error(
+        [&] {
+          tilejit::interp::run(*k.trace(Config{}), dim3(1), std::vector<tilejit::KernelArg>{tensor_arg(x.arg({10, 8})), tensor_arg(o.arg1())});
+        },
+        {"make_view: the size of dimension 0 is negative", "-4", ">= 0"});
+  }
+  for (int64_t i = 0; i < x.size(); ++i) REQUIRE(x.getf(i) == 0.0);
+}
+
+TEST_CASE("an empty view (rows(s, s)) is legal until a TMA operation uses it") {
+  Buffer x(DType::f32, 10 * 8), o(DType::i64, 2);
+  o.seti(0, 4);
+  o.seti(1, 4);
+  auto k = tilejit::kernel("rows_empty", [](dsl::Tensor<dsl::f32, 2> a, dsl::Tensor<dsl::i64, 1> offsets, dsl::Scalar<dsl::i32> use) {
+    using namespace tilejit::dsl;
+    const Scalar<i32> first = 0, second = 1;
+    auto v = a.rows(load(offsets, first), load(offsets, second));
+    if_then(use != 0, [&] { descriptor_store(v, {0, 0}, zeros<float>({2, 8})); });
+  });
+  const auto run = [&](int use) {
+    tilejit::interp::run(*k.trace(Config{}), dim3(1),
+                         std::vector<tilejit::KernelArg>{tensor_arg(x.arg({10, 8})), tensor_arg(o.arg1()), scalar_arg(DType::i32, use)});
+  };
+  run(0);
+  expect_user_error([&] { run(1); }, {"TMA tensor size out of range", "0", "1..2^32"});
+}
+
+TEST_CASE("a grid with a zero dimension is a UserError, also in the interpreter") {
+  Buffer x(DType::f32, 8);
+  auto k = tilejit::kernel("grid_zero", [](dsl::Tensor<dsl::f32, 1> a) { dsl::store(a, dsl::arange(0, 8), 1.0f); });
+  for (const dim3 grid : {dim3(0), dim3(1, 0), dim3(2, 1, 0)})
+    expect_user_error([&] { tilejit::interp::run(*k.trace(Config{}), grid, std::vector<tilejit::KernelArg>{tensor_arg(x.arg1())}); },
+                      {"of kernel 'grid_zero' is zero", "1.."});
+  expect_user_error([&] { tilejit::interp::run(*k.trace(Config{}), dim3(1, 65536), std::vector<tilejit::KernelArg>{tensor_arg(x.arg1())}); },
+                    {"grid.y of kernel 'grid_zero' is too large", "65536", "65535"});
+  for (int64_t i = 0; i < x.size(); ++i) REQUIRE(x.getf(i) == 0.0);
+}
+
 TEST_CASE("make_view: a strided sub-matrix through TMA") {
   // View every other row of a [12, 8] matrix starting at row 1: sizes [6, 8], strides [16, 1].
   Buffer x(DType::f32, 12 * 8), y(DType::f32, 6 * 8);

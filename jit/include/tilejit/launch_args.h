@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "tilejit/ir/dtype.h"
@@ -16,6 +17,10 @@ struct dim3 {
   constexpr dim3(uint32_t x_, uint32_t y_ = 1, uint32_t z_ = 1) : x(x_), y(y_), z(z_) {}
   constexpr uint64_t count() const { return uint64_t{x} * y * z; }
 };
+
+/// Throws UserError unless every dimension of `grid` is at least 1 and within the limits of
+/// every CUDA GPU (x < 2^31, y and z <= 65535): checked by launch() and interpret() alike.
+void check_grid(const std::string& kernel, dim3 grid);
 
 /// ceil(a / b) for positive b.
 constexpr int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }

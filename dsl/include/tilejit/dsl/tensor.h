@@ -73,6 +73,9 @@ class Tensor {
 
   /// Rows [start, end) of dimension 0: a view whose extent is known only in the
   /// kernel (seed 002's jagged sequences). Its TMA descriptor is built on the device.
+  /// end == start is an empty view (no TMA operation may use it); end < start is an
+  /// error when the kernel runs (the interpreter throws UserError naming both; on the
+  /// GPU, TILEJIT_DEBUG=1 stops the kernel with the same message).
   Tensor rows(Index start, Index end, std::source_location loc = std::source_location::current()) const {
     ir::Graph& g = detail::graph_at(loc);
     const ir::NodeId s = start.node(ir::DType::i64), e = end.node(ir::DType::i64);
@@ -81,7 +84,9 @@ class Tensor {
     ops.push_back(g.add(ir::Op::Sub, ir::DType::i64, ir::Shape{}, {e, s}));
     for (int d = 1; d < R; ++d) ops.push_back(size(d, loc).id());
     for (int d = 0; d < R; ++d) ops.push_back(stride(d, loc).id());
-    return Tensor(g.add(ir::Op::MakeView, dtype_v<T>, ir::Shape{}, ops, {R}), placement_);
+    ops.push_back(s);
+    ops.push_back(e);
+    return Tensor(g.add(ir::Op::MakeView, dtype_v<T>, ir::Shape{}, ops, {R, 1}), placement_);
   }
 
   /// Views consecutive dimensions as one: group_sizes lists how many dimensions
@@ -119,6 +124,8 @@ class Tensor {
 
 /// A general view: base + offset elements, runtime sizes and strides (elements;
 /// the innermost stride must be 1). Its TMA descriptor is built on the device.
+/// A size of 0 is an empty view (no TMA operation may use it); a negative size is an
+/// error when the kernel runs (UserError in the interpreter, a TILEJIT_DEBUG=1 check on the GPU).
 template <class T, int R, size_t N>
 Tensor<T, static_cast<int>(N)> make_view(const Tensor<T, R>& base, Index offset, const Index (&sizes)[N],
                                          const Index (&strides)[N],

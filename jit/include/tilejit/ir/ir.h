@@ -67,9 +67,14 @@
 //   TensorStride      o: [tensor]     i: [dim]                               i64 scalar (elements)
 //   ArrayElem         o: [array, index(i32 scalar)]  i: [tensor rank]        a tensor
 //   MergeView         o: [tensor]     i: [new rank, group sizes...]          a tensor; consecutive dims merged
-//   MakeView          o: [tensor, offset(i64), sizes(rank)..., strides(rank)...]  i: [rank]
+//   MakeView          o: [tensor, offset(i64), sizes(rank)..., strides(rank)..., (start, end)]
+//                     i: [rank, (rows)]
 //                     a tensor whose base is tensor.base + offset elements, with runtime sizes and
-//                     strides (innermost stride must be 1); its TMA descriptor is built on the device
+//                     strides (innermost stride must be 1); its TMA descriptor is built on the device.
+//                     rows = 1: made by tensor.rows(start, end), which appends its start and end (i64)
+//                     so that errors can name them. Sizes are >= 0 (0: an empty view, which no TMA
+//                     operation may use); a negative size (end < start) is an error of the program:
+//                     the interpreter throws UserError, TILEJIT_DEBUG=1 traps on the GPU
 //   Const             o: -            i: [bits]  (int64 value, or the bit pattern of a double for floats)
 //   ProgramId         o: -            i: [axis]                              i32 scalar
 //   NumPrograms       o: -            i: [axis]                              i32 scalar
@@ -264,6 +269,9 @@ enum class DotPrecision : int64_t { ieee = 0, tf32 = 1 };
 inline DotPrecision dot_precision(const Graph& g, NodeId id) {
   return g.node(id).int_count ? static_cast<DotPrecision>(g.int_at(id, 0)) : DotPrecision::ieee;
 }
+
+/// True when MakeView node `id` was made by tensor.rows(start, end) (its start and end are its last operands).
+inline bool is_rows_view(const Graph& g, NodeId id) { return g.node(id).int_count > 1 && g.int_at(id, 1) == 1; }
 
 // Helpers for the DescLoad/DescStore/DescPrefetch attribute layout.
 struct TmaAttrs {
