@@ -126,16 +126,14 @@ std::optional<Violation> check_global(ir::DType dtype, uint64_t address, std::sp
 std::optional<Violation> check_inner_coordinate(const char* what, ir::DType dtype, int64_t coord) {
   const int64_t bytes = coord * ir::size_of(dtype);
   if (bytes % 16 == 0) return std::nullopt;
-  return Violation{std::string(what) + ": the innermost coordinate must be a multiple of 16 bytes (the TMA unit faults with "
-                                       "'illegal instruction' otherwise)",
+  return Violation{std::string(what) + ": " + kInnerCoordinateRule,
                    s(coord) + " x " + s(ir::size_of(dtype)) + " bytes = " + s(bytes) + " bytes", "a multiple of 16 bytes"};
 }
 
 std::optional<Violation> check_store_coordinates(std::span<const int64_t> coords) {
   for (size_t i = 0; i < coords.size(); ++i)
     if (coords[i] < 0)
-      return Violation{"descriptor_store: TMA store coordinates must not be negative (the TMA unit faults with 'illegal "
-                       "instruction'; loads may start before the tensor, stores may not)",
+      return Violation{std::string("descriptor_store: ") + kStoreCoordinateRule,
                        "coordinate " + s(static_cast<int64_t>(i)) + " (" + dim_name(i, coords.size()) + ") = " + s(coords[i]),
                        ">= 0"};
   return std::nullopt;
@@ -144,8 +142,7 @@ std::optional<Violation> check_store_coordinates(std::span<const int64_t> coords
 std::optional<Violation> check_store_extent(ir::DType dtype, int64_t inner_size) {
   const int64_t bytes = inner_size * ir::size_of(dtype);
   if (bytes % 16 == 0) return std::nullopt;
-  return Violation{"descriptor_store: the innermost size of the tensor must span a multiple of 16 bytes (a TMA store writes "
-                   "whole 16-byte units and would overwrite the bytes after each row's last element)",
+  return Violation{std::string("descriptor_store: ") + kStoreExtentRule,
                    s(inner_size) + " x " + s(ir::size_of(dtype)) + " bytes = " + s(bytes) + " bytes", "a multiple of 16 bytes"};
 }
 

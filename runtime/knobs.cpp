@@ -168,6 +168,7 @@ Knobs parse_knobs(const std::function<const char*(const char*)>& getenv, std::ve
   r.read_bool("TILEJIT_AUTOTUNE", k.autotune);
   r.read_bool("TILEJIT_AUTOTUNE_PRINT", k.autotune_print);
   r.read_bool("TILEJIT_LINEINFO", k.lineinfo);
+  r.read_bool("TILEJIT_DEBUG", k.debug);
   return k;
 }
 
@@ -206,6 +207,7 @@ std::vector<std::pair<std::string, std::string>> describe(const Knobs& k) {
     else if (spec.name == "TILEJIT_AUTOTUNE") value = on_off(k.autotune);
     else if (spec.name == "TILEJIT_AUTOTUNE_PRINT") value = one_zero(k.autotune_print);
     else if (spec.name == "TILEJIT_LINEINFO") value = one_zero(k.lineinfo);
+    else if (spec.name == "TILEJIT_DEBUG") value = one_zero(k.debug);
     else throw InternalError("describe() misses knob " + std::string(spec.name));
     out.emplace_back(std::string(spec.name), std::move(value));
   }

@@ -124,6 +124,7 @@ CompileOptions compile_options(const std::string& arch) {
 codegen::Options codegen_options() {
   codegen::Options o;
   o.line_info = knobs().lineinfo;
+  o.debug_checks = knobs().debug;
   return o;
 }
 

@@ -8,6 +8,7 @@ void Emitter::emit_load(NodeId id) {
   const auto ops = g_.operands(id);
   const bool masked = g_.int_at(id, 0) != 0;
   const std::string p = tensor_ptr(ops[0]);
+  if (opt_.debug_checks) debug_pointer(id);
   std::string e = load_elem(p, at(ops[1]), n.dtype);
   if (masked) e = "(" + at(ops[2]) + " ? " + e + " : " + at(ops[3]) + ")";
   if (uniform(id)) {
@@ -46,6 +47,7 @@ void Emitter::emit_store(NodeId id) {
   const bool masked = g_.int_at(id, 0) != 0;
   const std::string p = tensor_ptr(ops[0]);
   const NodeId offs = ops[1];
+  if (opt_.debug_checks) debug_pointer(id);
   std::string s;
   if (n.op == Op::Store) {
     s = p + "[" + at(offs) + "] = " +

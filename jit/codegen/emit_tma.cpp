@@ -35,23 +35,7 @@ void Emitter::build_descriptors(const std::vector<const Descriptor*>& ds) {
     for (int i = 0; i + 1 < r; ++i)
       line("const long long stride" + str(i + 1) + " = " + stride[static_cast<size_t>(r - 2 - i)] + " * " + str(esize) +
            ";  // bytes");
-    if (opt_.debug_checks) {
-      const std::string w = "\"" + where(d->first_use) + "\"";
-      const std::string k = "\"" + entry_ + "\"";
-      line("if (reinterpret_cast<unsigned long long>(" + base + ") % 16 != 0) tj::descriptor_check_failed(" + k + ", " + w +
-           ", \"global_address\", static_cast<long long>(reinterpret_cast<unsigned long long>(" + base +
-           ")), \"16-byte aligned\");");
-      for (int i = 0; i < r; ++i) {
-        line("if (size" + str(i) + " < 1 || size" + str(i) + " > 4294967295ll) tj::descriptor_check_failed(" + k + ", " + w +
-             ", \"global_dim[" + str(i) + "]\", size" + str(i) + ", \"1 <= size < 2^32\");");
-        line("static_assert(" + str(d->box[static_cast<size_t>(r - 1 - i)]) + " <= 256, \"box_dim[" + str(i) +
-             "] must be at most 256\");");
-      }
-      for (int i = 1; i < r; ++i)
-        line("if (stride" + str(i) + " % 16 != 0 || stride" + str(i) + " <= 0 || stride" + str(i) +
-             " >= (1ll << 40)) tj::descriptor_check_failed(" + k + ", " + w + ", \"global_stride[" + str(i - 1) +
-             "]\", stride" + str(i) + ", \"a positive multiple of 16 bytes below 2^40\");");
-    }
+    if (opt_.debug_checks) debug_descriptor(*d, base);
     line("tj::tensormap_replace_global_address(" + stage + ", " + base + ");");
     line("tj::tensormap_replace_rank(" + stage + ", " + str(r - 1) + ");");
     for (int i = 0; i < r; ++i)
@@ -85,6 +69,7 @@ void Emitter::build_descriptors(const std::vector<const Descriptor*>& ds) {
 void Emitter::tma_pieces(NodeId id, const std::function<void(const std::string&, const std::string&)>& issue) {
   const Descriptor& d = L_.tma.descriptors[static_cast<size_t>(L_.tma.of.at(id))];
   const int rank = d.rank;
+  if (opt_.debug_checks) debug_tma(id);
   if (d.pieces == 1) return issue("", coords(id, rank));
   int64_t piece_elems = 1;
   for (int i = 0; i < rank; ++i) piece_elems *= d.box[static_cast<size_t>(i)] / d.estride[static_cast<size_t>(i)];

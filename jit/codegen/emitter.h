@@ -348,6 +348,20 @@ class Emitter {
     return s;
   }
   void build_descriptors(const std::vector<const Descriptor*>& ds);
+
+  // ---- checked kernels (Options::debug_checks; emit_debug.cpp) ----------------
+  /// The statement `if (cond) tj::debug_fail(...)`: one line naming the kernel, op `op`'s source line, the
+  /// rule, the value (printf format `value_fmt`) and the limit (`limit_fmt`), with `args` for both formats.
+  std::string debug_check(const std::string& cond, NodeId op, const std::string& rule, const std::string& value_fmt,
+                          const std::string& limit_fmt, const std::string& args) const;
+  /// Checks of a device-built descriptor's fields (size<i> / stride<i> in scope, innermost first).
+  void debug_descriptor(const Descriptor& d, const std::string& base);
+  /// Checks of TMA op `id`'s coordinates against the hardware's rules, and of the descriptor it uses.
+  void debug_tma(NodeId id);
+  /// Checks that pointer load / store / atomic `id` touches only elements of its tensor.
+  void debug_pointer(NodeId id);
+  /// The offset of the last element of `tensor` from its pointer (-1 when it is empty), as an expression.
+  std::string debug_last_offset(NodeId tensor) const;
   /// Calls `issue(buffer offset, coordinates)` once per TMA operation of op `id`: once, or once per
   /// piece of a box that the planner split (tma::split_box), piece k at k * piece elements of the
   /// tile and k * piece coordinates along the split dimension.

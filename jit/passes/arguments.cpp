@@ -33,7 +33,7 @@ int ArgumentPlan::find_tensor(int param, int what, int index) const {
   return it->second;
 }
 
-ArgumentPlan plan_arguments(const ir::Graph& g, const TmaPlan& tma, const SmemPlan& smem, int threads) {
+ArgumentPlan plan_arguments(const ir::Graph& g, const TmaPlan& tma, const SmemPlan& smem, int threads, bool checked) {
   // What each parameter must provide: param -> {(what, index)}.
   std::map<int, std::set<std::pair<int, int>>> need;
   std::set<int> scalars;
@@ -42,6 +42,8 @@ ArgumentPlan plan_arguments(const ir::Graph& g, const TmaPlan& tma, const SmemPl
     if (s.kind == TensorSource::Array) fail_array(g, at, "pointer access");
     if (s.kind == TensorSource::View) return need_pointer(g.operand(s.view, 0), at);
     need[s.param].insert({0, 0});
+    if (checked && g.node(at).op != Op::MakeView)  // the bounds of the access (emit_debug.cpp)
+      for (int k = 0; k < s.root_rank; ++k) need[s.param].insert({1, k}), need[s.param].insert({2, k});
   };
   for (size_t i = 0; i < g.size(); ++i) {
     const auto id = static_cast<NodeId>(i);

@@ -32,7 +32,7 @@ Lowered lower(const ir::Graph& g, const codegen::Options& options, const DumpHoo
   l.axes = analyze_axes(l.graph, l.info, l.spec);
   l.smem = allocate_shared(l.graph, l.info, l.layout, l.tma, l.mma, l.pipe);
   check_register_budget(l.graph, l.info, l.layout, l.smem);
-  l.args = plan_arguments(l.graph, l.tma, l.smem, threads);
+  l.args = plan_arguments(l.graph, l.tma, l.smem, threads, options.debug_checks);
   return l;
 }
 

@@ -219,10 +219,12 @@ std::vector<EmitCase> make_cases() {
   {
     codegen::Options checked;
     checked.debug_checks = true;
-    add("debug_checks", "checked mode: device-built fields validated in the kernel",
-        [](Tensor<bf16, 2> x, Tensor<bf16, 2> y, Scalar<i32> n) {
+    add("debug_checks", "checked mode: device-built fields, TMA coordinates and pointer accesses validated in the kernel",
+        [](Tensor<bf16, 2> x, Tensor<bf16, 2> y, Tensor<f32, 1> z, Scalar<i32> n) {
           auto v = x.rows(program_id(0), n);
-          descriptor_store(y, {0, 0}, descriptor_load(v, {0, 0}, {16, 64}));
+          descriptor_store(y, {0, program_id(1) * 64}, descriptor_load(v, {0, 0}, {16, 64}));
+          auto i = arange(0, 128);
+          store(z, i, load(v, i * 2, i < n, 0).to<f32>());
         },
         Config{}, checked);
   }

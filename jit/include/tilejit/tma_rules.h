@@ -33,6 +33,17 @@ inline constexpr int kInnerBoxBytesMultiple = 16;
 /// Shared memory one CTA may use on sm_90 (227 KiB).
 inline constexpr int64_t kMaxSharedBytes = 227 * 1024;
 
+/// The three rules the hardware adds to the seed model (docs/tma_hardware.md), in the words the
+/// interpreter and the checked kernels (TILEJIT_DEBUG=1) both use.
+inline constexpr const char* kInnerCoordinateRule =
+    "the innermost coordinate must be a multiple of 16 bytes (the TMA unit faults with 'illegal instruction' otherwise)";
+inline constexpr const char* kStoreCoordinateRule =
+    "TMA store coordinates must not be negative (the TMA unit faults with 'illegal instruction'; loads may start before "
+    "the tensor, stores may not)";
+inline constexpr const char* kStoreExtentRule =
+    "the innermost size of the tensor must span a multiple of 16 bytes (a TMA store writes whole 16-byte units and "
+    "would overwrite the bytes after each row's last element)";
+
 /// How one user-level box larger than the hardware's 256 per dimension is issued: as `pieces`
 /// TMA operations of `piece` coordinates each along dimension `dim`, into (or from) consecutive
 /// parts of one shared-memory tile. Possible when only one dimension exceeds 256, every dimension

@@ -354,7 +354,9 @@ struct ArgumentPlan {
   int find_tensor(int param, int what, int index) const;
 };
 
-ArgumentPlan plan_arguments(const ir::Graph& g, const TmaPlan& tma, const SmemPlan& smem, int threads);
+/// `checked` (Options::debug_checks): the kernel also receives every size and stride of each tensor it
+/// reads or writes through pointers, for the bounds checks of its accesses.
+ArgumentPlan plan_arguments(const ir::Graph& g, const TmaPlan& tma, const SmemPlan& smem, int threads, bool checked = false);
 
 // ---- the pipeline ------------------------------------------------------------------
 

@@ -45,6 +45,10 @@ inline constexpr auto kKnobSpecs = std::to_array<KnobSpec>({
      "print each tuning: the key, every candidate's time or failure, the winner", false},
     {"TILEJIT_LINEINFO", "1, 0, on, off", "0",
      "compile with -lineinfo so profilers map SASS to the generated source", true},
+    {"TILEJIT_DEBUG", "1, 0, on, off", "0",
+     "checked kernels: device-built descriptors, TMA coordinates and unmasked pointer accesses are validated "
+     "on the GPU; a violation prints the kernel, line, rule, value, limit and program, then traps",
+     true},
 });
 
 /// The names of `kKnobSpecs`, in the same order.
@@ -71,6 +75,7 @@ struct Knobs {
   bool autotune = true;
   bool autotune_print = false;
   bool lineinfo = false;
+  bool debug = false;
 
   /// True when any of dump_ir, dump_cuda, dump_ptx is set.
   bool dumping() const noexcept { return dump_ir || dump_cuda || dump_ptx; }
