@@ -8,6 +8,7 @@
 // the DLPack capsule, checks it with tilejit::from_dlpack and launches on that same stream. No
 // PyTorch header or library is involved: the module links tilejit and nanobind only.
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
 
 #include <cstdint>
 #include <string>
