@@ -19,8 +19,9 @@ import sys
 class Table:
     """One benchmark table: text columns and rows, and optionally a chart.
 
-    chart: (unit, higher_is_better, groups) where groups is a list of (workload, [(impl, value), ...]) with tilejit's
-    bar first; each other bar of a group is labelled with tilejit's ratio to it (>1: tilejit is faster)."""
+    chart: (unit, higher_is_better, groups[, "gain"]) where groups is a list of (workload, [(impl, value), ...]) with
+    the reference bar (tilejit) first; each other bar of a group is labelled with the reference's speed relative to it
+    (>1: tilejit is faster), or with "gain", with its own gain over the reference in percent."""
 
     def __init__(self, name, title, columns):
         self.name, self.title, self.columns, self.rows, self.chart = name, title, columns, [], None
@@ -226,18 +227,23 @@ def gemm_table(rows):
 
 
 def prefetch_table(rows):
-    """The descriptor-prefetch study (bench_prefetch): each variant's bandwidth and its gain over no prefetch."""
+    """The descriptor-prefetch study (bench_prefetch): each variant's bandwidth and its gain over no prefetch, per
+    tile size."""
     pre = [r for r in rows if r["bench"] == "prefetch" and "gbps" in r]
-    t = Table("prefetch", "TMA descriptor prefetch, 48 batches x 4 levels (192 descriptors in a TensorArray)",
-              ["variant", "GB/s", "us", "gain vs none", "config"])
-    none = next((r for r in pre if r["impl"] == "none"), None)
-    for r in pre:
-        gain = f"{(r['gbps'] / none['gbps'] - 1) * 100:+.1f}%" if none else "-"
-        t.add(r["impl"], f"{r['gbps']:.1f}", f"{r['ms'] * 1000:.1f}", gain, r.get("config", ""))
-    if none:
-        # One group: the reference bar first, each variant labelled with its ratio to no prefetch.
-        t.chart = ("GB/s", True, [("192 descriptors", [("none", none["gbps"])] +
-                                   [(r["impl"], r["gbps"]) for r in pre if r is not none])])
+    t = Table("prefetch", "TMA descriptor prefetch, 48 batches x 4 levels (192 descriptors in a TensorArray), GB/s of boxes",
+              ["variant", "config", "GB/s", "us", "gain vs none"])
+    groups = []
+    for config in dict.fromkeys(r.get("config", "") for r in pre):
+        mine = [r for r in pre if r.get("config", "") == config]
+        none = next((r for r in mine if r["impl"] == "none"), None)
+        for r in mine:
+            gain = f"{(r['gbps'] / none['gbps'] - 1) * 100:+.1f}%" if none else "-"
+            err = "  WRONG" if "error" in r else ""
+            t.add(r["impl"], config, f"{r['gbps']:.1f}", f"{r['ms'] * 1000:.1f}", gain + err)
+        if none:
+            # The reference bar first: each variant is labelled with its gain over no prefetch.
+            groups.append((config, [("none", none["gbps"])] + [(r["impl"], r["gbps"]) for r in mine if r is not none]))
+    t.chart = ("GB/s", True, groups, "gain")
     return t
 
 
@@ -256,7 +262,8 @@ def chart(table, folder, caption):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    unit, higher_better, groups = table.chart
+    unit, higher_better, groups = table.chart[:3]
+    gain = len(table.chart) > 3 and table.chart[3] == "gain"
     impls = []
     for _, bars in groups:
         for impl, _ in bars:
@@ -279,16 +286,18 @@ def chart(table, folder, caption):
         for impl, v in bars[1:]:
             k = impls.index(impl)
             r = ref / v if higher_better else v / ref
-            ax.annotate(f"{r:.2f}x", (g + (k - (len(impls) - 1) / 2) * width, v), xytext=(0, 2),
+            good = r < 1 if gain else r >= 1
+            ax.annotate(f"{(1 / r - 1) * 100:+.1f}%" if gain else f"{r:.2f}x", (g + (k - (len(impls) - 1) / 2) * width, v), xytext=(0, 2),
                         textcoords="offset points", ha="center", va="bottom", fontsize=7,
-                        color="darkgreen" if r >= 1 else "darkred")
+                        color="darkgreen" if good else "darkred")
     ax.set_xticks(range(len(groups)))
     ax.set_xticklabels([name for name, _ in groups], rotation=20 if len(groups) > 3 else 0, ha="right" if len(groups) > 3 else "center",
                        fontsize=8)
     ax.set_ylabel(unit + (" (higher is better)" if higher_better else " (lower is better)"))
     ax.set_ylim(0, top * 1.12)
     first = groups[0][1][0][0]
-    ax.set_title(table.title + f"\nlabels: {first} speed relative to each bar" + (f"\n{caption}" if caption else ""),
+    what = f"each bar's gain over {first}" if gain else f"{first} speed relative to each bar"
+    ax.set_title(table.title + f"\nlabels: {what}" + (f"\n{caption}" if caption else ""),
                  fontsize=9)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
