@@ -8,6 +8,7 @@
 //   auto x = tilejit::from_dlpack<bf16, 2>(*m, "x");                      // checked, on the GPU
 //   auto w = tilejit::from_dlpack<f32, 1>(*m2, "w", {.tma = false, .read_only = true});
 //
+// device.device_id is not checked: kernel.launch runs on the device of the current CUDA context.
 // The views borrow the memory: the tensor's owner (or the managed tensor, until its deleter is
 // called) must keep it alive until the kernel has run.
 #pragma once
@@ -16,6 +17,7 @@
 #include <dlpack/dlpack.h>
 #endif
 
+#include <concepts>
 #include <cstddef>
 #include <source_location>
 #include <ranges>
