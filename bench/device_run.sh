@@ -2,6 +2,8 @@
 # One call on a GPU machine: GPU tests, compute-sanitizer on the samples, benchmarks against torch and
 # Triton in the same run, and a short table at the end. Expects a Release build in $BUILD (default
 # build-gpu, made with: cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release && ninja -C build-gpu).
+# The PyTorch sample runs when $BUILD/samples/python holds its extension module, built for the Python of this
+# machine: add -DPython_EXECUTABLE=<python of that version, with nanobind> to the cmake line (samples/python).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build-gpu}
@@ -12,6 +14,9 @@ summary=()
 
 echo "== device"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+# GPU, driver and date of the run: the captions of bench/report.py's charts.
+{ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n 1 | sed 's/, / (driver /; s/$/)/'
+  date -u +%Y-%m-%d; } >"$OUT/device.txt"
 "$BUILD/tools/tilejit-info" | tee "$OUT/info.txt"
 
 echo "== gpu tests (one process per test case, so that a fault in one cannot hide the others)"
@@ -42,6 +47,19 @@ for s in "$BUILD"/samples/sample_*; do
   fi
 done
 
+echo "== PyTorch tensors through DLPack (samples/python, built for this Python in $BUILD/samples/python)"
+ext=$(ls "$BUILD"/samples/python/tilejit_torch_sample*.so 2>/dev/null | head -n 1)
+if [ -n "$ext" ]; then
+  PYTHONPATH="$(dirname "$ext")" python3 samples/python/check_torch.py 2>&1 | tee "$OUT/torch_sample.txt"
+  case ${PIPESTATUS[0]} in
+    0) summary+=("torch sample: PASS ($(tail -n 1 "$OUT/torch_sample.txt"))") ;;
+    77) summary+=("torch sample: skipped ($(tail -n 1 "$OUT/torch_sample.txt"))") ;;
+    *) summary+=("torch sample: FAILED (see torch_sample.txt)") ;;
+  esac
+else
+  summary+=("torch sample: not built (no $BUILD/samples/python/tilejit_torch_sample*.so; see samples/python/CMakeLists.txt)")
+fi
+
 echo "== benchmarks"
 # bench_launch runs with fresh nonces on an empty cache folder, so that it compiles kernels that
 # no cache (ours or NVRTC's) has seen; a last run with the last nonce finds them in the disk cache
@@ -52,6 +70,7 @@ rm -rf "$TILEJIT_CACHE_DIR"
 { "$BUILD/bench/bench_tma"
   "$BUILD/bench/bench_softmax"
   "$BUILD/bench/bench_gemm"
+  "$BUILD/bench/bench_prefetch"
   for run in 1 2 3; do
     nonce=$(( ($(date +%s%N) / 1000 + run) % 1000003 ))
     if [ "$run" = 3 ]; then "$BUILD/bench/bench_launch" --nonce "$nonce"; else "$BUILD/bench/bench_launch" --nonce "$nonce" --first-launch-only; fi
@@ -67,5 +86,7 @@ rm -rf "$TILEJIT_CACHE_DIR"
 echo
 echo "================ summary ================"
 printf '%s\n' "${summary[@]}"
-python3 bench/report.py "$OUT/bench_tilejit.jsonl" "$OUT/bench_peers.jsonl" "$OUT/bench_autotune.jsonl"
+# Text tables here; CSV and PNG charts (matplotlib) in $OUT/report. From a saved copy of $OUT elsewhere:
+#   python3 bench/report.py --from SAVED_OUT --write docs/bench
+python3 bench/report.py --from "$OUT" --write "$OUT/report"
 echo; echo "disk cache after the bench_launch runs:"; cat "$OUT/cache_stats.txt"

@@ -1,11 +1,58 @@
 #!/usr/bin/env python3
 """Joins the JSON lines of the benchmarks and peers.py (one run) into tables of bandwidths, TFLOP/s, launch costs
-and ratios."""
+and ratios, printed as text; with --write DIR also as one CSV file per table and, where matplotlib is installed,
+one PNG chart per table (tilejit against each peer, per workload, tilejit's ratio marked on each peer's bar).
+
+  python3 bench/report.py OUT/bench_*.jsonl                       # text tables
+  python3 bench/report.py --write docs/bench --from OUT            # a saved device_run.sh folder: CSV + PNG
+
+--from DIR reads DIR/bench_*.jsonl and DIR/device.txt (GPU, driver and date of the run, written by device_run.sh),
+which captions the charts."""
+import argparse
+import csv
+import glob
 import json
+import os
 import sys
 
 
-def main(paths):
+class Table:
+    """One benchmark table: text columns and rows, and optionally a chart.
+
+    chart: (unit, higher_is_better, groups[, "gain"]) where groups is a list of (workload, [(impl, value), ...]) with
+    the reference bar (tilejit) first; each other bar of a group is labelled with the reference's speed relative to it
+    (>1: tilejit is faster), or with "gain", with its own gain over the reference in percent."""
+
+    def __init__(self, name, title, columns):
+        self.name, self.title, self.columns, self.rows, self.chart = name, title, columns, [], None
+        self.notes = []
+
+    def add(self, *cells):
+        self.rows.append([c if isinstance(c, str) else f"{c}" for c in cells])
+
+    def print(self):
+        widths = [max(len(str(c)) for c in [h] + [r[i] for r in self.rows]) for i, h in enumerate(self.columns)]
+        print(f"\n{self.title}")
+        print("  ".join(f"{h:<{w}}" if i == 0 else f"{h:>{w}}" for i, (h, w) in enumerate(zip(self.columns, widths))))
+        for r in self.rows:
+            print("  ".join(f"{c:<{w}}" if i == 0 else f"{c:>{w}}" for i, (c, w) in enumerate(zip(r, widths))))
+        for n in self.notes:
+            print(n)
+
+    def write_csv(self, folder):
+        path = os.path.join(folder, self.name + ".csv")
+        with open(path, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(self.columns)
+            w.writerows(self.rows)
+        return path
+
+
+def ratio(a, b):
+    return f"{a / b:.3f}x" if a and b else "-"
+
+
+def load(paths):
     rows = []
     for p in paths:
         with open(p) as f:
@@ -13,77 +60,129 @@ def main(paths):
                 line = line.strip()
                 if line.startswith("{"):
                     rows.append(json.loads(line))
-    by = {(r["bench"], r["impl"]): r for r in rows}
+    return rows
+
+
+ROW_BENCHES = ("softmax", "softmax_tma", "layernorm", "rowsum")
+
+
+def bandwidth_table(rows):
+    by = {(r["bench"], r["impl"]): r for r in rows if "impl" in r}
     torch_copy = by.get(("copy", "torch"))
     jag_copy = by.get(("jagged", "torch_copy"))
-    print(f"{'benchmark':<22}{'impl':<10}{'GB/s':>9}{'vs torch copy':>15}{'vs triton':>11}  config")
+    t = Table("bandwidth", "TMA bandwidth (2 GiB fp32; reads + writes)",
+              ["benchmark", "impl", "GB/s", "vs torch copy", "vs triton", "config"])
+    groups = {}
     for r in rows:
-        if "gbps" not in r or r["bench"] in ("softmax", "softmax_tma", "layernorm", "rowsum"):
+        if "gbps" not in r or r["bench"] in ROW_BENCHES or r["bench"] == "prefetch":
             continue
         base = jag_copy if r["bench"] == "jagged" else torch_copy
-        tri = by.get(("copy" if r["bench"].startswith("copy") else r["bench"], "triton"))
-        vs_t = f"{r['gbps'] / base['gbps']:.3f}x" if base else "-"
-        vs_tr = f"{r['gbps'] / tri['gbps']:.3f}x" if tri and r["impl"] == "tilejit" else "-"
-        print(f"{r['bench']:<22}{r['impl']:<10}{r['gbps']:>9.1f}{vs_t:>15}{vs_tr:>11}  {r.get('config', '')}")
+        peer = "copy" if r["bench"].startswith("copy") else r["bench"]
+        tri = by.get((peer, "triton"))
+        vs_tr = ratio(r["gbps"], tri["gbps"]) if tri and r["impl"] == "tilejit" else "-"
+        t.add(r["bench"], r["impl"], f"{r['gbps']:.1f}", ratio(r["gbps"], base["gbps"]) if base else "-", vs_tr,
+              r.get("config", ""))
+        if r["impl"] == "tilejit":
+            bars = [("tilejit", r["gbps"])]
+            if base:
+                bars.append(("torch copy", base["gbps"]))
+            if tri:
+                bars.append(("triton", tri["gbps"]))
+            groups[r["bench"]] = bars
+    t.chart = ("GB/s", True, list(groups.items()))
+    return t
 
 
-    row_benches = ("softmax", "softmax_tma", "layernorm", "rowsum")
-    soft = [r for r in rows if r["bench"] in row_benches]
-    if soft:
-        print(f"\n{'32768 rows x n':<24}{'dtype':>6}{'n':>7}{'GB/s':>9}{'vs torch':>10}{'vs triton':>11}  config")
-        for r in soft:
-            if r["impl"] != "tilejit":
-                continue
-            kind = "softmax" if r["bench"] == "softmax_tma" else r["bench"]
-            peer = {x["impl"]: x for x in soft if x["bench"] == kind and x["n"] == r["n"] and x.get("dtype") == r.get("dtype")}
-            cells = [f"{r['gbps'] / peer[i]['gbps']:.3f}x" if i in peer else "-" for i in ("torch", "triton")]
-            err = "  WRONG" if "error" in r else ""
-            print(f"{r['bench']:<24}{r.get('dtype', ''):>6}{r['n']:>7}{r['gbps']:>9.1f}{cells[0]:>10}{cells[1]:>11}  "
-                  f"{r.get('config', '')}{err}")
-        for r in soft:
-            if r["impl"] != "tilejit":
-                print(f"{r['bench'] + ' (' + r['impl'] + ')':<24}{r.get('dtype', ''):>6}{r['n']:>7}{r['gbps']:>9.1f}"
-                      f"{'':>10}{'':>11}  {r.get('config', '')}")
+def row_table(rows):
+    soft = [r for r in rows if r["bench"] in ROW_BENCHES]
+    t = Table("row_reductions", "Row reductions, 32768 rows x n (GB/s, reads + writes)",
+              ["kernel", "dtype", "n", "GB/s", "vs torch", "vs triton", "config"])
+    groups = []
+    for r in soft:
+        if r["impl"] != "tilejit":
+            continue
+        kind = "softmax" if r["bench"] == "softmax_tma" else r["bench"]
+        peer = {x["impl"]: x for x in soft if x["bench"] == kind and x["n"] == r["n"] and x.get("dtype") == r.get("dtype")}
+        err = "  WRONG" if "error" in r else ""
+        t.add(r["bench"], r.get("dtype", ""), r["n"], f"{r['gbps']:.1f}",
+              *[ratio(r["gbps"], peer[i]["gbps"]) if i in peer else "-" for i in ("torch", "triton")],
+              r.get("config", "") + err)
+        groups.append((f"{r['bench']} {r.get('dtype', '')} n={r['n']}",
+                       [("tilejit", r["gbps"])] + [(i, peer[i]["gbps"]) for i in ("torch", "triton") if i in peer]))
+    for r in soft:
+        if r["impl"] != "tilejit":
+            t.add(f"{r['bench']} ({r['impl']})", r.get("dtype", ""), r["n"], f"{r['gbps']:.1f}", "", "", r.get("config", ""))
+    t.chart = ("GB/s", True, groups)
+    return t
 
+
+def launch_table(rows):
     launches = [r for r in rows if r["bench"] == "launch"]
-    if launches:
-        grids = sorted({r.get("grid", 1) for r in launches})
-        print(f"\n{'launch of a compiled kernel, us':<34}" + "".join(f"{'grid ' + str(g):>12}" for g in grids))
-        for impl in ("raw_cuLaunchKernel", "tilejit", "triton"):
-            cells = []
-            for g in grids:
-                r = next((x for x in launches if x["impl"] == impl and x.get("grid", 1) == g), None)
-                raw = next((x for x in launches if x["impl"] == "raw_cuLaunchKernel" and x.get("grid", 1) == g), None)
-                cells.append(f"{r['us']:.2f} ({r['us'] / raw['us']:.2f}x)" if r and raw else "-")
-            print(f"{impl + ' (vs raw)':<34}" + "".join(f"{c:>12}" for c in cells))
+    grids = sorted({r.get("grid", 1) for r in launches})
+    t = Table("launch", "Launch of a compiled kernel, us (ratio to a raw cuLaunchKernel)",
+              ["launcher"] + [f"grid {g}" for g in grids])
+    found = {}
+    for impl in ("raw_cuLaunchKernel", "tilejit", "triton") if launches else ():
+        cells = []
+        for g in grids:
+            r = next((x for x in launches if x["impl"] == impl and x.get("grid", 1) == g), None)
+            raw = next((x for x in launches if x["impl"] == "raw_cuLaunchKernel" and x.get("grid", 1) == g), None)
+            cells.append(f"{r['us']:.2f} ({r['us'] / raw['us']:.2f}x)" if r and raw else "-")
+            if r:
+                found[(impl, g)] = r["us"]
+        t.add(impl, *cells)
+    groups = [(f"grid {g}", [(i, found[(i, g)]) for i in ("tilejit", "raw_cuLaunchKernel", "triton") if (i, g) in found])
+              for g in grids if ("tilejit", g) in found]
+    t.chart = ("us per launch", False, groups)
+    return t
 
+
+def first_launch_table(rows):
+    t = Table("first_launch", "First launch of a small kernel (new to every cache, or found on disk)",
+              ["case", "first kernel ms", "next kernels", "median ms", "min ms", "max ms", "trace", "codegen", "NVRTC",
+               "disk", "load"])
     for r in rows:
         if r["bench"] == "first_launch":
-            what = "disk-cache hit, new process" if r["impl"].endswith("disk_hit") else "cold, empty caches"
             ph = r["median_phases"]
-            print(f"\nfirst launch ({what}): first kernel {r['first_kernel_ms']:.2f} ms; next {r['next_kernels']} kernels "
-                  f"median {r['next_kernel_ms_median']:.2f} ms (min {r['next_kernel_ms_min']:.2f}, max {r['next_kernel_ms_max']:.2f})")
-            print(f"  median kernel: trace {ph['trace_ms']:.2f}, codegen {ph['codegen_ms']:.2f}, NVRTC {ph['nvrtc_ms']:.2f}, "
-                  f"disk {ph['disk_ms']:.2f}, load {ph['load_ms']:.2f} ms")
+            what = "disk-cache hit, new process" if r["impl"].endswith("disk_hit") else "cold, empty caches"
+            t.add(what, f"{r['first_kernel_ms']:.2f}", r["next_kernels"], f"{r['next_kernel_ms_median']:.2f}",
+                  f"{r['next_kernel_ms_min']:.2f}", f"{r['next_kernel_ms_max']:.2f}",
+                  *[f"{ph[k]:.2f}" for k in ("trace_ms", "codegen_ms", "nvrtc_ms", "disk_ms", "load_ms")])
+    return t
 
-    tune_launch = [r for r in rows if r["bench"] == "autotune_launch"]
-    for r in tune_launch:
-        print(f"\nautotuned launch, grid {r['grid']}: {r['autotuned_us']:.2f} us vs plain launch {r['plain_us']:.2f} us "
-              f"({r['autotuned_vs_plain']:.3f}x; target at most 1.1x)")
+
+def autotune_tables(rows):
+    out = []
+    t = Table("autotune_launch", "Autotuned launch against a plain launch (target: at most 1.1x)",
+              ["grid", "autotuned us", "plain us", "ratio"])
+    for r in rows:
+        if r["bench"] == "autotune_launch":
+            t.add(r["grid"], f"{r['autotuned_us']:.2f}", f"{r['plain_us']:.2f}", f"{r['autotuned_vs_plain']:.3f}x")
+    out.append(t)
     first = [r for r in rows if r["bench"] == "autotune_first_call"]
-    if first:
-        print(f"\n{'first call, 8 GEMM configs, ms':<34}{'cold':>12}{'binaries':>12}{'decided':>12}")
-        for impl in ("tilejit", "triton"):
-            cells = []
-            for phase in ("cold", "warm_binaries", "decided"):
-                r = next((x for x in first if x["impl"] == impl and x["phase"] == phase), None)
-                cells.append(f"{r['ms']:.1f}" if r else "-")
-            print(f"{impl:<34}" + "".join(f"{c:>12}" for c in cells))
+    t = Table("autotune_first_call", "First call of an autotuned GEMM, 8 configurations, ms",
+              ["impl", "cold", "binaries", "decided"])
+    phases = ("cold", "warm_binaries", "decided")
+    got = {}
+    for impl in ("tilejit", "triton") if first else ():
+        cells = []
+        for phase in phases:
+            r = next((x for x in first if x["impl"] == impl and x["phase"] == phase), None)
+            cells.append(f"{r['ms']:.1f}" if r else "-")
+            if r:
+                got[(impl, phase)] = r["ms"]
+        t.add(impl, *cells)
+    t.chart = ("ms", False, [(p, [(i, got[(i, p)]) for i in ("tilejit", "triton") if (i, p) in got])
+                             for p in phases if ("tilejit", p) in got])
+    out.append(t)
+    t = Table("autotune_speed", "Tuned GEMM against the best configuration picked by hand",
+              ["m", "tuned TFLOP/s", "tuned", "best by hand TFLOP/s", "best", "tuned / best time"])
     for r in rows:
         if r["bench"] == "autotune_speed":
-            print(f"\ntuned GEMM {r['m']}^3: {r['tuned_tflops']:.1f} TFLOP/s ({r['tuned']}); best by hand {r['best_by_hand_tflops']:.1f} "
-                  f"({r['best_by_hand']}); tuned / best time {r['tuned_vs_best']:.3f}")
-    gemm_table(rows)
+            t.add(r["m"], f"{r['tuned_tflops']:.1f}", r["tuned"], f"{r['best_by_hand_tflops']:.1f}", r["best_by_hand"],
+                  f"{r['tuned_vs_best']:.3f}")
+    out.append(t)
+    return out
 
 
 def config_key(config):
@@ -95,34 +194,152 @@ def gemm_table(rows):
     """Per type and shape: tilejit's best configuration against the library (cuBLAS) and against Triton, both with
     tilejit's best tiles and at Triton's own best."""
     gemm = [r for r in rows if r["bench"] == "gemm" and "tflops" in r]
+    t = Table("gemm", "GEMM, TFLOP/s (ratio: tilejit's best to each)",
+              ["shape", "tilejit", "library", "ratio", "triton same", "ratio", "triton best", "ratio", "tilejit config"])
     shapes = []
     for r in gemm:
         key = (r["dtype"], r["m"], r["n"], r["k"])
         if key not in shapes:
             shapes.append(key)
-    if not shapes:
-        return
-    print(f"\n{'GEMM, TFLOP/s':<30}{'tilejit':>9}{'library':>9}{'ratio':>8}{'triton same':>13}{'ratio':>8}"
-          f"{'triton best':>13}{'ratio':>8}  tilejit config")
+    groups = []
     for key in shapes:
         mine = [r for r in gemm if (r["dtype"], r["m"], r["n"], r["k"]) == key]
         best = next((r for r in mine if r["impl"] == "tilejit_best"), None)
-        lib = next((r for r in mine if r["impl"] in ("torch", "torch_scaled_mm")), None)
-        tri = [r for r in mine if r["impl"] == "triton"]
         if best is None:
             continue
+        lib = next((r for r in mine if r["impl"] in ("torch", "torch_scaled_mm")), None)
+        tri = [r for r in mine if r["impl"] == "triton"]
         same = next((r for r in tri if config_key(r["config"]) == config_key(best["config"])), None)
         tri_best = max(tri, key=lambda r: r["tflops"], default=None)
-
-        def cell(r):
-            return (f"{r['tflops']:>9.0f}", f"{best['tflops'] / r['tflops']:>7.2f}x") if r else (f"{'-':>9}", f"{'-':>8}")
-        lib_v, lib_r = cell(lib)
-        same_v, same_r = cell(same)
-        tb_v, tb_r = cell(tri_best)
+        cells = []
+        for r in (lib, same, tri_best):
+            cells += [f"{r['tflops']:.0f}", ratio(best["tflops"], r["tflops"])] if r else ["-", "-"]
         err = "  WRONG" if "error" in best else ""
         name = f"{key[0]} {key[1]}x{key[2]}x{key[3]}"
-        print(f"{name:<30}{best['tflops']:>9.0f}{lib_v}{lib_r}{same_v:>13}{same_r}{tb_v:>13}{tb_r}  {best['config']}{err}")
+        t.add(name, f"{best['tflops']:.0f}", *cells, best["config"] + err)
+        bars = [("tilejit", best["tflops"])]
+        for label, r in (("library", lib), ("triton same tiles", same), ("triton best", tri_best)):
+            if r:
+                bars.append((label, r["tflops"]))
+        groups.append((name, bars))
+    t.chart = ("TFLOP/s", True, groups)
+    return t
+
+
+def prefetch_table(rows):
+    """The descriptor-prefetch study (bench_prefetch): each variant's bandwidth and its gain over no prefetch, per
+    tile size."""
+    pre = [r for r in rows if r["bench"] == "prefetch" and "gbps" in r]
+    t = Table("prefetch", "TMA descriptor prefetch, 48 batches x 4 levels (192 descriptors in a TensorArray), GB/s of boxes",
+              ["variant", "config", "GB/s", "us", "gain vs none"])
+    groups = []
+    for config in dict.fromkeys(r.get("config", "") for r in pre):
+        mine = [r for r in pre if r.get("config", "") == config]
+        none = next((r for r in mine if r["impl"] == "none"), None)
+        for r in mine:
+            gain = f"{(r['gbps'] / none['gbps'] - 1) * 100:+.1f}%" if none else "-"
+            err = "  WRONG" if "error" in r else ""
+            t.add(r["impl"], config, f"{r['gbps']:.1f}", f"{r['ms'] * 1000:.1f}", gain + err)
+        if none:
+            # The reference bar first: each variant is labelled with its gain over no prefetch.
+            groups.append((config, [("none", none["gbps"])] + [(r["impl"], r["gbps"]) for r in mine if r is not none]))
+    t.chart = ("GB/s", True, groups, "gain")
+    return t
+
+
+def tables(rows):
+    out = [bandwidth_table(rows), row_table(rows), launch_table(rows), first_launch_table(rows)]
+    out += autotune_tables(rows)
+    out += [gemm_table(rows), prefetch_table(rows)]
+    return [t for t in out if t.rows]
+
+
+def chart(table, folder, caption):
+    """A grouped bar chart of `table`; returns the PNG's path, or None when the table has no chart."""
+    if not table.chart or not table.chart[2]:
+        return None
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    unit, higher_better, groups = table.chart[:3]
+    gain = len(table.chart) > 3 and table.chart[3] == "gain"
+    impls = []
+    for _, bars in groups:
+        for impl, _ in bars:
+            if impl not in impls:
+                impls.append(impl)
+    width = 0.8 / len(impls)
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.2 * len(groups) * max(1, len(impls)) * 0.6 + 2), 4.5))
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for k, impl in enumerate(impls):
+        xs, ys = [], []
+        for g, (_, bars) in enumerate(groups):
+            v = dict(bars).get(impl)
+            if v is not None:
+                xs.append(g + (k - (len(impls) - 1) / 2) * width)
+                ys.append(v)
+        ax.bar(xs, ys, width, label=impl, color=colors[k % len(colors)])
+    top = max(v for _, bars in groups for _, v in bars)
+    for g, (_, bars) in enumerate(groups):
+        ref = bars[0][1]
+        for impl, v in bars[1:]:
+            k = impls.index(impl)
+            r = ref / v if higher_better else v / ref
+            good = r < 1 if gain else r >= 1
+            ax.annotate(f"{(1 / r - 1) * 100:+.1f}%" if gain else f"{r:.2f}x", (g + (k - (len(impls) - 1) / 2) * width, v), xytext=(0, 2),
+                        textcoords="offset points", ha="center", va="bottom", fontsize=7,
+                        color="darkgreen" if good else "darkred")
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels([name for name, _ in groups], rotation=20 if len(groups) > 3 else 0, ha="right" if len(groups) > 3 else "center",
+                       fontsize=8)
+    ax.set_ylabel(unit + (" (higher is better)" if higher_better else " (lower is better)"))
+    ax.set_ylim(0, top * 1.12)
+    first = groups[0][1][0][0]
+    what = f"each bar's gain over {first}" if gain else f"{first} speed relative to each bar"
+    ax.set_title(table.title + f"\nlabels: {what}" + (f"\n{caption}" if caption else ""),
+                 fontsize=9)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    fig.tight_layout()
+    path = os.path.join(folder, table.name + ".png")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("files", nargs="*", help="JSON-lines files of one run")
+    ap.add_argument("--from", dest="from_dir", help="a device_run.sh output folder: its bench_*.jsonl and device.txt")
+    ap.add_argument("--write", metavar="DIR", help="write each table as DIR/<table>.csv and, with matplotlib, DIR/<table>.png")
+    args = ap.parse_args(argv)
+    files = list(args.files)
+    caption = ""
+    if args.from_dir:
+        files += sorted(glob.glob(os.path.join(args.from_dir, "bench_*.jsonl")))
+        dev = os.path.join(args.from_dir, "device.txt")
+        if os.path.exists(dev):
+            caption = open(dev).read().strip().replace("\n", "; ")
+    if not files:
+        ap.error("no input: give JSON-lines files or --from DIR")
+    all_tables = tables(load(files))
+    for t in all_tables:
+        t.print()
+    if not args.write:
+        return 0
+    os.makedirs(args.write, exist_ok=True)
+    written = [t.write_csv(args.write) for t in all_tables]
+    try:
+        import matplotlib  # noqa: F401
+        have_plots = True
+    except ImportError:
+        have_plots = False
+        print(f"\nreport.py: matplotlib is not installed for {sys.executable}; CSV files only", file=sys.stderr)
+    if have_plots:
+        written += [p for p in (chart(t, args.write, caption) for t in all_tables) if p]
+    print(f"\nwrote {len(written)} files to {args.write}: " + ", ".join(os.path.basename(p) for p in written))
+    return 0
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    sys.exit(main(sys.argv[1:]))

@@ -173,9 +173,12 @@ void Emitter::emit_node(NodeId id) {
       break;
     case Op::ArrayElem: {
       auto it = array_prefetch_.find(id);
-      if (it != array_prefetch_.end())
+      const ir::ArrayPrefetch how = ir::array_prefetch(g_, id);
+      if (it != array_prefetch_.end() && how != ir::ArrayPrefetch::none)
         for (const Descriptor* d : it->second)
-          line("if (tid == 0) tj::prefetch_tensormap(&d" + str(d->slot) + "[" + at(g_.operand(id, 1)) + "]);", id);
+          line(std::string("if (tid == 0) tj::") + (how == ir::ArrayPrefetch::l2 ? "prefetch_l2" : "prefetch_tensormap") +
+                   "(&d" + str(d->slot) + "[" + at(g_.operand(id, 1)) + "]);",
+               id);
       break;
     }
     case Op::MakeView: {

@@ -83,6 +83,10 @@ struct Verifier {
         }
         break;
       }
+      case Op::ArrayElem:
+        expect(no == 2 && n.int_count == 2, id, "tensor_array.elem takes an array, an index, a rank and a prefetch");
+        expect(n.int_count < 2 || (g.int_at(id, 1) >= 0 && g.int_at(id, 1) <= 2), id, "tensor_array.elem prefetch outside 0..2");
+        break;
       case Op::Dot: {
         expect(no == 3, id, "dot needs three operands");
         const Shape& a = g.node(g.operand(id, 0)).shape;

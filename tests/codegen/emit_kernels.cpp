@@ -150,6 +150,24 @@ std::vector<EmitCase> make_cases() {
         descriptor_store(y, {program_id(1) * 64, 0}, descriptor_load(x, {0, 0}, {64, 64}));
       },
       Config{});
+  add("array_prefetch_modes", "descriptor array elements taken with each prefetch mode",
+      [](TensorArray<f32, 2> xs, Tensor<f32, 2> y) {
+        auto b = program_id(1) * 3;
+        auto x0 = xs.at(b, Prefetch::none);
+        auto x1 = xs.at(b + 1, Prefetch::l2);
+        auto x2 = xs[b + 2];
+        auto t = descriptor_load(x0, {0, 0}, {32, 32}) + descriptor_load(x1, {0, 0}, {32, 32}) +
+                 descriptor_load(x2, {0, 0}, {32, 32});
+        descriptor_store(y, {program_id(1) * 32, 0}, t);
+      },
+      Config{});
+  add("array_prefetch_explicit", "an element taken without prefetch, prefetched explicitly once",
+      [](TensorArray<f32, 2> xs, Tensor<f32, 2> y) {
+        auto x = xs.at(program_id(1), Prefetch::none);
+        prefetch_descriptor(x, {32, 32});
+        descriptor_store(y, {program_id(1) * 32, 0}, descriptor_load(x, {0, 0}, {32, 32}));
+      },
+      Config{});
   add("tile_view", "tile_view indexing",
       [](Tensor<f32, 2> x, Tensor<f32, 2> y) {
         auto tx = tile_view(x, {32, 32});

@@ -984,6 +984,29 @@ TEST_CASE("merge views rank 6 and 7 tensors down to 5 TMA dimensions") {
 
 // ---- descriptor arrays ----------------------------------------------------------------------------------
 
+TEST_CASE("TensorArray::at: every prefetch mode takes the same element (a prefetch is only a hint)") {
+  std::vector<Buffer> in;
+  tilejit::KernelArg ain, aout;
+  ain.kind = aout.kind = tilejit::KernelArg::TensorArray;
+  for (int i = 0; i < 2; ++i) {
+    in.emplace_back(DType::f32, 16);
+    for (int64_t k = 0; k < 16; ++k) in.back().setf(k, static_cast<double>(k) + 100.0 * i);
+    ain.array.push_back(in.back().arg({4, 4}, {4, 1}));
+  }
+  Buffer out(DType::f32, 2 * 16);
+  auto k = tilejit::kernel("array_modes", [](dsl::TensorArray<dsl::f32, 2> a, dsl::Tensor<dsl::f32, 2> y) {
+    using namespace tilejit::dsl;
+    auto i = program_id(0);
+    auto t = descriptor_load(a.at(i, Prefetch::none), {0, 0}, {4, 4}) + descriptor_load(a.at(i, Prefetch::l2), {0, 0}, {4, 4});
+    descriptor_store(y, {i * 4, 0}, t + descriptor_load(a[i], {0, 0}, {4, 4}));
+  });
+  tilejit::interp::run(*k.trace(Config{}), dim3(2), std::vector<tilejit::KernelArg>{ain, tensor_arg(out.arg({8, 4}, {4, 1}))});
+  int64_t bad = 0;
+  for (int i = 0; i < 2; ++i)
+    for (int64_t e = 0; e < 16; ++e) bad += out.getf(i * 16 + e) != 3.0 * in[static_cast<size_t>(i)].getf(e);
+  CHECK(bad == 0);
+}
+
 TEST_CASE("TensorArray elements chosen by a runtime index") {
   // Three tensors of different shapes; program i doubles tensor i into output i.
   const std::vector<std::array<int64_t, 2>> shapes = {{5, 8}, {9, 12}, {3, 4}};

@@ -182,4 +182,10 @@ __device__ __forceinline__ void prefetch_tensormap(const TensorMap* desc) {
   asm volatile("prefetch.tensormap [%0];" ::"l"(desc_addr(desc)) : "memory");
 }
 
+/// Brings the 128 bytes of a descriptor in global memory into L2 with a generic prefetch (not the
+/// descriptor cache): the alternative prefetch.tensormap is measured against (docs/prefetch.md).
+__device__ __forceinline__ void prefetch_l2(const TensorMap* desc) {
+  asm volatile("prefetch.L2 [%0];" ::"l"(desc_addr(desc)) : "memory");
+}
+
 }  // namespace tj

@@ -18,6 +18,8 @@ enum class Placement : int { automatic = 0, host = 1, device = 2 };
 enum class Fill : int { zero = 0, nan = 1 };
 /// What a TMA store does with the values already in memory.
 enum class Reduce : int { none = 0, add = 1, min = 2, max = 3 };
+/// How TensorArray::at prefetches an element's descriptors (ir::ArrayPrefetch).
+using Prefetch = ir::ArrayPrefetch;
 
 /// An integer index given to a TMA coordinate or a view: a scalar i32/i64 value,
 /// a C++ integer, or a configuration integer.
@@ -151,10 +153,16 @@ class TensorArray {
   TensorArray() = default;
   explicit TensorArray(ir::NodeId id) : id_(id) {}
   ir::NodeId id() const { return id_; }
-  /// The tensor at `index` (a runtime value; out-of-range indices are undefined behaviour).
-  Tensor<T, R> operator[](Index index) const {
+  /// The tensor at `index` (a runtime value; out-of-range indices are undefined behaviour). Its
+  /// descriptors are prefetched (prefetch.tensormap) here, where the element is taken: take the
+  /// elements a program needs before its first load to prefetch them all up front.
+  Tensor<T, R> operator[](Index index) const { return at(index, Prefetch::tensormap); }
+  /// The tensor at `index`, its descriptors prefetched here as `prefetch` says (Prefetch::none: not
+  /// at all, Prefetch::l2: a generic L2 prefetch of their bytes). See docs/prefetch.md.
+  Tensor<T, R> at(Index index, Prefetch prefetch) const {
     ir::Graph& g = detail::graph();
-    return Tensor<T, R>(g.add(ir::Op::ArrayElem, dtype_v<T>, ir::Shape{}, {id_, index.node(ir::DType::i32)}, {R}));
+    return Tensor<T, R>(g.add(ir::Op::ArrayElem, dtype_v<T>, ir::Shape{}, {id_, index.node(ir::DType::i32)},
+                              {R, static_cast<int64_t>(prefetch)}));
   }
 
  private:

@@ -65,7 +65,8 @@
 //   ParamScalar       o: -            i: [param index]
 //   TensorSize        o: [tensor]     i: [dim]                               i64 scalar
 //   TensorStride      o: [tensor]     i: [dim]                               i64 scalar (elements)
-//   ArrayElem         o: [array, index(i32 scalar)]  i: [tensor rank]        a tensor
+//   ArrayElem         o: [array, index(i32 scalar)]  i: [tensor rank, prefetch]  a tensor; prefetch
+//                     (ArrayPrefetch) says how its descriptors are prefetched where the element is taken
 //   MergeView         o: [tensor]     i: [new rank, group sizes...]          a tensor; consecutive dims merged
 //   MakeView          o: [tensor, offset(i64), sizes(rank)..., strides(rank)..., (start, end)]
 //                     i: [rank, (rows)]
@@ -272,6 +273,14 @@ inline DotPrecision dot_precision(const Graph& g, NodeId id) {
 
 /// True when MakeView node `id` was made by tensor.rows(start, end) (its start and end are its last operands).
 inline bool is_rows_view(const Graph& g, NodeId id) { return g.node(id).int_count > 1 && g.int_at(id, 1) == 1; }
+
+/// How the descriptors of a TensorArray element are prefetched where the element is taken (ArrayElem's
+/// second attribute): prefetch.tensormap (the default), a generic L2 prefetch of the descriptor's 128
+/// bytes (prefetch.L2), or not at all (the first TMA access fetches it; an explicit
+/// prefetch_descriptor still prefetches). A hint only: values are the same either way.
+enum class ArrayPrefetch : int64_t { tensormap = 0, l2 = 1, none = 2 };
+/// The prefetch of ArrayElem node `id`.
+inline ArrayPrefetch array_prefetch(const Graph& g, NodeId id) { return static_cast<ArrayPrefetch>(g.int_at(id, 1)); }
 
 // Helpers for the DescLoad/DescStore/DescPrefetch attribute layout.
 struct TmaAttrs {
