@@ -77,6 +77,8 @@ rm -rf "$TILEJIT_CACHE_DIR"
   done
   "$BUILD/bench/bench_launch" --nonce "$nonce" --first-launch-only |
     sed 's/"bench": "first_launch", "impl": "tilejit"/"bench": "first_launch", "impl": "tilejit_disk_hit"/'; } 2>&1 | tee "$OUT/bench_tilejit.jsonl"
+# Checked kernels (TILEJIT_DEBUG=1): the cost of the checks on the bandwidth benchmarks.
+TILEJIT_DEBUG=1 "$BUILD/bench/bench_tma" 2>&1 | sed 's/"impl": "tilejit"/"impl": "tilejit_debug"/' | tee -a "$OUT/bench_tilejit.jsonl"
 "$BUILD/tools/tilejit-cache" stats | tee -a "$OUT/cache_stats.txt"
 { python3 bench/peers.py
   python3 bench/peers.py --gemm; } 2>&1 | tee "$OUT/bench_peers.jsonl"

@@ -74,7 +74,7 @@ def bandwidth_table(rows):
               ["benchmark", "impl", "GB/s", "vs torch copy", "vs triton", "config"])
     groups = {}
     for r in rows:
-        if "gbps" not in r or r["bench"] in ROW_BENCHES or r["bench"] == "prefetch":
+        if "gbps" not in r or r["bench"] in ROW_BENCHES or r["bench"] == "prefetch" or r["impl"] == "tilejit_debug":
             continue
         base = jag_copy if r["bench"] == "jagged" else torch_copy
         peer = "copy" if r["bench"].startswith("copy") else r["bench"]
@@ -247,8 +247,21 @@ def prefetch_table(rows):
     return t
 
 
+def debug_table(rows):
+    """Checked kernels (TILEJIT_DEBUG=1) against the same benchmarks compiled without checks."""
+    plain = {r["bench"]: r for r in rows if r.get("impl") == "tilejit" and "gbps" in r}
+    t = Table("debug", "Checked kernels (TILEJIT_DEBUG=1) on the bandwidth benchmarks",
+              ["benchmark", "GB/s plain", "GB/s checked", "checked / plain", "config (checked)"])
+    for r in rows:
+        if r.get("impl") != "tilejit_debug" or r["bench"] not in plain:
+            continue
+        p = plain[r["bench"]]
+        t.add(r["bench"], f"{p['gbps']:.1f}", f"{r['gbps']:.1f}", ratio(r["gbps"], p["gbps"]), r.get("config", ""))
+    return t
+
+
 def tables(rows):
-    out = [bandwidth_table(rows), row_table(rows), launch_table(rows), first_launch_table(rows)]
+    out = [bandwidth_table(rows), debug_table(rows), row_table(rows), launch_table(rows), first_launch_table(rows)]
     out += autotune_tables(rows)
     out += [gemm_table(rows), prefetch_table(rows)]
     return [t for t in out if t.rows]

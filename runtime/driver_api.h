@@ -72,6 +72,10 @@ namespace tilejit::detail {
   X(cuEventDestroy_v2, cuEventDestroy, 4000)                       \
   X(cuEventRecord, cuEventRecord, 2000)                            \
   X(cuEventSynchronize, cuEventSynchronize, 2000)                  \
+  X(cuEventQuery, cuEventQuery, 2000)                              \
+  X(cuStreamWaitEvent, cuStreamWaitEvent, 3020)                    \
+  X(cuMemHostAlloc, cuMemHostAlloc, 2020)                          \
+  X(cuMemFreeHost, cuMemFreeHost, 2000)                            \
   X(cuEventElapsedTime, cuEventElapsedTime, 2000)                  \
   X(cuTensorMapEncodeTiled, cuTensorMapEncodeTiled, 12000)         \
   X(cuPointerGetAttribute, cuPointerGetAttribute, 4000)

@@ -13,6 +13,7 @@
 #include <span>
 #include <vector>
 
+#include "descriptor_array.h"
 #include "driver_api.h"
 #include "launch_internal.h"
 #include "log_internal.h"
@@ -54,14 +55,13 @@ LibraryCache& library_cache() {
   return *cache;
 }
 
-// The last encoding of one descriptor slot: a host descriptor, or every descriptor of an array.
+// The last encoding of one descriptor slot: a host descriptor, or the device copy of an array's.
 struct CachedDescriptor {
   std::mutex m;
   bool valid = false;
   TensorArg key;
   TensorMapBytes bytes;
-  std::vector<TensorArg> array_key;
-  std::vector<TensorMapBytes> array_bytes;
+  DescriptorArraySlot array;
 };
 
 // One compiled configuration of one kernel in one context.
@@ -367,26 +367,14 @@ uint16_t specialization_bits(const KernelArg& a) {
   return b;
 }
 
-bool same_tensor(const TensorArg& a, const TensorArg& b) {
-  return a.data == b.data && a.dtype == b.dtype && a.rank == b.rank && a.sizes == b.sizes && a.strides == b.strides;
-}
 
-// The descriptors of a tensor array, re-encoded only when a tensor of it changed. Returns a copy:
-// the caller uploads it while another thread may be encoding a different array.
-std::vector<TensorMapBytes> array_descriptors(Entry& e, int index, const std::vector<TensorArg>& arr) {
-  CachedDescriptor& c = e.desc_cache[static_cast<size_t>(index)];
-  std::lock_guard lock(c.m);
-  const bool same = c.array_key.size() == arr.size() &&
-                    std::equal(arr.begin(), arr.end(), c.array_key.begin(), [](const TensorArg& a, const TensorArg& b) { return same_tensor(a, b); });
-  if (!same) {
-    const auto& hd = e.gen.plan.descriptors[static_cast<size_t>(index)];
-    const auto& loc = e.desc_loc[static_cast<size_t>(index)];
-    std::vector<TensorMapBytes> maps(arr.size());
-    for (size_t t = 0; t < arr.size(); ++t) maps[t] = encode_tensor_map(hd, arr[t], loc.file, loc.line);
-    c.array_bytes = std::move(maps);  // only after every tensor encoded: a rejected one leaves the cache as it was
-    c.array_key = arr;
-  }
-  return c.array_bytes;
+// The descriptors of the tensors of array argument `index`, encoded with that argument's rules.
+std::vector<TensorMapBytes> encode_array(const Entry& e, int index, const std::vector<TensorArg>& arr) {
+  const auto& hd = e.gen.plan.descriptors[static_cast<size_t>(index)];
+  const auto& loc = e.desc_loc[static_cast<size_t>(index)];
+  std::vector<TensorMapBytes> maps(arr.size());
+  for (size_t t = 0; t < arr.size(); ++t) maps[t] = encode_tensor_map(hd, arr[t], loc.file, loc.line);
+  return maps;
 }
 
 TensorMapBytes host_descriptor(Entry& e, int index, const TensorArg& t) {
@@ -434,15 +422,6 @@ void write_scalar(unsigned char* dst, const KernelArg& a) {
   }
 }
 
-// Stream-ordered device memory released after the kernel that uses it.
-struct StreamAlloc {
-  CUdeviceptr ptr = 0;
-  CUstream stream = nullptr;
-  StreamAlloc(size_t bytes, CUstream s) : stream(s) { TILEJIT_CHECK_CU(driver().cuMemAllocAsync(&ptr, bytes, s)); }
-  ~StreamAlloc() {
-    if (ptr) driver().cuMemFreeAsync(ptr, stream);
-  }
-};
 
 // Workspace for device-built descriptors: one grow-only buffer per (context, stream), reused by
 // every launch on that stream. Launches on one stream run in order, so a kernel never sees its
@@ -702,7 +681,6 @@ void launch(const KernelBase& kernel, Stream stream, dim3 grid, const Config& co
     heap_params.reset(new void*[plan.slots.size()]);
     params = heap_params.get();
   }
-  std::vector<std::unique_ptr<StreamAlloc>> allocations;  // descriptor arrays only
 
   CUdeviceptr workspace_ptr = 0;
   if (plan.workspace_bytes_per_program > 0) {
@@ -738,10 +716,13 @@ void launch(const KernelBase& kernel, Stream stream, dim3 grid, const Config& co
       }
       case codegen::ArgSlot::DescArray: {
         const auto& hd = plan.descriptors[static_cast<size_t>(slot.index)];
-        const std::vector<TensorMapBytes> maps = array_descriptors(e, slot.index, args[static_cast<size_t>(hd.param)].array);
-        allocations.push_back(std::make_unique<StreamAlloc>(maps.size() * 128, s));
-        TILEJIT_CHECK_CU(d.cuMemcpyHtoDAsync_v2(allocations.back()->ptr, maps.data(), maps.size() * 128, s));
-        std::memcpy(dst, &allocations.back()->ptr, 8);
+        const std::vector<TensorArg>& tensors = args[static_cast<size_t>(hd.param)].array;
+        CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+        TILEJIT_CHECK_CU(d.cuStreamIsCapturing(s, &capture));
+        const CUdeviceptr ptr = e.desc_cache[static_cast<size_t>(slot.index)].array.prepare(
+            tensors, s, capture != CU_STREAM_CAPTURE_STATUS_NONE, [&] { return encode_array(e, slot.index, tensors); },
+            kernel.name(), hd.param);
+        std::memcpy(dst, &ptr, 8);
         break;
       }
       case codegen::ArgSlot::Workspace: std::memcpy(dst, &workspace_ptr, 8); break;

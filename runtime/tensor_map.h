@@ -14,6 +14,11 @@ struct alignas(64) TensorMapBytes {
   std::array<unsigned char, 128> bytes{};
 };
 
+/// True when `a` and `b` describe the same memory the same way (their descriptors are equal).
+inline bool same_tensor(const TensorArg& a, const TensorArg& b) {
+  return a.data == b.data && a.dtype == b.dtype && a.rank == b.rank && a.sizes == b.sizes && a.strides == b.strides;
+}
+
 /// Encodes descriptor `d` for tensor `t` with cuTensorMapEncodeTiled. The tensor
 /// is first merged (d.merge_groups) and checked against every rule of
 /// tma_rules.h; a violation is a UserError located at the op that uses the
