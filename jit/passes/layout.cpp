@@ -248,15 +248,16 @@ class Solver {
     return false;
   }
 
-  /// True when a member of group `r` is a reduction or reshape whose operand's group is undecided: the
-  /// producer dictates the member's layout once decided, and a blocked layout chosen first would
-  /// disagree with it again after every conversion inserted for it.
+  /// True when a member of group `r` is a unit reshape of an undecided value that another reshape also reads (one arange made a row and a column). The two cannot both decide the
+  /// value's layout for free; a blocked layout chosen for this member first would disagree with the
+  /// value's, again after every conversion inserted for it, so it waits for the value to be decided.
   bool waits_for_producer(size_t r) const {
     for (NodeId id : order_) {
-      const Op op = g_.node(id).op;
-      if ((!is_reduce(op) && op != Op::Reshape) || !distributed(id) || root(id) != r) continue;
+      if (g_.node(id).op != Op::Reshape || !distributed(id) || root(id) != r) continue;
       const NodeId x = g_.operand(id, 0);
-      if (distributed(x) && root(x) != r && !decided_[root(x)]) return true;
+      if (!distributed(x) || root(x) == r || decided_[root(x)]) continue;
+      for (NodeId u : info_.users[static_cast<size_t>(x)])
+        if (u != id && g_.node(u).op == Op::Reshape) return true;
     }
     return false;
   }

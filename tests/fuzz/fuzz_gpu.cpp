@@ -89,22 +89,26 @@ int main(int argc, char** argv) {
   const uint64_t end = opt.seed_begin + opt.count;
   while (seed < end && elapsed() < opt.seconds) {
     std::vector<Case> batch;
-    for (; seed < end && batch.size() < opt.batch; ++seed) batch.push_back(Case{tilejit::fuzz::make_program(seed)});
-    // Trace, interpret and compile in parallel (the interpreter's copies are the reference).
+    for (; seed < end && batch.size() < opt.batch; ++seed) {
+      batch.emplace_back();
+      batch.back().p = tilejit::fuzz::make_program(seed);
+    }
+    // Inputs on this thread (it holds the CUDA context), then trace, compile and interpret in parallel
+    // (the interpreter's copies are the reference).
+    for (Case& c : batch) {
+      c.host = std::make_unique<tilejit::fuzz::HostTensors>(c.p);
+      if (!gpu) continue;
+      for (size_t t = 0; t < c.p.tensors.size(); ++t) {
+        c.dev.push_back(std::make_unique<tilejit::DeviceBuffer>(c.p.tensors[t].bytes()));
+        c.dev.back()->upload(c.host->data()[t]);
+        c.dev_data.push_back(c.dev.back()->data());
+      }
+    }
     tilejit::detail::ThreadPool::shared().parallel_for(batch.size(), [&](size_t i) {
       Case& c = batch[i];
       try {
-        c.host = std::make_unique<tilejit::fuzz::HostTensors>(c.p);
-        if (gpu) {
-          for (size_t t = 0; t < c.p.tensors.size(); ++t) {
-            c.dev.push_back(std::make_unique<tilejit::DeviceBuffer>(c.p.tensors[t].bytes()));
-            c.dev.back()->upload(c.host->data()[t]);
-            c.dev_data.push_back(c.dev.back()->data());
-          }
-          tilejit::runtime::warmup(*c.p.kernel, c.p.config, c.p.args(c.dev_data));
-        } else {
-          (void)tilejit::runtime::compile_only(*c.p.kernel, c.p.config);
-        }
+        if (gpu) tilejit::runtime::warmup(*c.p.kernel, c.p.config, c.p.args(c.dev_data));
+        else (void)tilejit::runtime::compile_only(*c.p.kernel, c.p.config);
         tilejit::interp::run(*c.p.kernel->graph(c.p.config), c.p.grid, c.p.args(c.host->data()));
       } catch (const tilejit::UserError& e) {
         c.status = Case::refused;
@@ -129,7 +133,7 @@ int main(int argc, char** argv) {
       try {
         tilejit::runtime::launch(*c.p.kernel, nullptr, c.p.grid, c.p.config, c.p.args(c.dev_data));
         tilejit::synchronize(nullptr);
-      } catch (const tilejit::UserError& e) {
+      } catch (const tilejit::UserError&) {
         ++n.refused;
         continue;
       } catch (const std::exception& e) {
