@@ -36,6 +36,21 @@ asserts=$(grep -E "assertions:" "$OUT/gpu_tests.txt" | awk '{p+=$5; f+=$8} END {
 cases=$(grep -E "^tilejit gpu suite: [0-9]+ cases" "$OUT/gpu_tests.txt" | awk '{c+=$4; m+=$6} END {print c " cases run, " m " matched the interpreter"}')
 summary+=("gpu_vs_interp: $cases; assertions $asserts")
 
+echo "== fuzz: random programs on the GPU and in the interpreter (tests/fuzz, docs/testing.md)"
+# A fault leaves the CUDA context unusable: fuzz_gpu then exits with status 3 and names the seed to
+# resume from, and a new process goes on from there.
+fuzz="$BUILD/tests/fuzz/fuzz_gpu"
+: >"$OUT/fuzz.txt"
+begin=0; end=10000; restarts=0
+while [ "$begin" -lt "$end" ] && [ "$restarts" -le 5 ]; do
+  "$fuzz" --seed-begin "$begin" --count $((end - begin)) --seconds 300 >>"$OUT/fuzz.txt" 2>&1
+  rc=$?
+  resume=$(grep -oE "^resume: --seed-begin [0-9]+" "$OUT/fuzz.txt" | tail -n 1 | awk '{print $3}')
+  if [ "$rc" = 3 ] && [ -n "$resume" ] && [ "$resume" -gt "$begin" ]; then begin=$resume; restarts=$((restarts + 1)); else break; fi
+done
+grep -E "^FAIL seed" "$OUT/fuzz.txt" | head -n 20
+summary+=("$(grep -E "^fuzz: [0-9]+ programs" "$OUT/fuzz.txt" | awk '{p+=$2; m+=$4; f+=$6; c+=$8; r+=$11} END {print "fuzz: " p " programs, " m " mismatches, " f " faults, " c " compile failures, " r " refused (log: fuzz.txt)"}')")
+
 echo "== compute-sanitizer memcheck on the samples"
 for s in "$BUILD"/samples/sample_*; do
   [ -x "$s" ] || continue

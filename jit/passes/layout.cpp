@@ -191,12 +191,12 @@ class Solver {
           if (auto want = wished(id)) changed = decide_group(g_.operand(id, 0), *want) || changed;
         }
       }
-      // The first undecided group that no consumer is waiting to decide gets a blocked layout.
+      // The first undecided group that no consumer or producer is waiting to decide gets a blocked layout.
       NodeId pick = ir::kNoNode, fallback = ir::kNoNode;
       for (NodeId id : order_) {
         if (!distributed(id) || decided_[root(id)]) continue;
         if (fallback == ir::kNoNode) fallback = id;
-        if (!waits_for_consumer(root(id))) {
+        if (!waits_for_consumer(root(id)) && !waits_for_producer(root(id))) {
           pick = id;
           break;
         }
@@ -244,6 +244,20 @@ class Solver {
       if (!distributed(x) || root(x) != r) continue;
       if (op == Op::Reshape && !layout::unit_reshape_dims(g_.node(x).shape, g_.node(id).shape)) continue;
       return true;
+    }
+    return false;
+  }
+
+  /// True when a member of group `r` is a unit reshape of an undecided value that another reshape also reads (one arange made a row and a column). The two cannot both decide the
+  /// value's layout for free; a blocked layout chosen for this member first would disagree with the
+  /// value's, again after every conversion inserted for it, so it waits for the value to be decided.
+  bool waits_for_producer(size_t r) const {
+    for (NodeId id : order_) {
+      if (g_.node(id).op != Op::Reshape || !distributed(id) || root(id) != r) continue;
+      const NodeId x = g_.operand(id, 0);
+      if (!distributed(x) || root(x) == r || decided_[root(x)]) continue;
+      for (NodeId u : info_.users[static_cast<size_t>(x)])
+        if (u != id && g_.node(u).op == Op::Reshape) return true;
     }
     return false;
   }

@@ -15,6 +15,7 @@
 #include "tilejit/runtime/driver.h"
 #include "tilejit/runtime/launch.h"
 #include "tilejit/runtime/memory.h"
+#include "compare.h"
 #include "tilejit/tilejit.h"
 
 namespace gpu_test {
@@ -100,24 +101,7 @@ class Twin {
     if (!dev_) return 0;
     HostBytes d(bytes());
     dev_->download(d.p.get());
-    const Host* a = reinterpret_cast<const Host*>(d.p.get());
-    const Host* b = reinterpret_cast<const Host*>(host_.p.get());
-    size_t bad = 0;
-    for (size_t i = 0; i < elems(); ++i) {
-      bool ok;
-      if (tol == 0 || !is_float_v<T>) {
-        ok = std::memcmp(&a[i], &b[i], sizeof(Host)) == 0;
-        if constexpr (is_float_v<T>)
-          if (!ok) ok = std::isnan(static_cast<double>(a[i])) && std::isnan(static_cast<double>(b[i]));
-      } else {
-        const double x = static_cast<double>(a[i]), y = static_cast<double>(b[i]);
-        ok = (std::isnan(x) && std::isnan(y)) || std::fabs(x - y) <= tol * std::max(1.0, std::fabs(y));
-      }
-      if (!ok && bad++ == 0 && first)
-        *first = "element " + std::to_string(i) + ": gpu " + std::to_string(static_cast<double>(a[i])) + ", interpreter " +
-                 std::to_string(static_cast<double>(b[i]));
-    }
-    return bad;
+    return compare_elements(dtype_v<T>, d.p.get(), host_.p.get(), elems(), tol, first);
   }
 
  private:

@@ -1,0 +1,172 @@
+// fuzz_gpu: random programs run on the GPU and in the interpreter from the same inputs, every tensor
+// compared (bit-exact, or within the bound the generator derived for the program). Without a GPU the
+// programs are interpreted and compiled only.
+//
+//   fuzz_gpu [--seed-begin N] [--count N] [--seconds S] [--batch N]
+//
+// A failing program is printed with its seed and its C++. A fault leaves the CUDA context unusable: the
+// driver then prints the seed, its C++ and the seed to resume from, and exits with status 3.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compare.h"
+#include "program.h"
+#include "thread_pool.h"
+#include "tilejit/interp/interp.h"
+#include "tilejit/runtime/driver.h"
+#include "tilejit/runtime/launch.h"
+#include "tilejit/tilejit.h"
+
+using tilejit::fuzz::Program;
+
+namespace {
+
+struct Options {
+  uint64_t seed_begin = 0;
+  uint64_t count = 10000;
+  double seconds = 240;
+  size_t batch = 64;
+};
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
+    if (!v) {
+      std::fprintf(stderr, "fuzz_gpu: %s needs a value\n", a.c_str());
+      std::exit(2);
+    }
+    if (a == "--seed-begin") o.seed_begin = std::strtoull(v, nullptr, 10);
+    else if (a == "--count") o.count = std::strtoull(v, nullptr, 10);
+    else if (a == "--seconds") o.seconds = std::strtod(v, nullptr);
+    else if (a == "--batch") o.batch = std::max<size_t>(1, std::strtoull(v, nullptr, 10));
+    else {
+      std::fprintf(stderr, "usage: fuzz_gpu [--seed-begin N] [--count N] [--seconds S] [--batch N]\n");
+      std::exit(2);
+    }
+    ++i;
+  }
+  return o;
+}
+
+/// One program of a batch: its host (interpreter) and device copies and what became of it.
+struct Case {
+  Program p;
+  std::unique_ptr<tilejit::fuzz::HostTensors> host;
+  std::vector<std::unique_ptr<tilejit::DeviceBuffer>> dev;
+  std::vector<void*> dev_data;
+  enum Status { ok, refused, failed } status = ok;
+  std::string why;
+};
+
+struct Counts {
+  uint64_t programs = 0, mismatches = 0, faults = 0, compile_failures = 0, refused = 0;
+};
+
+void report(const Case& c, const char* what) {
+  std::printf("FAIL seed %llu: %s: %s\n%s\n", static_cast<unsigned long long>(c.p.seed), what, c.why.c_str(), c.p.cpp().c_str());
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options opt = parse(argc, argv);
+  const bool gpu = tilejit::has_gpu();
+  std::printf("fuzz_gpu: seeds %llu.. (%llu programs, %.0f s at most) %s\n", static_cast<unsigned long long>(opt.seed_begin),
+              static_cast<unsigned long long>(opt.count), opt.seconds,
+              gpu ? ("on " + tilejit::devices().front().name).c_str() : "without a GPU: interpreted and compiled only");
+  const auto start = std::chrono::steady_clock::now();
+  const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  Counts n;
+  uint64_t seed = opt.seed_begin;
+  const uint64_t end = opt.seed_begin + opt.count;
+  while (seed < end && elapsed() < opt.seconds) {
+    std::vector<Case> batch;
+    for (; seed < end && batch.size() < opt.batch; ++seed) {
+      batch.emplace_back();
+      batch.back().p = tilejit::fuzz::make_program(seed);
+    }
+    // Inputs on this thread (it holds the CUDA context), then trace, compile and interpret in parallel
+    // (the interpreter's copies are the reference).
+    for (Case& c : batch) {
+      c.host = std::make_unique<tilejit::fuzz::HostTensors>(c.p);
+      if (!gpu) continue;
+      for (size_t t = 0; t < c.p.tensors.size(); ++t) {
+        c.dev.push_back(std::make_unique<tilejit::DeviceBuffer>(c.p.tensors[t].bytes()));
+        c.dev.back()->upload(c.host->data()[t]);
+        c.dev_data.push_back(c.dev.back()->data());
+      }
+    }
+    tilejit::detail::ThreadPool::shared().parallel_for(batch.size(), [&](size_t i) {
+      Case& c = batch[i];
+      try {
+        if (gpu) tilejit::runtime::warmup(*c.p.kernel, c.p.config, c.p.args(c.dev_data));
+        else (void)tilejit::runtime::compile_only(*c.p.kernel, c.p.config);
+        tilejit::interp::run(*c.p.kernel->graph(c.p.config), c.p.grid, c.p.args(c.host->data()));
+      } catch (const tilejit::UserError& e) {
+        c.status = Case::refused;
+        c.why = e.what();
+      } catch (const std::exception& e) {
+        c.status = Case::failed;
+        c.why = e.what();
+      }
+    });
+    for (Case& c : batch) {
+      ++n.programs;
+      if (c.status == Case::refused) {
+        ++n.refused;
+        continue;
+      }
+      if (c.status == Case::failed) {
+        ++n.compile_failures;
+        report(c, "compile or interpreter failure");
+        continue;
+      }
+      if (!gpu) continue;
+      try {
+        tilejit::runtime::launch(*c.p.kernel, nullptr, c.p.grid, c.p.config, c.p.args(c.dev_data));
+        tilejit::synchronize(nullptr);
+      } catch (const tilejit::UserError&) {
+        ++n.refused;
+        continue;
+      } catch (const std::exception& e) {
+        ++n.faults;
+        c.why = e.what();
+        report(c, "fault");
+        std::printf("fuzz: %llu programs, %llu mismatches, %llu faults, %llu compile failures, %llu refused\n",
+                    static_cast<unsigned long long>(n.programs), static_cast<unsigned long long>(n.mismatches),
+                    static_cast<unsigned long long>(n.faults), static_cast<unsigned long long>(n.compile_failures),
+                    static_cast<unsigned long long>(n.refused));
+        std::printf("resume: --seed-begin %llu\n", static_cast<unsigned long long>(c.p.seed + 1));
+        return 3;
+      }
+      const auto& tol = c.p.traced().tolerance;
+      std::string bad;
+      for (size_t t = 0; t < c.p.tensors.size(); ++t) {
+        const auto& spec = c.p.tensors[t];
+        std::vector<unsigned char> back(spec.bytes());
+        c.dev[t]->download(back.data());
+        std::string first;
+        const size_t wrong = gpu_test::compare_elements(spec.dtype, back.data(), c.host->data()[t], spec.elems(), tol[t], &first);
+        if (wrong) bad += spec.name + ": " + std::to_string(wrong) + " elements differ (tolerance " + std::to_string(tol[t]) + "), " + first + "; ";
+      }
+      if (!bad.empty()) {
+        ++n.mismatches;
+        c.why = bad;
+        report(c, "mismatch");
+      }
+    }
+  }
+  std::printf("fuzz: %llu programs, %llu mismatches, %llu faults, %llu compile failures, %llu refused (%.1f s)\n",
+              static_cast<unsigned long long>(n.programs), static_cast<unsigned long long>(n.mismatches),
+              static_cast<unsigned long long>(n.faults), static_cast<unsigned long long>(n.compile_failures),
+              static_cast<unsigned long long>(n.refused), elapsed());
+  return n.mismatches || n.faults || n.compile_failures ? 1 : 0;
+}
