@@ -4,8 +4,12 @@
 # build-gpu, made with: cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release && ninja -C build-gpu).
 # The PyTorch sample runs when $BUILD/samples/python holds its extension module, built for the Python of this
 # machine: add -DPython_EXECUTABLE=<python of that version, with nanobind> to the cmake line (samples/python).
+# PARTS selects sections (default: all of them), so that the whole run can be split over several calls of
+# a machine with a time limit per call: tests sanitizer torch fuzz bench.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+PARTS=${PARTS:-tests sanitizer torch fuzz bench}
+want() { [[ " $PARTS " == *" $1 "* ]]; }
 BUILD=${BUILD:-build-gpu}
 OUT=${OUT:-/tmp/tilejit-out}
 mkdir -p "$OUT"
@@ -19,6 +23,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader ||
   date -u +%Y-%m-%d; } >"$OUT/device.txt"
 "$BUILD/tools/tilejit-info" | tee "$OUT/info.txt"
 
+if want tests; then
 echo "== gpu tests (one process per test case, so that a fault in one cannot hide the others)"
 gpu="$BUILD/tests/gpu/gpu_vs_interp"
 : >"$OUT/gpu_tests.txt"
@@ -35,7 +40,9 @@ grep -hE "^(TEST CASE|  |.*ERROR|.*CHECK)" "$OUT/gpu_tests.txt" | head -n 60
 asserts=$(grep -E "assertions:" "$OUT/gpu_tests.txt" | awk '{p+=$5; f+=$8} END {print p " passed, " f " failed"}')
 cases=$(grep -E "^tilejit gpu suite: [0-9]+ cases" "$OUT/gpu_tests.txt" | awk '{c+=$4; m+=$6} END {print c " cases run, " m " matched the interpreter"}')
 summary+=("gpu_vs_interp: $cases; assertions $asserts")
+fi
 
+if want fuzz; then
 echo "== fuzz: random programs on the GPU and in the interpreter (tests/fuzz, docs/testing.md)"
 # A fault leaves the CUDA context unusable: fuzz_gpu then exits with status 3 and names the seed to
 # resume from, and a new process goes on from there.
@@ -43,25 +50,32 @@ fuzz="$BUILD/tests/fuzz/fuzz_gpu"
 : >"$OUT/fuzz.txt"
 begin=0; end=10000; restarts=0
 while [ "$begin" -lt "$end" ] && [ "$restarts" -le 5 ]; do
-  "$fuzz" --seed-begin "$begin" --count $((end - begin)) --seconds 300 >>"$OUT/fuzz.txt" 2>&1
+  "$fuzz" --seed-begin "$begin" --count $((end - begin)) --seconds "${FUZZ_SECONDS:-300}" >>"$OUT/fuzz.txt" 2>&1
   rc=$?
   resume=$(grep -oE "^resume: --seed-begin [0-9]+" "$OUT/fuzz.txt" | tail -n 1 | awk '{print $3}')
   if [ "$rc" = 3 ] && [ -n "$resume" ] && [ "$resume" -gt "$begin" ]; then begin=$resume; restarts=$((restarts + 1)); else break; fi
 done
 grep -E "^FAIL seed" "$OUT/fuzz.txt" | head -n 20
 summary+=("$(grep -E "^fuzz: [0-9]+ programs" "$OUT/fuzz.txt" | awk '{p+=$2; m+=$4; f+=$6; c+=$8; r+=$11} END {print "fuzz: " p " programs, " m " mismatches, " f " faults, " c " compile failures, " r " refused (log: fuzz.txt)"}')")
+fi
 
-echo "== compute-sanitizer memcheck on the samples"
+if want sanitizer; then
+echo "== compute-sanitizer on the samples: memcheck, racecheck, synccheck"
 for s in "$BUILD"/samples/sample_*; do
   [ -x "$s" ] || continue
-  if compute-sanitizer --tool memcheck --error-exitcode 3 "$s" >"$OUT/sanitizer_$(basename "$s").txt" 2>&1; then
-    summary+=("memcheck $(basename "$s"): clean")
-  else
-    summary+=("memcheck $(basename "$s"): FAILED (see sanitizer_$(basename "$s").txt)")
-    tail -n 30 "$OUT/sanitizer_$(basename "$s").txt"
-  fi
+  for tool in memcheck racecheck synccheck; do
+    log="$OUT/sanitizer_${tool}_$(basename "$s").txt"
+    if compute-sanitizer --tool "$tool" --error-exitcode 3 "$s" >"$log" 2>&1; then
+      summary+=("$tool $(basename "$s"): clean")
+    else
+      summary+=("$tool $(basename "$s"): FAILED (see $(basename "$log"))")
+      tail -n 30 "$log"
+    fi
+  done
 done
+fi
 
+if want torch; then
 echo "== PyTorch tensors through DLPack (samples/python, built for this Python in $BUILD/samples/python)"
 ext=$(ls "$BUILD"/samples/python/tilejit_torch_sample*.so 2>/dev/null | head -n 1)
 if [ -n "$ext" ]; then
@@ -74,7 +88,9 @@ if [ -n "$ext" ]; then
 else
   summary+=("torch sample: not built (no $BUILD/samples/python/tilejit_torch_sample*.so; see samples/python/CMakeLists.txt)")
 fi
+fi
 
+if want bench; then
 echo "== benchmarks"
 # bench_launch runs with fresh nonces on an empty cache folder, so that it compiles kernels that
 # no cache (ours or NVRTC's) has seen; a last run with the last nonce finds them in the disk cache
@@ -99,6 +115,7 @@ TILEJIT_DEBUG=1 "$BUILD/bench/bench_tma" 2>&1 | sed 's/"impl": "tilejit"/"impl":
   python3 bench/peers.py --gemm; } 2>&1 | tee "$OUT/bench_peers.jsonl"
 # The autotuner: launch cost, and tuning cost in new processes (each side uses cache folders of its own).
 { "$BUILD/bench/bench_autotune"; python3 bench/peers.py --autotune; } 2>&1 | tee "$OUT/bench_autotune.jsonl"
+fi
 
 echo
 echo "================ summary ================"
@@ -106,4 +123,4 @@ printf '%s\n' "${summary[@]}"
 # Text tables here; CSV and PNG charts (matplotlib) in $OUT/report. From a saved copy of $OUT elsewhere:
 #   python3 bench/report.py --from SAVED_OUT --write docs/bench
 python3 bench/report.py --from "$OUT" --write "$OUT/report"
-echo; echo "disk cache after the bench_launch runs:"; cat "$OUT/cache_stats.txt"
+if want bench; then echo; echo "disk cache after the bench_launch runs:"; cat "$OUT/cache_stats.txt"; fi
