@@ -13,7 +13,7 @@ want() { [[ " $PARTS " == *" $1 "* ]]; }
 BUILD=${BUILD:-build-gpu}
 OUT=${OUT:-/tmp/tilejit-out}
 mkdir -p "$OUT"
-export TILEJIT_CACHE_DIR=$OUT/cache
+export TILEJIT_CACHE_DIR=${TMPDIR:-/tmp}/tilejit-cache-run  # outside $OUT: thousands of small files
 summary=()
 
 echo "== device"
@@ -95,7 +95,7 @@ echo "== benchmarks"
 # bench_launch runs with fresh nonces on an empty cache folder, so that it compiles kernels that
 # no cache (ours or NVRTC's) has seen; a last run with the last nonce finds them in the disk cache
 # (a new process), and only its first-launch line is kept.
-export TILEJIT_CACHE_DIR=$OUT/cache-launch
+export TILEJIT_CACHE_DIR=${TMPDIR:-/tmp}/tilejit-cache-launch
 rm -rf "$TILEJIT_CACHE_DIR"
 # The cold measurement is repeated in three processes (new nonces): the host's noise is several ms.
 { "$BUILD/bench/bench_tma"

@@ -146,8 +146,8 @@ std::string cast(const std::string& x, DType from, DType to) {
     switch (to) {
       case DType::i8: return std::string(dbl ? "tj::f64_to_i8(" : "tj::f32_to_i8(") + w + ")";
       case DType::u8: return std::string(dbl ? "tj::f64_to_u8(" : "tj::f32_to_u8(") + w + ")";
-      case DType::i32: return std::string(dbl ? "__double2int_rz(" : "__float2int_rz(") + w + ")";
-      case DType::i64: return std::string(dbl ? "__double2ll_rz(" : "__float2ll_rz(") + w + ")";
+      case DType::i32: return std::string(dbl ? "tj::f64_to_i32(" : "tj::f32_to_i32(") + w + ")";
+      case DType::i64: return std::string(dbl ? "tj::f64_to_i64(" : "tj::f32_to_i64(") + w + ")";
       default: break;
     }
     throw InternalError("cast: unexpected integer type");

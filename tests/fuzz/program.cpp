@@ -757,7 +757,7 @@ class Body {
         const bool narrow = ir::is_fp8(t.dtype) || t.dtype == DType::i8 || t.dtype == DType::u8;
         if (!narrow && rng_.chance(0.25)) reduce = static_cast<int>(rng_.range(1, 3));
         // sm_90's TMA reductions: add for f16, bf16, f32, i32, i64; min / max for f16, bf16, i32, i64.
-        if (reduce == 1 && t.dtype == DType::f64) reduce = 0;
+        if (reduce == 1 && (t.dtype == DType::f64 || t.dtype == DType::i64)) reduce = 0;  // no TMA add for these
         if (reduce > 1 && (t.dtype == DType::f32 || t.dtype == DType::f64)) reduce = 0;
         std::vector<Val> coords;
         std::string cs;

@@ -173,6 +173,36 @@ TEST_CASE("gpu: NaN fill versus zero fill") {
   run_both(k, dim3(1), Config{}, 0, x, y, z);
 }
 
+TEST_CASE("gpu: NaN converts to integer 0 (f32 and f64 to i8, u8, i32, i64), as the interpreter does") {
+  // The conversion instructions give the most negative integer for NaN; the IR says 0.
+  auto k = tilejit::kernel("nan_to_int", [](Tensor<f32, 2> x, Tensor<f64, 2> xd, Tensor<i32, 2> a, Tensor<i64, 2> b,
+                                            Tensor<i8, 2> c, Tensor<u8, 2> d, Tensor<i32, 2> e, Tensor<i64, 2> f) {
+    auto t = descriptor_load(x, {-2, -4}, {8, 16}, {}, Fill::nan);
+    auto td = descriptor_load(xd, {-2, -4}, {8, 16}, {}, Fill::nan);
+    descriptor_store(a, {0, 0}, t.to<i32>());
+    descriptor_store(b, {0, 0}, t.to<i64>());
+    descriptor_store(c, {0, 0}, t.to<i8>());
+    descriptor_store(d, {0, 0}, td.to<u8>());
+    descriptor_store(e, {0, 0}, td.to<i32>());
+    descriptor_store(f, {0, 0}, td.to<i64>());
+  });
+  Twin<f32, 2> x({5, 9});
+  Twin<f64, 2> xd({5, 9});
+  Twin<i32, 2> a({8, 16}), e({8, 16});
+  Twin<i64, 2> b({8, 16}), f({8, 16});
+  Twin<i8, 2> c({8, 16});
+  Twin<u8, 2> d({8, 16});
+  x.randomize(1, -300, 300);
+  xd.randomize(2, -300, 300);
+  a.fill_byte(7);
+  b.fill_byte(7);
+  c.fill_byte(7);
+  d.fill_byte(7);
+  e.fill_byte(7);
+  f.fill_byte(7);
+  run_both(k, dim3(1), Config{}, 0, x, xd, a, b, c, d, e, f);
+}
+
 TEST_CASE("gpu: TMA reduce-add store accumulates across programs") {
   auto k = tilejit::kernel("reduce_add", [](Tensor<f32, 2> x, Tensor<f32, 2> y) {
     descriptor_store(y, {0, 0}, descriptor_load(x, {program_id(0) * 16, 0}, {16, 32}), Reduce::add);

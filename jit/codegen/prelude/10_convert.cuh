@@ -85,21 +85,26 @@ __device__ __forceinline__ double i64_to_f64_odd(long long x) {
   return r;
 }
 
-// Float -> integer: truncate toward zero and saturate, NaN -> 0 (cvt.rzi.sat).
+// Float -> integer: truncate toward zero and saturate, NaN -> 0. The conversion instructions
+// saturate but give the most negative integer for NaN (measured on an H100), hence the test.
+__device__ __forceinline__ int f32_to_i32(float x) { return x != x ? 0 : __float2int_rz(x); }
+__device__ __forceinline__ int f64_to_i32(double x) { return x != x ? 0 : __double2int_rz(x); }
+__device__ __forceinline__ long long f32_to_i64(float x) { return x != x ? 0ll : __float2ll_rz(x); }
+__device__ __forceinline__ long long f64_to_i64(double x) { return x != x ? 0ll : __double2ll_rz(x); }
 __device__ __forceinline__ signed char f32_to_i8(float x) {
-  const int v = __float2int_rz(x);
+  const int v = f32_to_i32(x);
   return static_cast<signed char>(v < -128 ? -128 : v > 127 ? 127 : v);
 }
 __device__ __forceinline__ unsigned char f32_to_u8(float x) {
-  const int v = __float2int_rz(x);
+  const int v = f32_to_i32(x);
   return static_cast<unsigned char>(v < 0 ? 0 : v > 255 ? 255 : v);
 }
 __device__ __forceinline__ signed char f64_to_i8(double x) {
-  const int v = __double2int_rz(x);
+  const int v = f64_to_i32(x);
   return static_cast<signed char>(v < -128 ? -128 : v > 127 ? 127 : v);
 }
 __device__ __forceinline__ unsigned char f64_to_u8(double x) {
-  const int v = __double2int_rz(x);
+  const int v = f64_to_i32(x);
   return static_cast<unsigned char>(v < 0 ? 0 : v > 255 ? 255 : v);
 }
 

@@ -74,7 +74,11 @@ void emit_store(const Tensor<T, R>& t, const std::vector<ir::NodeId>& coords, co
     user_error("descriptor_store: reductions need a 16-bit or wider element type", std::string(ir::name_of(dtype_v<T>)),
                "f16, bf16, f32, f64, i32, i64", loc);
   if (reduce == Reduce::add && std::is_same_v<tag_t<T>, f64>)
-    user_error("descriptor_store: the TMA add reduction does not support f64", "f64", "f16, bf16, f32, i32, i64", loc);
+    user_error("descriptor_store: the TMA add reduction does not support f64", "f64", "f16, bf16, f32, i32", loc);
+  if (reduce == Reduce::add && std::is_same_v<tag_t<T>, i64>)
+    user_error("descriptor_store: the TMA add reduction does not support i64 (the TMA unit faults with 'illegal "
+               "instruction'; min and max work)",
+               "i64", "f16, bf16, f32, i32", loc);
   ir::Graph& g = graph_at(loc);
   const ir::TmaAttrs a = make_attrs<R>(box, {}, Fill::zero, reduce, t.placement());
   std::vector<ir::NodeId> ops{t.id()};
