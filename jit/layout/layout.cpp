@@ -257,17 +257,23 @@ std::optional<std::array<int, ir::kMaxRank>> unit_reshape_dims(const ir::Shape& 
 std::optional<Layout> reshape_units(const Layout& from, const ir::Shape& to) {
   const auto where = unit_reshape_dims(from.shape(), to);
   if (!where) return std::nullopt;
+  // The registers and threads that pad a removed unit dimension (every digit but 0 lands past its
+  // extent) pad a kept one instead: their digit moves the innermost non-unit dimension of `to` by its
+  // extent, so they hold nothing there either (replicating them would make them hold element 0).
+  int pad_dim = to.rank - 1;
+  while (pad_dim > 0 && to.dims[pad_dim] == 1) --pad_dim;
   std::vector<Factor> fs;
   for (Factor f : from.factors()) {
     if (f.dim != kReplicated) {
       const int t = (*where)[static_cast<size_t>(f.dim)];
-      if (t < 0) {
-        if (f.size > 1) return std::nullopt;  // a unit dimension padded by threads: removing it would replicate
-        f.dim = kReplicated;
-        f.stride = 0;
-        if (f.axis == Axis::Reg) continue;
-      } else {
+      if (t >= 0) {
         f.dim = t;
+      } else if (f.size == 1) {
+        continue;
+      } else {
+        if (pad_dim < 0) return std::nullopt;
+        f.dim = pad_dim;
+        f.stride = to.dims[pad_dim];
       }
     }
     fs.push_back(f);

@@ -75,7 +75,7 @@ class Solver {
     for (NodeId id : order_) {
       if (!distributed(id)) continue;
       const ir::Node& n = g_.node(id);
-      if (auto want = imposed(id); want && !(*want == *decided_[root(id)])) out.push_back({id, ir::kNoNode});
+      if (auto want = imposed(id); want && !agrees(n.op, *want, *decided_[root(id)])) out.push_back({id, ir::kNoNode});
       if (n.op == Op::Broadcast) {
         const NodeId x = g_.operand(id, 0);
         if (distributed(x) && !(layout::unbroadcast(*decided_[root(id)], g_.node(x).shape) == *decided_[root(x)]))
@@ -171,6 +171,13 @@ class Solver {
     return std::nullopt;
   }
 
+  /// True when a value produced by `op` in layout `want` may stand in `have` with no data moved: for a
+  /// reshape, the same elements in the same registers (padding may lie in other dimensions; the emitter
+  /// renames such a reshape); for any other producer, the same layout.
+  static bool agrees(Op op, const layout::Layout& want, const layout::Layout& have) {
+    return op == Op::Reshape ? layout::same_registers(want, have) : want == have;
+  }
+
   bool decide_group(NodeId member, layout::Layout l) {
     auto& d = decided_[root(member)];
     if (d) return false;
@@ -248,9 +255,10 @@ class Solver {
     return false;
   }
 
-  /// True when a member of group `r` is a unit reshape of an undecided value that another reshape also reads (one arange made a row and a column). The two cannot both decide the
-  /// value's layout for free; a blocked layout chosen for this member first would disagree with the
-  /// value's, again after every conversion inserted for it, so it waits for the value to be decided.
+  /// True when a member of group `r` is a unit reshape of an undecided value that another reshape also
+  /// reads (one arange made a row and a column). The two cannot both decide the value's layout for
+  /// free; this member waits for the value to be decided and then takes its reshape of it, so that
+  /// only one of the two needs a conversion (a blocked layout chosen here first costs one each).
   bool waits_for_producer(size_t r) const {
     for (NodeId id : order_) {
       if (g_.node(id).op != Op::Reshape || !distributed(id) || root(id) != r) continue;

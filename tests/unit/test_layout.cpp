@@ -102,6 +102,12 @@ TEST_CASE("unit reshapes keep the registers; broadcasts are free from the unbroa
   REQUIRE(back.has_value());
   CHECK(*back == rows);
   CHECK(!reshape_units(a, Shape{32, 64}).has_value());  // not a unit reshape
+  // Threads that pad a removed unit dimension (lanes 16-31 of [1, 16]) still hold nothing.
+  const Layout row = blocked(Shape{1, 16}, 1, 4);
+  const auto flat = reshape_units(row, Shape{16});
+  REQUIRE(flat.has_value());
+  CHECK(same_registers(row, *flat));
+  CHECK(!flat->replicated());
   // The source register of each broadcast register: the row repeat digit.
   const auto src = unbroadcast_registers(a, Shape{16, 1});
   REQUIRE(src.size() == 16);

@@ -146,7 +146,9 @@ Layout slice(const Layout& parent, int dim);
 std::optional<std::array<int, ir::kMaxRank>> unit_reshape_dims(const ir::Shape& from, const ir::Shape& to);
 
 /// The layout of `to` when it is `from` with unit dimensions inserted or
-/// removed (same elements, same registers); nullopt for any other reshape.
+/// removed (same elements, same registers: same_registers holds); nullopt for
+/// any other reshape. Registers and threads that pad a removed unit dimension
+/// pad the innermost non-unit dimension of `to`.
 std::optional<Layout> reshape_units(const Layout& from, const ir::Shape& to);
 
 /// Inverse of a broadcast: for a broadcast from `from_shape` (its rank may be
