@@ -12,7 +12,8 @@
 namespace gpu_test {
 
 /// Compares `n` elements of type `Host`: bit-exact when tol == 0 (NaN matches NaN), else
-/// |a - b| <= tol * max(1, |b|). Returns the number of mismatches; the first one goes to `first`.
+/// a == b (infinities of one sign match) or |a - b| <= tol * max(1, |b|). Returns the number of
+/// mismatches; the first one goes to `first`.
 template <class Host, bool IsFloat>
 size_t compare_host(const void* gpu, const void* interp, size_t n, double tol, std::string* first) {
   const Host* a = static_cast<const Host*>(gpu);
@@ -26,7 +27,7 @@ size_t compare_host(const void* gpu, const void* interp, size_t n, double tol, s
         if (!ok) ok = std::isnan(static_cast<double>(a[i])) && std::isnan(static_cast<double>(b[i]));
     } else {
       const double x = static_cast<double>(a[i]), y = static_cast<double>(b[i]);
-      ok = (std::isnan(x) && std::isnan(y)) || std::fabs(x - y) <= tol * std::max(1.0, std::fabs(y));
+      ok = (std::isnan(x) && std::isnan(y)) || x == y || std::fabs(x - y) <= tol * std::max(1.0, std::fabs(y));  // x == y: equal infinities
     }
     if (!ok && bad++ == 0 && first)
       *first = "element " + std::to_string(i) + ": gpu " + std::to_string(static_cast<double>(a[i])) + ", interpreter " +
