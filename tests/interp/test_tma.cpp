@@ -508,7 +508,8 @@ TEST_CASE("descriptor_store with add, min and max reductions combines with memor
     SUBCASE(("bf16 " + rn).c_str()) { reduce_case<dsl::bf16>(red, float_combine<dsl::bf16>(red), fgen); }
     SUBCASE(("f16 " + rn).c_str()) { reduce_case<dsl::f16>(red, float_combine<dsl::f16>(red), fgen); }
     SUBCASE(("i32 " + rn).c_str()) { reduce_case<dsl::i32>(red, int_combine<dsl::i32>(red), igen); }
-    SUBCASE(("i64 " + rn).c_str()) { reduce_case<dsl::i64>(red, int_combine<dsl::i64>(red), igen); }
+    if (red != dsl::Reduce::add)  // the TMA unit has no i64 add (a UserError, tests/error)
+      SUBCASE(("i64 " + rn).c_str()) { reduce_case<dsl::i64>(red, int_combine<dsl::i64>(red), igen); }
   }
   SUBCASE("bf16 add rounds in bf16: 1 + 2^-9 stays 1") {
     Buffer mem(DType::bf16, 8), v(DType::bf16, 8);
