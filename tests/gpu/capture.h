@@ -1,11 +1,15 @@
 // A CUDA graph capture on one stream that ends on every path and destroys what it produced (GPU tests).
 #pragma once
 
+#include <doctest/doctest.h>
+
 #include <string>
 
 #include "driver_api.h"
 #include "tilejit/error.h"
+#include "tilejit/config.h"
 #include "tilejit/runtime/driver.h"
+#include "tilejit/runtime/memory.h"
 
 namespace gpu_test {
 
@@ -30,6 +34,23 @@ struct Capture {
     if (graph) d.cuGraphDestroy(graph);
   }
 };
+
+/// Without a GPU: compiles `k` for `cfg` with NVRTC (there is nothing to capture on) and returns true.
+template <class K>
+bool compiled_only(const K& k, const tilejit::Config& cfg) {
+  if (tilejit::has_gpu()) return false;
+  k.warmup({cfg});
+  MESSAGE("no GPU: compiled only");
+  return true;
+}
+
+/// A new non-blocking stream in the current context (made current first when there is none).
+inline CUstream new_stream() {
+  tilejit::ensure_context();
+  CUstream s = nullptr;
+  TILEJIT_CHECK_CU(tilejit::detail::driver().cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+  return s;
+}
 
 /// Runs `launch` while stream `s` is being captured and ends the capture. Returns the message of the
 /// UserError that refused the launch, or "" when it was not refused (the capture stays valid either way).

@@ -13,15 +13,9 @@ TEST_CASE("gpu: a compile during CUDA graph capture is refused; after warmup the
     descriptor_store(y, {program_id(0) * B, 0}, t * a);
   });
   const Config cfg{{"B", 32}};
-  if (!on_gpu()) {
-    k.warmup({cfg});  // compiles with NVRTC; there is nothing to capture on
-    MESSAGE("no GPU: compiled only");
-    return;
-  }
+  if (compiled_only(k, cfg)) return;
   auto& d = tilejit::detail::driver();
-  tilejit::ensure_context();
-  CUstream s = nullptr;
-  TILEJIT_CHECK_CU(d.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+  CUstream s = new_stream();
   const int64_t rows = 96, cols = 64;
   std::vector<float> host(static_cast<size_t>(rows * cols));
   for (size_t i = 0; i < host.size(); ++i) host[i] = static_cast<float>(i % 97) - 40.0f;
@@ -70,15 +64,9 @@ TEST_CASE("gpu: a TensorArray kernel is captured after one launch; graphs keep t
     descriptor_store(y, {program_id(0) * 8, 0}, t * 2.0f);
   });
   const Config cfg{};
-  if (!on_gpu()) {
-    k.warmup({cfg});
-    MESSAGE("no GPU: compiled only");
-    return;
-  }
+  if (compiled_only(k, cfg)) return;
   auto& d = tilejit::detail::driver();
-  tilejit::ensure_context();
-  CUstream s = nullptr;
-  TILEJIT_CHECK_CU(d.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+  CUstream s = new_stream();
   const auto stream = reinterpret_cast<tilejit::Stream>(s);
   constexpr int64_t kTileElems = 8 * 32;
   // Four source tiles (the fourth replaces the third later) and one output of three tiles.
@@ -160,8 +148,7 @@ TEST_CASE("gpu: a TensorArray kernel is captured after one launch; graphs keep t
   check_y({0, 1, 2}, "first graph after the change");
 
   // Back and forth between two arrays on two streams: every launch reads its own descriptors.
-  CUstream s2 = nullptr;
-  TILEJIT_CHECK_CU(d.cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING));
+  CUstream s2 = new_stream();
   for (int i = 0; i < 20; ++i) {
     const bool odd = i % 2 != 0;
     k.launch(odd ? reinterpret_cast<tilejit::Stream>(s2) : stream, dim3(3), cfg, odd ? first : changed, Y);

@@ -1150,22 +1150,30 @@ TEST_CASE("jagged: rows past the sequence end read zero, stores past it are drop
   CHECK(bad == 0);
 }
 
+namespace {
+// A kernel that stores a 2 x 8 tile of zeros at row 0 of a.rows(offsets[0], offsets[1]), and one program of
+// a kernel over a [10, 8] f32 tensor and a tensor of two row offsets.
+auto zeros_into_rows(const std::string& name) {
+  return tilejit::kernel(name, [](dsl::Tensor<dsl::f32, 2> a, dsl::Tensor<dsl::i64, 1> offsets) {
+    using namespace tilejit::dsl;
+    // Copy-initialised: Scalar<i32>(0) would select Value's explicit NodeId constructor.
+    const Scalar<i32> first = 0, second = 1;
+    descriptor_store(a.rows(load(offsets, first), load(offsets, second)), {0, 0}, zeros<float>({2, 8}));
+  });
+}
+template <class K>
+void run_rows_kernel(const K& k, Buffer& x, Buffer& o) {
+  tilejit::interp::run(*k.trace(Config{}), dim3(1), std::vector<tilejit::KernelArg>{tensor_arg(x.arg({10, 8})), tensor_arg(o.arg1())});
+}
+}  // namespace
+
 TEST_CASE("a view reaching outside its argument is a UserError for TMA and pointer access") {
   Buffer x(DType::f32, 10 * 8), o(DType::i64, 2);
   o.seti(0, 6);
   o.seti(1, 12);  // rows 6..11 of a 10-row tensor
   SUBCASE("TMA") {
-    auto k = tilejit::kernel("view_oob", [](dsl::Tensor<dsl::f32, 2> a, dsl::Tensor<dsl::i64, 1> offsets) {
-      using namespace tilejit::dsl;
-      // Copy-initialised: Scalar<i32>(0) would select Value's explicit NodeId constructor.
-      const Scalar<i32> first = 0, second = 1;
-      auto v = a.rows(load(offsets, first), load(offsets, second));
-      descriptor_store(v, {0, 0}, zeros<float>({2, 8}));
-    });
-    expect_user_error(
-        [&] {
-          tilejit::interp::run(*k.trace(Config{}), dim3(1), std::vector<tilejit::KernelArg>{tensor_arg(x.arg({10, 8})), tensor_arg(o.arg1())});
-        },
+    auto k = zeros_into_rows("view_oob");
+    expect_user_error([&] { run_rows_kernel(k, x, o); },
         {"descriptor_store", "a view of arg0 reaches outside the tensor argument"});
   }
   SUBCASE("pointer") {
@@ -1176,10 +1184,7 @@ TEST_CASE("a view reaching outside its argument is a UserError for TMA and point
       auto v = a.rows(load(offsets, first), load(offsets, second));
       store(v, arange(0, 48), 1.0f);  // the view's extent is 48 elements but only 32 exist
     });
-    expect_user_error(
-        [&] {
-          tilejit::interp::run(*k.trace(Config{}), dim3(1), std::vector<tilejit::KernelArg>{tensor_arg(x.arg({10, 8})), tensor_arg(o.arg1())});
-        },
+    expect_user_error([&] { run_rows_kernel(k, x, o); },
         {"store: unmasked access outside a view of arg0", "element offset 32", "offsets 0..31"});
     for (int64_t i = 0; i < x.size(); ++i) REQUIRE(x.getf(i) == 0.0);  // a failing store writes nothing
   }
@@ -1190,16 +1195,8 @@ TEST_CASE("rows(start, end) with end before start, and make_view with a negative
   o.seti(0, 7);
   o.seti(1, 3);  // end before start
   SUBCASE("rows") {
-    auto k = tilejit::kernel("rows_backwards", [](dsl::Tensor<dsl::f32, 2> a, dsl::Tensor<dsl::i64, 1> offsets) {
-      using namespace tilejit::dsl;
-      const Scalar<i32> first = 0, second = 1;
-      auto v = a.rows(load(offsets, first), load(offsets, second));
-      descriptor_store(v, {0, 0}, zeros<float>({2, 8}));
-    });
-    expect_user_error(
-        [&] {
-          tilejit::interp::run(*k.trace(Config{}), dim3(1), std::vector<tilejit::KernelArg>{tensor_arg(x.arg({10, 8})), tensor_arg(o.arg1())});
-        },
+    auto k = zeros_into_rows("rows_backwards");
+    expect_user_error([&] { run_rows_kernel(k, x, o); },
         {"test_tma.cpp:", "rows(start, end): end is before start", "start 7, end 3", "in program (0, 0, 0)", "end >= start"});
   }
   SUBCASE("make_view") {
@@ -1210,10 +1207,7 @@ TEST_CASE("rows(start, end) with end before start, and make_view with a negative
       auto v = make_view(a, 0, {n, Index(8)}, {Index(8), Index(1)});
       descriptor_store(v, {0, 0}, zeros<float>({2, 8}));
     });
-    expect_user_error(
-        [&] {
-          tilejit::interp::run(*k.trace(Config{}), dim3(1), std::vector<tilejit::KernelArg>{tensor_arg(x.arg({10, 8})), tensor_arg(o.arg1())});
-        },
+    expect_user_error([&] { run_rows_kernel(k, x, o); },
         {"make_view: the size of dimension 0 is negative", "-4", ">= 0"});
   }
   for (int64_t i = 0; i < x.size(); ++i) REQUIRE(x.getf(i) == 0.0);
