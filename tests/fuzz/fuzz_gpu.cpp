@@ -69,8 +69,15 @@ struct Counts {
   uint64_t programs = 0, mismatches = 0, faults = 0, compile_failures = 0, refused = 0;
 };
 
+// The program's C++ needs its trace, which may be what failed: then the failure stands in for it.
 void report(const Case& c, const char* what) {
-  std::printf("FAIL seed %llu: %s: %s\n%s\n", static_cast<unsigned long long>(c.p.seed), what, c.why.c_str(), c.p.cpp().c_str());
+  std::string cpp;
+  try {
+    cpp = c.p.cpp();
+  } catch (const std::exception& e) {
+    cpp = std::string("(no C++: tracing fails: ") + e.what() + ")";
+  }
+  std::printf("FAIL seed %llu: %s: %s\n%s\n", static_cast<unsigned long long>(c.p.seed), what, c.why.c_str(), cpp.c_str());
   std::fflush(stdout);
 }
 
@@ -116,6 +123,9 @@ int main(int argc, char** argv) {
       } catch (const std::exception& e) {
         c.status = Case::failed;
         c.why = e.what();
+      } catch (...) {  // the pool's loop body must not throw
+        c.status = Case::failed;
+        c.why = "an exception not derived from std::exception";
       }
     });
     for (Case& c : batch) {
