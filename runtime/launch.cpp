@@ -342,7 +342,7 @@ Entry& entry_for(const KernelBase& k, const Config& config, std::span<const uint
     TILEJIT_CHECK_CU(d.cuFuncSetAttribute(e->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem));
   }
   for (const auto& hd : e->gen.plan.descriptors)
-    e->desc_loc.push_back(hd.first_use != ir::kNoNode ? e->graph->location(hd.first_use) : e->graph->kernel_location);
+    e->desc_loc.push_back(hd.first_use.file.empty() ? e->graph->kernel_location : hd.first_use);
   e->desc_cache = std::make_unique<CachedDescriptor[]>(e->gen.plan.descriptors.size());
   for (const codegen::ArgSlot& slot : e->gen.plan.slots) {
     const auto align = static_cast<size_t>(slot.align);

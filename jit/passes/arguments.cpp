@@ -113,7 +113,7 @@ ArgumentPlan plan_arguments(const ir::Graph& g, const TmaPlan& tma, const SmemPl
     h.estride = d->estride;
     h.fill = d->fill;
     h.swizzle = d->swizzle_code();
-    h.first_use = d->first_use;
+    if (d->first_use != ir::kNoNode) h.first_use = g.location(d->first_use);
     h.used_by_store = d->used_by_store;
     plan.descriptors.push_back(h);
   }

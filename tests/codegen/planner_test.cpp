@@ -504,3 +504,21 @@ TEST_CASE("a dot left on CUDA cores is a performance note naming its line and th
   CHECK(small.notes[0].find("M=32 is not a multiple of 64") != std::string::npos);
   CHECK(tilejit::codegen::generate(*k.trace(Config{{"BM", 64}})).notes.empty());
 }
+
+TEST_CASE("host descriptors carry the source line of their first use, not a node id of the lowered graph") {
+  // Lowering adds nodes (layouts, conversions, the pipeline), so the first use's node id in the lowered
+  // graph may be past the end of the traced graph the runtime keeps: the plan holds the location itself.
+  auto k = tilejit::kernel("desc_location", [](Tensor<f32, 2> x, Tensor<f32, 2> y) {
+    auto t = descriptor_load(x, {program_id(0) * 16, 0}, {16, 32});
+    for (int i = 0; i < 8; ++i) t = t * 2.0f + sum(t, 1).expand_dims<1>();
+    op_line = __LINE__; descriptor_store(y, {program_id(0) * 16, 0}, t);
+  });
+  const auto traced = k.trace(Config{});
+  const tilejit::codegen::GeneratedKernel gen = tilejit::codegen::generate(*traced);
+  REQUIRE(gen.plan.descriptors.size() == 2);
+  for (const auto& hd : gen.plan.descriptors) {
+    CHECK(hd.first_use.file.ends_with("planner_test.cpp"));
+    CHECK(hd.first_use.line >= static_cast<uint32_t>(op_line - 2));
+    CHECK(hd.first_use.line <= static_cast<uint32_t>(op_line));
+  }
+}

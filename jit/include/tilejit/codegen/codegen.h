@@ -26,7 +26,9 @@ struct HostDescriptor {
   std::array<int32_t, ir::kMaxRank> estride{};  ///< outermost first
   int fill = 0;                    ///< 0 zero, 1 NaN-request-zero-FMA
   int swizzle = 0;                 ///< 0 none, 1 32B, 2 64B, 3 128B
-  ir::NodeId first_use = ir::kNoNode;  ///< for error messages (source line of the op)
+  /// The source line of the op that first uses it (error messages). A location, not a node id: the
+  /// node ids of the lowered graph the plan was made from are not those of the traced graph.
+  ir::Location first_use;
   bool used_by_store = false;          ///< a TMA store uses it (the store extent rule applies)
 };
 
