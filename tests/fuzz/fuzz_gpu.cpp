@@ -6,13 +6,17 @@
 //
 // A failing program is printed with its seed and its C++. A fault leaves the CUDA context unusable: the
 // driver then prints the seed, its C++ and the seed to resume from, and exits with status 3.
+#include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include "compare.h"
 #include "program.h"
@@ -65,6 +69,39 @@ struct Case {
   std::string why;
 };
 
+// Where the run is, for a crash that no exception reports (a signal): the seeds of the batch and the phase.
+std::atomic<uint64_t> g_first{0}, g_last{0};
+std::atomic<const char*> g_phase{"starting"};
+
+void write_str(const char* s) {
+  ssize_t r = ::write(STDOUT_FILENO, s, std::strlen(s));
+  (void)r;
+}
+
+void write_u64(uint64_t v) {
+  char buf[24];
+  int i = sizeof buf;
+  buf[--i] = 0;
+  do buf[--i] = static_cast<char>('0' + v % 10);
+  while ((v /= 10) != 0 && i > 0);
+  write_str(buf + i);
+}
+
+// Async-signal-safe: write(2) only, then the default action (the exit status still says which signal).
+extern "C" void on_crash(int sig) {
+  write_str("fuzz_gpu: crashed (signal ");
+  write_u64(static_cast<uint64_t>(sig));
+  write_str(") while ");
+  write_str(g_phase.load());
+  write_str(" seeds ");
+  write_u64(g_first.load());
+  write_str("..");
+  write_u64(g_last.load());
+  write_str("\n");
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
 struct Counts {
   uint64_t programs = 0, mismatches = 0, faults = 0, compile_failures = 0, refused = 0;
 };
@@ -85,6 +122,10 @@ void report(const Case& c, const char* what) {
 
 int main(int argc, char** argv) {
   const Options opt = parse(argc, argv);
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // a crash loses no finished line
+  std::signal(SIGSEGV, on_crash);
+  std::signal(SIGABRT, on_crash);
+  std::signal(SIGBUS, on_crash);
   const bool gpu = tilejit::has_gpu();
   std::printf("fuzz_gpu: seeds %llu.. (%llu programs, %.0f s at most) %s\n", static_cast<unsigned long long>(opt.seed_begin),
               static_cast<unsigned long long>(opt.count), opt.seconds,
@@ -96,12 +137,16 @@ int main(int argc, char** argv) {
   const uint64_t end = opt.seed_begin + opt.count;
   while (seed < end && elapsed() < opt.seconds) {
     std::vector<Case> batch;
+    g_phase = "generating";
+    g_first = seed;
+    g_last = std::min(end, seed + opt.batch) - 1;
     for (; seed < end && batch.size() < opt.batch; ++seed) {
       batch.emplace_back();
       batch.back().p = tilejit::fuzz::make_program(seed);
     }
     // Inputs on this thread (it holds the CUDA context), then trace, compile and interpret in parallel
     // (the interpreter's copies are the reference).
+    g_phase = "compiling and interpreting";
     for (Case& c : batch) {
       c.host = std::make_unique<tilejit::fuzz::HostTensors>(c.p);
       if (!gpu) continue;
@@ -140,6 +185,8 @@ int main(int argc, char** argv) {
         continue;
       }
       if (!gpu) continue;
+      g_phase = "launching and comparing";
+      g_first = g_last = c.p.seed;
       try {
         tilejit::runtime::launch(*c.p.kernel, nullptr, c.p.grid, c.p.config, c.p.args(c.dev_data));
         tilejit::synchronize(nullptr);
