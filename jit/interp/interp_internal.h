@@ -139,6 +139,19 @@ inline double fmax_nan(double x, double y) {
   return x > y ? x : y;
 }
 
+/// minNum / maxNum: a NaN operand gives the other operand (two NaNs give NaN); -0 orders below +0.
+/// What the TMA unit's min and max reductions do (measured on an H100, docs/tma_hardware.md).
+inline double fmin_num(double x, double y) {
+  if (std::isnan(x)) return y;
+  if (std::isnan(y)) return x;
+  return fmin_nan(x, y);
+}
+inline double fmax_num(double x, double y) {
+  if (std::isnan(x)) return y;
+  if (std::isnan(y)) return x;
+  return fmax_nan(x, y);
+}
+
 // ---- narrow floats ----------------------------------------------------------------
 
 /// f16 bit pattern -> value (table built once from ir::f16_bits_to_double).

@@ -292,8 +292,8 @@ void eval_tma_store(const ir::Graph& g, const TensorValue& t, std::span<const in
         std::byte* q = base + off * es;
         double x = v[lane];
         if (reduce == 1) x = round_arith(T, read_float<T>(q) + x);
-        else if (reduce == 2) x = fmin_nan(read_float<T>(q), x);
-        else if (reduce == 3) x = fmax_nan(read_float<T>(q), x);
+        else if (reduce == 2) x = fmin_num(read_float<T>(q), x);  // the TMA unit ignores a NaN operand
+        else if (reduce == 3) x = fmax_num(read_float<T>(q), x);
         write_float<T>(q, x);
       });
     } else {

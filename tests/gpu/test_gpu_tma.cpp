@@ -214,3 +214,37 @@ TEST_CASE("gpu: TMA reduce-add store accumulates across programs") {
   for (size_t i = 0; i < 64 * 32; ++i) x.host_data()[i] = std::floor(x.host_data()[i]);
   run_both(k, dim3(4), Config{}, 0, x, y);
 }
+
+namespace {
+// y = min or max(y, x) through a TMA reduction, NaN on either side: x holds NaN in every fifth element and
+// its box hangs 32 columns past the tensor (NaN fill); y holds NaN in every third element.
+template <class T, Reduce Red>
+void nan_reduce_case() {
+  auto k = tilejit::kernel("nan_reduce", [](Tensor<T, 2> x, Tensor<T, 2> y) {
+    descriptor_store(y, {0, 0}, descriptor_load(x, {0, 32}, {8, 64}, {}, Fill::nan), Red);
+  });
+  Twin<T, 2> x({8, 64}), y({8, 64});
+  x.randomize(11);
+  y.randomize(12);
+  using Host = std::remove_pointer_t<decltype(x.host_data())>;
+  const Host nan = Host(std::numeric_limits<float>::quiet_NaN());
+  for (size_t i = 0; i < 8 * 64; i += 5) x.host_data()[i] = nan;
+  for (size_t i = 0; i < 8 * 64; i += 3) y.host_data()[i] = nan;
+  run_both(k, dim3(1), Config{}, 0, x, y);
+  // The interpreter's side, checked on its own: a number survives next to a NaN, two NaNs stay NaN.
+  const auto v = [&](size_t i) { return static_cast<double>(y.host_data()[i]); };
+  CHECK(!std::isnan(v(6)));   // y NaN, x (element 38) a number
+  CHECK(!std::isnan(v(8)));   // y a number, x (element 40) NaN
+  CHECK(!std::isnan(v(40)));  // y a number, x's column 72 is past the tensor: NaN fill
+  CHECK(std::isnan(v(3)));    // both NaN (x element 35)
+  CHECK(std::isnan(v(45)));   // both NaN (fill)
+}
+}  // namespace
+
+TEST_CASE("gpu: TMA float min and max reductions ignore a NaN operand (minNum / maxNum)") {
+  // sm_90's TMA min / max take f16 and bf16 among the floats (f32 is a UserError).
+  SUBCASE("bf16 min") { nan_reduce_case<bf16, Reduce::min>(); }
+  SUBCASE("bf16 max") { nan_reduce_case<bf16, Reduce::max>(); }
+  SUBCASE("f16 min") { nan_reduce_case<f16, Reduce::min>(); }
+  SUBCASE("f16 max") { nan_reduce_case<f16, Reduce::max>(); }
+}

@@ -16,7 +16,8 @@ namespace tilejit::dsl {
 enum class Placement : int { automatic = 0, host = 1, device = 2 };
 /// Value of TMA-loaded elements outside the tensor.
 enum class Fill : int { zero = 0, nan = 1 };
-/// What a TMA store does with the values already in memory.
+/// What a TMA store does with the values already in memory. For floats, min and max take the number
+/// when one operand is NaN (IEEE minNum / maxNum, as the TMA unit does); two NaNs give NaN.
 enum class Reduce : int { none = 0, add = 1, min = 2, max = 3 };
 /// How TensorArray::at prefetches an element's descriptors (ir::ArrayPrefetch).
 using Prefetch = ir::ArrayPrefetch;
