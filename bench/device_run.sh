@@ -6,6 +6,7 @@
 # machine: add -DPython_EXECUTABLE=<python of that version, with nanobind> to the cmake line (samples/python).
 # PARTS selects sections (default: all of them), so that the whole run can be split over several calls of
 # a machine with a time limit per call: tests sanitizer torch fuzz bench.
+# FUZZ_BEGIN / FUZZ_END (default 0 / 10000) pick the fuzzer's seeds and FUZZ_SECONDS (default 300) bounds its time.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PARTS=${PARTS:-tests sanitizer torch fuzz bench}
@@ -48,7 +49,7 @@ echo "== fuzz: random programs on the GPU and in the interpreter (tests/fuzz, do
 # resume from, and a new process goes on from there.
 fuzz="$BUILD/tests/fuzz/fuzz_gpu"
 : >"$OUT/fuzz.txt"
-begin=0; end=10000; restarts=0
+begin=${FUZZ_BEGIN:-0}; end=${FUZZ_END:-10000}; restarts=0  # seeds [begin, end)
 while [ "$begin" -lt "$end" ] && [ "$restarts" -le 5 ]; do
   "$fuzz" --seed-begin "$begin" --count $((end - begin)) --seconds "${FUZZ_SECONDS:-300}" >>"$OUT/fuzz.txt" 2>&1
   rc=$?
@@ -122,5 +123,7 @@ echo "================ summary ================"
 printf '%s\n' "${summary[@]}"
 # Text tables here; CSV and PNG charts (matplotlib) in $OUT/report. From a saved copy of $OUT elsewhere:
 #   python3 bench/report.py --from SAVED_OUT --write docs/bench
-python3 bench/report.py --from "$OUT" --write "$OUT/report"
-if want bench; then echo; echo "disk cache after the bench_launch runs:"; cat "$OUT/cache_stats.txt"; fi
+if want bench; then
+  python3 bench/report.py --from "$OUT" --write "$OUT/report"
+  echo; echo "disk cache after the bench_launch runs:"; cat "$OUT/cache_stats.txt"
+fi

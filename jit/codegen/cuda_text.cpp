@@ -135,7 +135,8 @@ std::string cast(const std::string& x, DType from, DType to) {
     return "(" + x + " != 0)";
   }
   if (from == DType::i1) {
-    if (ir::is_float(to)) return cast("(" + x + " ? 1 : 0)", DType::i32, to);
+    if (to == DType::f64) return "(" + x + " ? 1.0 : 0.0)";
+    if (ir::is_float(to)) return cast("(" + x + " ? 1.0f : 0.0f)", DType::f32, to);
     return "static_cast<" + reg_type(to) + ">(" + x + ")";
   }
   if (!ir::is_float(from) && !ir::is_float(to)) return "static_cast<" + reg_type(to) + ">(" + x + ")";
@@ -153,14 +154,18 @@ std::string cast(const std::string& x, DType from, DType to) {
     throw InternalError("cast: unexpected integer type");
   }
   if (!ir::is_float(from)) {
-    // Integer -> float, rounding once.
+    // Integer -> float, rounding once. A narrower float goes through f32 rounded to odd (exact for 8-bit
+    // integers), never through f64: no double arithmetic, and ptxas of CUDA 13.0 was seen to reuse one
+    // element's f64 -> f32 conversion for the next one in that path (docs/testing.md, seed 19684).
     const bool wide = from == DType::i64;
     switch (to) {
       case DType::f32: return std::string(wide ? "__ll2float_rn(" : "static_cast<float>(") + x + ")";
       case DType::f64: return std::string(wide ? "__ll2double_rn(" : "static_cast<double>(") + x + ")";
       default: {
-        const std::string d = wide ? "tj::i64_to_f64_odd(" + x + ")" : "static_cast<double>(" + x + ")";
-        return cast(d, DType::f64, to);
+        const std::string f = from == DType::i32 ? "tj::i32_to_f32_odd(" + x + ")"
+                              : wide             ? "tj::i64_to_f32_odd(" + x + ")"
+                                                 : "static_cast<float>(" + x + ")";
+        return cast(f, DType::f32, to);
       }
     }
   }

@@ -476,6 +476,17 @@ std::vector<EmitCase> make_cases() {
         descriptor_store(o9, {0, 0}, t.to<i64>().to<bf16>());
       },
       Config{});
+  add("int_to_narrow", "integers and bools to f16 / bf16 / fp8 through f32 rounded to odd, never through f64",
+      [](Tensor<i32, 2> x, Tensor<i64, 2> xl, Tensor<f16, 2> o1, Tensor<bf16, 2> o2, Tensor<f8e5m2, 2> o3,
+         Tensor<f8e4m3, 2> o4, Tensor<bf16, 2> o5) {
+        auto t = descriptor_load(x, {0, 0}, {16, 32});
+        descriptor_store(o1, {0, 0}, t.to<f16>());
+        descriptor_store(o2, {0, 0}, t.to<bf16>());
+        descriptor_store(o3, {0, 0}, (t < 0).to<f8e5m2>());
+        descriptor_store(o4, {0, 0}, t.to<i8>().to<f8e4m3>());
+        descriptor_store(o5, {0, 0}, descriptor_load(xl, {0, 0}, {16, 32}).to<bf16>());
+      },
+      Config{}.warps(2));
   add("int_wrap", "i32 arithmetic wraps; division and remainder",
       [](Tensor<i32, 1> x, Tensor<i32, 1> y) {
         auto t = descriptor_load(x, {0}, {256});

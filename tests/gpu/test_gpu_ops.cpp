@@ -283,3 +283,33 @@ TEST_CASE("gpu: reductions and dot and control flow") {
     run_both(k, dim3(2), Config{}, 0, x, y);
   }
 }
+
+TEST_CASE("gpu: integers and bools to f16, bf16 and fp8 round once (random-program seed 19684)") {
+  // 8 elements per thread (two warps, a 16 x 32 tile), as in the program where ptxas gave one element of a
+  // bool -> f8e5m2 conversion its neighbour's value in the old f64 path. Integers up to 3e6 in magnitude
+  // round in every target type; f16 and fp8 overflow.
+  auto k = tilejit::kernel("int_to_narrow", [](Tensor<i32, 2> x, Tensor<i64, 2> xl, Tensor<f16, 2> o1, Tensor<bf16, 2> o2,
+                                               Tensor<f8e5m2, 2> o3, Tensor<f8e4m3, 2> o4, Tensor<bf16, 2> o5) {
+    auto m = program_id(0) * 16;
+    auto t = descriptor_load(x, {m, 0}, {16, 32});
+    descriptor_store(o1, {m, 0}, t.to<f16>());
+    descriptor_store(o2, {m, 0}, t.to<bf16>());
+    descriptor_store(o3, {m, 0}, (t < 0).to<f8e5m2>());
+    descriptor_store(o4, {m, 0}, t.to<i8>().to<f8e4m3>());
+    descriptor_store(o5, {m, 0}, (descriptor_load(xl, {m, 0}, {16, 32}) * 1000003).to<bf16>());
+  });
+  Twin<i32, 2> x({64, 32});
+  Twin<i64, 2> xl({64, 32});
+  Twin<f16, 2> o1({64, 32});
+  Twin<bf16, 2> o2({64, 32}), o5({64, 32});
+  Twin<f8e5m2, 2> o3({64, 32});
+  Twin<f8e4m3, 2> o4({64, 32});
+  x.randomize(31, -3e6, 3e6);
+  xl.randomize(32, -3e6, 3e6);
+  o1.fill_byte(0);
+  o2.fill_byte(0);
+  o3.fill_byte(0);
+  o4.fill_byte(0);
+  o5.fill_byte(0);
+  run_both(k, dim3(4), Config{}.warps(2), 0, x, xl, o1, o2, o3, o4, o5);
+}

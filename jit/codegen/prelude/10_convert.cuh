@@ -78,6 +78,19 @@ __device__ __forceinline__ float f64_to_f32_odd(double x) {
 __device__ __forceinline__ e4m3_t f64_to_e4m3(double x) { return f32_to_e4m3(f64_to_f32_odd(x)); }
 __device__ __forceinline__ e5m2_t f64_to_e5m2(double x) { return f32_to_e5m2(f64_to_f32_odd(x)); }
 
+/// Integer -> f32 rounded to odd (the sticky bit of the dropped low bits): rounding the result again to a
+/// format of at most 22 mantissa bits (f16, bf16, fp8) gives the correctly rounded integer.
+__device__ __forceinline__ float i32_to_f32_odd(int x) {
+  float r = __int2float_rz(x);
+  if (__float2int_rz(r) != x) r = __uint_as_float(__float_as_uint(r) | 1u);
+  return r;
+}
+__device__ __forceinline__ float i64_to_f32_odd(long long x) {
+  float r = __ll2float_rz(x);
+  if (__float2ll_rz(r) != x) r = __uint_as_float(__float_as_uint(r) | 1u);
+  return r;
+}
+
 /// i64 -> f64 rounded to odd, for a later single rounding to a narrower float.
 __device__ __forceinline__ double i64_to_f64_odd(long long x) {
   double r = __ll2double_rz(x);
