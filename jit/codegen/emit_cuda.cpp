@@ -237,15 +237,20 @@ void Emitter::emit_node(NodeId id) {
 void Emitter::emit_elementwise(NodeId id) {
   const ir::Node& n = g_.node(id);
   const auto ops = g_.operands(id);
+  // A value constant over runs of k registers is computed from the operands of each run's first
+  // register: the compiler then folds the k copies into one (one compare per vector of a mask).
+  const int k = uniform(id) ? 1 : passes::register_constancy(L_.layout, L_.axes, g_, id);
+  const std::string i = k > 1 ? "i - i % " + str(k) : "i";
+  const auto arg = [&](int j) { return at(ops[static_cast<size_t>(j)], i); };
   std::string e;
   if (n.op == Op::Cast) {
-    e = cast(at(ops[0]), g_.node(ops[0]).dtype, n.dtype);
+    e = cast(arg(0), g_.node(ops[0]).dtype, n.dtype);
   } else if (n.op == Op::Where) {
-    e = "(" + at(ops[0]) + " ? " + at(ops[1]) + " : " + at(ops[2]) + ")";
+    e = "(" + arg(0) + " ? " + arg(1) + " : " + arg(2) + ")";
   } else if (ops.size() == 2) {
-    e = detail::binary(n.op, g_.node(ops[0]).dtype, at(ops[0]), at(ops[1]));
+    e = detail::binary(n.op, g_.node(ops[0]).dtype, arg(0), arg(1));
   } else if (ops.size() == 1) {
-    e = detail::unary(n.op, n.dtype, at(ops[0]));
+    e = detail::unary(n.op, n.dtype, arg(0));
   } else {
     throw InternalError("emitter: unexpected op " + std::string(ir::name_of(n.op)));
   }
@@ -253,7 +258,7 @@ void Emitter::emit_elementwise(NodeId id) {
     line("const " + decl(id) + " = " + e + ";", id);
     return;
   }
-  line(decl_stmt(id), id);
+  line(decl_stmt(id) + "  // " + note(id) + (k > 1 ? ", constant over runs of " + str(k) + " registers" : ""));
   element_loop(id, false, false, {var(id) + "[i] = " + e + ";"});
 }
 

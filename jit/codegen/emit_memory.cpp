@@ -19,10 +19,13 @@ void Emitter::emit_load(NodeId id) {
   if (v > 1) {
     // Vectors of v consecutive elements: contiguous, aligned and under one mask value (axis analysis).
     line(decl_stmt(id) + "  // " + note(id) + ", " + str(v) + " elements per access");
+    // A fill value constant over the vector is merged word by word (tj::ldg_or), else element by element.
+    const bool one_fill = masked && (uniform(ops[3]) || passes::register_constancy(L_.layout, L_.axes, g_, ops[3]) >= v);
     vector_loop(id, v, [&] {
-      const std::string ld = "tj::ldg<" + str(v) + ">(&" + var(id) + "[i], " + p + " + " + at(ops[1]) + ");";
-      if (!masked) return line(ld);
-      line("if (" + at(ops[2]) + ") " + ld);
+      const std::string to = "&" + var(id) + "[i], " + p + " + " + at(ops[1]);
+      if (!masked) return line("tj::ldg<" + str(v) + ">(" + to + ");");
+      if (one_fill) return line("tj::ldg_or<" + str(v) + ">(" + to + ", " + at(ops[2]) + ", " + at(ops[3]) + ");");
+      line("if (" + at(ops[2]) + ") tj::ldg<" + str(v) + ">(" + to + ");");
       line("else for (int j = 0; j < " + str(v) + "; ++j) " + var(id) + "[i + j] = " + at(ops[3], "i + j") + ";");
     });
     return;

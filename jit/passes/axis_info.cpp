@@ -215,4 +215,13 @@ int vector_width(const ir::Graph& g, const Layout& layout, const std::vector<Axi
   return static_cast<int>(pow2_floor(std::max<int64_t>(v, 1)));
 }
 
+int register_constancy(const Layout& layout, const std::vector<AxisInfo>& axes, const ir::Graph& g, NodeId id) {
+  const ValueLayout& lo = layout.of[static_cast<size_t>(id)];
+  if (lo.kind != ValueLayout::Distributed) return 1;
+  const int last = g.node(id).shape.rank - 1;
+  if (last < 0) return 1;
+  const int64_t k = std::min<int64_t>(lo.dist.vector_width(), axes[static_cast<size_t>(id)].constancy[static_cast<size_t>(last)]);
+  return static_cast<int>(pow2_floor(std::max<int64_t>(k, 1)));
+}
+
 }  // namespace tilejit::passes

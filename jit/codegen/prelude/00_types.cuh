@@ -99,6 +99,29 @@ __device__ __forceinline__ void stg(S* dst, const T* src) {
   sts<N>(dst, src);
 }
 
+/// A masked ldg: the N elements when `pred`, else N copies of `other` (a storage bit pattern). The choice is
+/// made on whole vector words, so the compiler unpacks narrow elements of one word with plain shifts and
+/// masks (a bf16 -> f32 conversion of a loaded pair is one instruction per element).
+template <int N, class T, class S>
+__device__ __forceinline__ void ldg_or(T* dst, const S* src, bool pred, S other) {
+  constexpr int kBytes = N * static_cast<int>(sizeof(S));
+  constexpr int kWidth = kBytes >= 16 ? 16 : kBytes;
+  constexpr int kPer = kWidth / static_cast<int>(sizeof(S));
+  typedef typename VecOf<kWidth>::type V;
+#pragma unroll
+  for (int i = 0; i < kBytes / kWidth; ++i) {
+    union {
+      V v;
+      S e[kPer];
+    } u;
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) u.e[j] = other;
+    if (pred) u.v = reinterpret_cast<const V*>(src)[i];
+#pragma unroll
+    for (int j = 0; j < kPer; ++j) dst[i * kPer + j] = static_cast<T>(u.e[j]);
+  }
+}
+
 /// The index of this program in the whole grid (x fastest).
 __device__ __forceinline__ unsigned linear_program_id() {
   return blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);

@@ -242,6 +242,12 @@ std::vector<AxisInfo> analyze_axes(const ir::Graph& g, const GraphInfo& info, co
 int vector_width(const ir::Graph& g, const Layout& layout, const std::vector<AxisInfo>& axes,
                  const codegen::Specialization& spec, NodeId id);
 
+/// How many consecutive registers of the block value `id` provably hold one value (1 when none do): the
+/// largest power of two that its innermost dimension is constant over (constancy) and that the layout
+/// holds in consecutive registers along that dimension. The emitter computes such a value once per run
+/// (a mask `cols < n` with n divisible by 16 is one compare per vector, not one per element).
+int register_constancy(const Layout& layout, const std::vector<AxisInfo>& axes, const ir::Graph& g, NodeId id);
+
 // ---- software pipelining -----------------------------------------------------------
 
 /// A K loop whose TMA loads are issued `stages - 1` iterations ahead of their use, into a ring of
