@@ -42,6 +42,14 @@ def emit(bench, impl, ms, nbytes):
 
 
 @triton.jit
+def vector_add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """The Triton tutorial's vector add."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
+@triton.jit
 def tma_copy(x_desc, y_desc, BM: tl.constexpr, BN: tl.constexpr):
     m = tl.program_id(1) * BM  # row-major walk, as bench_tma.cpp
     n = tl.program_id(0) * BN
@@ -354,6 +362,22 @@ def main():
         best = ms if best is None else min(best, ms)
     emit("axpb", "triton", best, nbytes)
     del x, y
+
+    # Vector add, as bench_tma.cpp: two 1 GiB fp32 inputs, one output.
+    n = M * N // 2
+    a = torch.randn(n, device="cuda")
+    b = torch.randn(n, device="cuda")
+    c = torch.empty_like(a)
+    nbytes_v = 3 * n * 4
+    emit("vector_add", "torch", time_ms(lambda: torch.add(a, b, out=c)), nbytes_v)
+    best = None
+    for BLOCK in (1024, 2048, 4096):
+        for warps in (4, 8):
+            ms = time_ms(lambda: vector_add[(triton.cdiv(n, BLOCK),)](a, b, c, n, BLOCK=BLOCK, num_warps=warps))
+            best = ms if best is None else min(best, ms)
+    assert torch.equal(c, a + b)
+    emit("vector_add", "triton", best, nbytes_v)
+    del a, b, c
 
     lengths = jagged_lengths()
     offs = [0]
