@@ -33,12 +33,15 @@ void Emitter::emit_convert(NodeId id) {
     name_[static_cast<size_t>(id)] = name_[static_cast<size_t>(x)];
     return;
   }
-  line("// " + note(id) + ": " + lay(x).dist.str() + " -> " + lay(id).dist.str());
+  const auto padded = L_.smem.conversion_pad.find(id);
+  const int pad = padded == L_.smem.conversion_pad.end() ? 0 : padded->second;
+  line("// " + note(id) + ": " + lay(x).dist.str() + " -> " + lay(id).dist.str() +
+       (pad ? ", rows padded by " + str(pad) + " elements against bank conflicts" : ""));
   open("");
-  auto [p, staged] = shared_source(x, 0);
+  auto [p, staged] = shared_source(x, 0, pad);
   if (staged) sync();
   close();
-  read_chunks(id, p, "through shared memory");
+  read_chunks(id, p, "through shared memory", staged ? pad : 0);
   if (staged) scratch_pending_ = true;
 }
 

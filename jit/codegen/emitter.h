@@ -208,7 +208,8 @@ class Emitter {
 
   /// Copies the registers of `id` to shared memory at `ptr` (row-major, typed by its memory type),
   /// one vector of consecutive elements at a time; replicas and padding write nothing.
-  void write_chunks(NodeId id, const std::string& ptr) { copy_chunks(id, ptr, true); }
+  /// `pad`: elements after each innermost row of the tile (layout::conversion_padding).
+  void write_chunks(NodeId id, const std::string& ptr, int pad = 0) { copy_chunks(id, ptr, true, pad); }
   /// write_chunks into a tile stored as swizzled pieces `swizzle` bytes wide (layout::SharedLayout),
   /// with the address split that allocate_shared planned (`w`): the swizzle's XOR depends on the
   /// thread alone, and every register adds a constant.
@@ -235,19 +236,22 @@ class Emitter {
     close();
   }
   /// Declares the registers of `id` and fills them from shared memory at `ptr`.
-  void read_chunks(NodeId id, const std::string& ptr, const std::string& comment) {
+  void read_chunks(NodeId id, const std::string& ptr, const std::string& comment, int pad = 0) {
     line(decl_stmt(id) + "  // " + comment);
-    fill_chunks(id, ptr);
+    fill_chunks(id, ptr, pad);
   }
-  /// Fills the (declared) registers of `id` from shared memory at `ptr` (row-major).
-  void fill_chunks(NodeId id, const std::string& ptr) { copy_chunks(id, ptr, false); }
-  void copy_chunks(NodeId id, const std::string& ptr, bool to_shared) {
+  /// Fills the (declared) registers of `id` from shared memory at `ptr` (row-major, rows padded by `pad`).
+  void fill_chunks(NodeId id, const std::string& ptr, int pad = 0) { copy_chunks(id, ptr, false, pad); }
+  void copy_chunks(NodeId id, const std::string& ptr, bool to_shared, int pad = 0) {
     const ValueLayout& v = lay(id);
     const std::string n = name_[static_cast<size_t>(id)];
     const int vw = v.dist.vector_width();
     const std::string g = both(guard(v, "i"), to_shared ? owner(v) : "");
-    const std::string call = to_shared ? "tj::sts<" + str(vw) + ">(" + ptr + " + " + elem(v, "i") + ", &" + n + "[i]);"
-                                       : "tj::lds<" + str(vw) + ">(&" + n + "[i], " + ptr + " + " + elem(v, "i") + ");";
+    const ir::Shape& shape = v.dist.shape();
+    const std::string at = pad == 0 ? elem(v, "i")
+                                    : "tj::padded_index<" + str(shape.dims[shape.rank - 1]) + ", " + str(pad) + ">(" + elem(v, "i") + ")";
+    const std::string call = to_shared ? "tj::sts<" + str(vw) + ">(" + ptr + " + " + at + ", &" + n + "[i]);"
+                                       : "tj::lds<" + str(vw) + ">(&" + n + "[i], " + ptr + " + " + at + ");";
     line("#pragma unroll");
     line("for (int i = 0; i < " + str(v.regs()) + "; i += " + str(vw) + ") " + (g.empty() ? "" : "if (" + g + ") ") + call);
   }
@@ -271,7 +275,7 @@ class Emitter {
   /// Where the elements of block value `v` can be read by any thread: its TMA
   /// tile, or the scratch arena at `offset` after this call stages it there.
   /// Returns the pointer and whether it was staged (a barrier is then needed).
-  std::pair<std::string, bool> shared_source(NodeId v, int offset) {
+  std::pair<std::string, bool> shared_source(NodeId v, int offset, int pad = 0) {
     const DType t = g_.node(v).dtype;
     auto it = L_.smem.resident.find(v);
     if (it != L_.smem.resident.end()) return {buffer_ptr(it->second, t), false};
@@ -280,7 +284,7 @@ class Emitter {
     if (uniform(v)) {
       line("if (tid == 0) " + p + "[0] = " + at(v) + ";");
     } else {
-      write_chunks(v, p);
+      write_chunks(v, p, pad);
     }
     return {p, true};
   }

@@ -485,6 +485,28 @@ int staging_swizzle(const Layout& l, int elem_bytes) {
   return best;
 }
 
+int conversion_padding(const Layout& src, const Layout& dst, int elem_bytes) {
+  const ir::Shape& s = src.shape();
+  if (s.rank < 2) return 0;
+  // One access moves at most 16 bytes (lds / sts split longer vectors): pad by whole accesses.
+  const int most = std::max(1, 16 / elem_bytes);
+  const int vs = std::min(src.vector_width(), most), vd = std::min(dst.vector_width(), most);
+  const int64_t unit = std::max(vs, vd);  // elements: both sides' accesses stay aligned in padded rows
+  const int64_t inner = s.dims[s.rank - 1];
+  if (inner % unit != 0) return 0;
+  auto cost = [&](int64_t pad) {
+    const SharedLayout tile{s, elem_bytes, 0, static_cast<int>(pad)};
+    int64_t total = 0;
+    for (int r = 0; r < src.regs(); r += vs) total += bank_conflicts(src, tile, r, vs);
+    for (int r = 0; r < dst.regs(); r += vd) total += bank_conflicts(dst, tile, r, vd);
+    return total;
+  };
+  int64_t best = 0, best_cost = cost(0);
+  for (int64_t k : {1, 2, 4})
+    if (const int64_t c = cost(k * unit); c < best_cost) best = k * unit, best_cost = c;
+  return static_cast<int>(best);
+}
+
 SwizzledWrites split_swizzled_writes(const Layout& l, const SharedLayout& s) {
   SwizzledWrites w;
   const ir::Shape& shape = l.shape();

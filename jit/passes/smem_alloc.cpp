@@ -54,8 +54,15 @@ int scratch_bytes_of(const ir::Graph& g, const Layout& layout, const SmemPlan& s
     return tile_bytes(g, v, g.node(v).dtype);
   };
   switch (n.op) {
-    case Op::Permute: case Op::ConvertLayout:
+    case Op::Permute:
       return staged(g.operand(id, 0));
+    case Op::ConvertLayout: {
+      const NodeId x = g.operand(id, 0);
+      const auto pad = smem.conversion_pad.find(id);
+      if (pad == smem.conversion_pad.end()) return staged(x);
+      const ir::Node& xn = g.node(x);
+      return static_cast<int>(layout::SharedLayout{xn.shape, ir::size_of(xn.dtype), 0, pad->second}.bytes());
+    }
     case Op::Reshape: {
       const ValueLayout &x = layout.of[static_cast<size_t>(g.operand(id, 0))], &y = layout.of[static_cast<size_t>(id)];
       if (smem.resident.count(id) || x.kind != ValueLayout::Distributed || y.kind != ValueLayout::Distributed) return 0;
@@ -223,6 +230,17 @@ SmemPlan allocate_shared(const ir::Graph& g, const GraphInfo& info, const Layout
   // A FromLoad store of a tile chosen for an in-place store before it was seen
   // cannot happen: in-place needs a tile without other readers, stores included.
 
+  // Conversions staged through the scratch arena: rows padded where that removes bank conflicts.
+  for (NodeId id : order) {
+    if (g.node(id).op != Op::ConvertLayout) continue;
+    const NodeId x = g.operand(id, 0);
+    const ValueLayout &from = layout.of[static_cast<size_t>(x)], &to = layout.of[static_cast<size_t>(id)];
+    if (from.kind != ValueLayout::Distributed || to.kind != ValueLayout::Distributed || plan.resident.count(x) ||
+        from.dist == to.dist)
+      continue;
+    if (const int pad = layout::conversion_padding(from.dist, to.dist, ir::size_of(g.node(x).dtype)); pad > 0)
+      plan.conversion_pad[id] = pad;
+  }
   for (NodeId id : order) plan.scratch_bytes = std::max(plan.scratch_bytes, scratch_bytes_of(g, layout, plan, mma, id));
 
   // Offsets: tiles, descriptor staging, scratch, barriers.

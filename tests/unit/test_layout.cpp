@@ -152,6 +152,23 @@ TEST_CASE("bank conflicts: row-major tiles read as 16-byte vectors are conflict-
   CHECK(SharedLayout{Shape{8, 32}, 4, 128, 0}.offset({1, 0}) == 128 + 16);
 }
 
+TEST_CASE("conversion padding: rows read back a row per lane get padded rows, a conflict-free conversion none") {
+  // Written by lanes along dimension 1 (one element each), read by lanes that each own a row (16-byte
+  // vectors): eight lanes of a phase read the same 16-byte column of eight 128-byte rows, 8 ways. One
+  // access (4 elements) of padding per row shifts each row by 4 banks: every access conflict-free.
+  const Layout rows(Shape{32, 32}, 1, {{Axis::Lane, 32, 1, 1}, {Axis::Reg, 32, 0, 1}});
+  const Layout own_row(Shape{32, 32}, 1, {{Axis::Reg, 32, 1, 1}, {Axis::Lane, 32, 0, 1}});
+  CHECK(bank_conflicts(own_row, SharedLayout{Shape{32, 32}, 4, 0, 0}, 0, 4) == 8);
+  REQUIRE(conversion_padding(rows, own_row, 4) == 4);
+  const SharedLayout padded{Shape{32, 32}, 4, 0, 4};
+  for (int r = 0; r < 32; ++r) CHECK(bank_conflicts(rows, padded, r, 1) == 1);
+  for (int r = 0; r < 32; r += 4) CHECK(bank_conflicts(own_row, padded, r, 4) == 1);
+  // Between two row-major layouts of 16-byte vectors nothing conflicts: no padding.
+  CHECK(conversion_padding(blocked(Shape{16, 128}, 4, 4), blocked(Shape{16, 128}, 4, 2), 4) == 0);
+  // Rank 1 has no rows to pad.
+  CHECK(conversion_padding(blocked(Shape{256}, 4, 1), blocked(Shape{256}, 1, 1), 4) == 0);
+}
+
 TEST_CASE("the layout pass: groups share a layout, reductions slice it, conflicts become explicit conversions") {
   using namespace tilejit::dsl;
   using tilejit::ir::Op;

@@ -72,6 +72,13 @@ __device__ __forceinline__ void sts(S* dst, const T* src) {
   }
 }
 
+/// Offset of row-major element `e` in a tile whose rows of `Inner` elements are followed by `Pad` elements
+/// of padding (layout conversions, against bank conflicts).
+template <int Inner, int Pad>
+__device__ __forceinline__ int padded_index(int e) {
+  return e + static_cast<int>(static_cast<unsigned>(e) / Inner) * Pad;
+}
+
 /// A shared-memory tile of `Rows` rows stored as pieces `Swizzle` bytes wide, each holding every row,
 /// with the TMA swizzle: 16-byte unit bits [4, 7) of the byte offset are XORed with bits [7, 10)
 /// (128 B), [7, 9) (64 B) or bit 7 (32 B); the tile starts on a multiple of 8 x Swizzle bytes.

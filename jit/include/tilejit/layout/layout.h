@@ -224,6 +224,13 @@ int bank_conflicts(const Layout& l, const SharedLayout& s, int reg, int vec);
 /// constant per register. Ties go to no swizzle (one TMA operation instead of several).
 int staging_swizzle(const Layout& l, int elem_bytes);
 
+/// The padding (elements after each innermost row) of the row-major tile through which a layout
+/// conversion from `src` to `dst` passes: the fewest bank conflicts of src's vector writes plus dst's
+/// vector reads (bank_conflicts per access of at most 16 bytes, summed over every register group of
+/// warp 0), over no padding and paddings of 1, 2 and 4 times the wider access (so that both sides'
+/// accesses stay aligned); ties go to the smaller padding. 0 for rank-1 tiles and rows that are not a whole number of vectors.
+int conversion_padding(const Layout& src, const Layout& dst, int elem_bytes);
+
 /// The writes of `l` into the swizzled tile `s`, split for cheap address arithmetic: the tile row
 /// (outer dimensions flattened) and column of each element as a register part plus a thread part
 /// (lane and warp terms). `per_thread_xor` is true when, for every element,

@@ -323,6 +323,9 @@ struct SmemPlan {
   std::unordered_map<NodeId, int> resident;  ///< values readable in place from a buffer: node -> buffer
   std::unordered_set<NodeId> register_copies;  ///< resident values whose elements are also copied to registers
   std::unordered_map<NodeId, int> ring_barriers;  ///< pipelined For -> its first mbarrier: full[s] = first + s
+  /// ConvertLayout nodes staged through a padded tile: node -> elements after each innermost row
+  /// (layout::conversion_padding; absent: no padding).
+  std::unordered_map<NodeId, int> conversion_pad;
 };
 
 /// Allocates TMA tile buffers (128-byte aligned), mbarriers (8-byte aligned),
