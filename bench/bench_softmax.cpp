@@ -77,6 +77,7 @@ int main() {
   }
   auto softmax = tilejit::samples::softmax_kernel();
   auto softmax_tma = tilejit::samples::softmax_tma_kernel();
+  auto softmax_online = tilejit::samples::softmax_online_kernel();
   auto softmax_bf16 = softmax_bf16_kernel();
   auto layernorm = tilejit::samples::layernorm_kernel();
   auto rowsum = rowsum_kernel();
@@ -174,6 +175,16 @@ int main() {
       run("softmax_tma", "fp32", fp32_rw, tma,
           [&](const Config& c) { softmax_tma.launch(nullptr, dim3(static_cast<uint32_t>(tilejit::cdiv(kRows, c["BM"]))), c, X, Y); },
           y32, false, n, softmax_ref, 1e-5, 0);
+    }
+    {
+      // Online: blocks of up to 4096 columns, a loop over them (the row is read twice, counted once).
+      std::vector<Config> blocks;
+      for (int64_t bn : {1024, 2048, 4096})
+        for (int wp : {2, 4, 8, 16})
+          if (bn <= std::max<int64_t>(n, 1024) && bn / (32 * wp) >= 1 && bn / (32 * wp) <= 32)
+            blocks.push_back(Config{{"BN", bn}}.warps(wp));
+      run("softmax_online", "fp32", fp32_rw, blocks, [&](const Config& c) { softmax_online.launch(nullptr, rows, c, X, Y); }, y32,
+          false, n, softmax_ref, 1e-5, 0);
     }
     run("softmax", "bf16", bf16_rw, warps_for({{"BN", n}}), [&](const Config& c) { softmax_bf16.launch(nullptr, rows, c, XH, YH); },
         y16, true, n, softmax_ref, 1.0 / 128, 0);

@@ -162,6 +162,31 @@ inline auto softmax_tma_kernel() {
   });
 }
 
+/// Sample 07, online form (for rows of any length, never held whole): a first loop over blocks of BN
+/// columns carries the running maximum m and the sum s of exp(x - m), rescaling s by exp(m_old - m_new)
+/// whenever the maximum grows; a second loop writes exp(x - m) / s. Each row is read twice (the second
+/// time mostly from L2) and written once.
+inline auto softmax_online_kernel() {
+  return tilejit::kernel("softmax_online", [](Tensor<f32, 2> x, Tensor<f32, 2> y, Block<"BN"> BN) {
+    constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+    auto row = program_id(0).to<i64>();
+    auto n = x.size(1).to<i32>();
+    auto cols = arange(0, BN);
+    Scalar<f32> m0 = kNegInf, s0 = 0.0f;
+    auto [m, s] = for_range(0, n, BN, std::tuple{m0, s0}, [&](Scalar<i32> k, Scalar<f32> m, Scalar<f32> s) {
+      auto c = k + cols;
+      auto v = load(x, row * x.stride(0) + c, c < n, kNegInf);
+      auto m_new = maximum(m, max(v, 0));
+      return std::tuple{m_new, s * exp(m - m_new) + sum(exp(v - m_new), 0)};
+    });
+    for_range(0, n, BN, [&](Scalar<i32> k) {
+      auto c = k + cols;
+      auto mask = c < n;
+      store(y, row * y.stride(0) + c, exp(load(x, row * x.stride(0) + c, mask) - m) / s, mask);
+    });
+  });
+}
+
 /// Sample 08: layer normalisation forward, bf16 in and out with fp32 statistics (the Triton tutorial's
 /// kernel, one program per row). y = (x - mean) / sqrt(var + eps) * w + b over each row of N columns.
 inline auto layernorm_kernel() {

@@ -69,6 +69,12 @@ std::vector<AxisInfo> analyze_axes(const ir::Graph& g, const GraphInfo& info, co
       case Op::Const:
         a = ir::is_float(n.dtype) ? AxisInfo{} : uniform_value(n.shape, pow2_factor(g.const_i(id)));
         break;
+      case Op::LoopIndex: {  // lo + t * step: divisible by whatever divides both
+        const auto loop = g.operands(ops[0]);
+        const int64_t lo = ax[static_cast<size_t>(loop[0])].divisibility[0], step = ax[static_cast<size_t>(loop[2])].divisibility[0];
+        a = uniform_value(n.shape, std::min(lo, step));
+        break;
+      }
       case Op::TensorSize: case Op::TensorStride: {
         const int p = param_of(g, ops[0]);
         const int d = static_cast<int>(g.int_at(id, 0));

@@ -487,6 +487,18 @@ std::vector<EmitCase> make_cases() {
         descriptor_store(o5, {0, 0}, descriptor_load(xl, {0, 0}, {16, 32}).to<bf16>());
       },
       Config{}.warps(2));
+  add("loop_vector_loads", "pointer loads indexed by a loop over column blocks move 16-byte vectors",
+      [](Tensor<f32, 2> x, Tensor<f32, 1> y) {
+        auto cols = arange(0, 512);
+        auto n = x.size(1).to<i32>();
+        Scalar<f32> s0 = 0.0f;
+        auto s = for_range(0, n, 512, s0, [&](Scalar<i32> k, Scalar<f32> s) {
+          auto c = k + cols;
+          return s + sum(load(x, program_id(0).to<i64>() * x.stride(0) + c, c < n), 0);
+        });
+        store(y, program_id(0), s);
+      },
+      Config{});
   add("int_wrap", "i32 arithmetic wraps; division and remainder",
       [](Tensor<i32, 1> x, Tensor<i32, 1> y) {
         auto t = descriptor_load(x, {0}, {256});
