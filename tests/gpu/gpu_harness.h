@@ -110,6 +110,12 @@ class Twin {
   std::unique_ptr<tilejit::DeviceBuffer> dev_;
 };
 
+/// Fills every byte of each twin's host copy with `b` (outputs before a run).
+template <class... X>
+void fill_bytes(unsigned char b, X&... twins) {
+  (twins.fill_byte(b), ...);
+}
+
 template <class X> struct is_twin : std::false_type {};
 template <class T, int R> struct is_twin<Twin<T, R>> : std::true_type {};
 

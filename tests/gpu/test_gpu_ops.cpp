@@ -306,10 +306,6 @@ TEST_CASE("gpu: integers and bools to f16, bf16 and fp8 round once (random-progr
   Twin<f8e4m3, 2> o4({64, 32});
   x.randomize(31, -3e6, 3e6);
   xl.randomize(32, -3e6, 3e6);
-  o1.fill_byte(0);
-  o2.fill_byte(0);
-  o3.fill_byte(0);
-  o4.fill_byte(0);
-  o5.fill_byte(0);
+  fill_bytes(0, o1, o2, o3, o4, o5);
   run_both(k, dim3(4), Config{}.warps(2), 0, x, xl, o1, o2, o3, o4, o5);
 }

@@ -194,12 +194,7 @@ TEST_CASE("gpu: NaN converts to integer 0 (f32 and f64 to i8, u8, i32, i64), as 
   Twin<u8, 2> d({8, 16});
   x.randomize(1, -300, 300);
   xd.randomize(2, -300, 300);
-  a.fill_byte(7);
-  b.fill_byte(7);
-  c.fill_byte(7);
-  d.fill_byte(7);
-  e.fill_byte(7);
-  f.fill_byte(7);
+  fill_bytes(7, a, b, c, d, e, f);
   run_both(k, dim3(1), Config{}, 0, x, xd, a, b, c, d, e, f);
 }
 

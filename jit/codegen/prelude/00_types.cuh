@@ -33,42 +33,52 @@ template <> struct VecOf<4> { typedef unsigned type; };
 template <> struct VecOf<2> { typedef unsigned short type; };
 template <> struct VecOf<1> { typedef unsigned char type; };
 
+/// N consecutive elements of storage type S moved in accesses of at most 16 bytes: `Width` bytes
+/// (a vector type V) holding `Per` elements each, `Count` of them.
+template <int N, class S>
+struct VecShape {
+  static constexpr int kBytes = N * static_cast<int>(sizeof(S));
+  static constexpr int kWidth = kBytes >= 16 ? 16 : kBytes;
+  static constexpr int kPer = kWidth / static_cast<int>(sizeof(S));
+  static constexpr int kCount = kBytes / kWidth;
+  typedef typename VecOf<kWidth>::type V;
+};
+
+/// The Per elements of storage type S that the vector word `v` holds, as registers of type T.
+template <int Per, class T, class S, class V>
+__device__ __forceinline__ void unpack(T* dst, V v) {
+  union {
+    V v;
+    S e[Per];
+  } u;
+  u.v = v;
+#pragma unroll
+  for (int j = 0; j < Per; ++j) dst[j] = static_cast<T>(u.e[j]);
+}
+
 /// Reads N consecutive elements of storage type S (aligned to their size, at
 /// most 16 bytes per access) into registers of type T.
 template <int N, class T, class S>
 __device__ __forceinline__ void lds(T* dst, const S* src) {
-  constexpr int kBytes = N * static_cast<int>(sizeof(S));
-  constexpr int kWidth = kBytes >= 16 ? 16 : kBytes;
-  constexpr int kPer = kWidth / static_cast<int>(sizeof(S));
-  typedef typename VecOf<kWidth>::type V;
+  typedef VecShape<N, S> Shape;
 #pragma unroll
-  for (int i = 0; i < kBytes / kWidth; ++i) {
-    union {
-      V v;
-      S e[kPer];
-    } u;
-    u.v = reinterpret_cast<const V*>(src)[i];
-#pragma unroll
-    for (int j = 0; j < kPer; ++j) dst[i * kPer + j] = static_cast<T>(u.e[j]);
-  }
+  for (int i = 0; i < Shape::kCount; ++i)
+    unpack<Shape::kPer, T, S>(dst + i * Shape::kPer, reinterpret_cast<const typename Shape::V*>(src)[i]);
 }
 
 /// Writes N consecutive register elements of type T as storage type S (see lds).
 template <int N, class T, class S>
 __device__ __forceinline__ void sts(S* dst, const T* src) {
-  constexpr int kBytes = N * static_cast<int>(sizeof(S));
-  constexpr int kWidth = kBytes >= 16 ? 16 : kBytes;
-  constexpr int kPer = kWidth / static_cast<int>(sizeof(S));
-  typedef typename VecOf<kWidth>::type V;
+  typedef VecShape<N, S> Shape;
 #pragma unroll
-  for (int i = 0; i < kBytes / kWidth; ++i) {
+  for (int i = 0; i < Shape::kCount; ++i) {
     union {
-      V v;
-      S e[kPer];
+      typename Shape::V v;
+      S e[Shape::kPer];
     } u;
 #pragma unroll
-    for (int j = 0; j < kPer; ++j) u.e[j] = static_cast<S>(src[i * kPer + j]);
-    reinterpret_cast<V*>(dst)[i] = u.v;
+    for (int j = 0; j < Shape::kPer; ++j) u.e[j] = static_cast<S>(src[i * Shape::kPer + j]);
+    reinterpret_cast<typename Shape::V*>(dst)[i] = u.v;
   }
 }
 
@@ -107,25 +117,21 @@ __device__ __forceinline__ void stg(S* dst, const T* src) {
 }
 
 /// A masked ldg: the N elements when `pred`, else N copies of `other` (a storage bit pattern). The choice is
-/// made on whole vector words, so the compiler unpacks narrow elements of one word with plain shifts and
-/// masks (a bf16 -> f32 conversion of a loaded pair is one instruction per element).
+/// made on whole vector words, so narrow elements are never merged one at a time.
 template <int N, class T, class S>
 __device__ __forceinline__ void ldg_or(T* dst, const S* src, bool pred, S other) {
-  constexpr int kBytes = N * static_cast<int>(sizeof(S));
-  constexpr int kWidth = kBytes >= 16 ? 16 : kBytes;
-  constexpr int kPer = kWidth / static_cast<int>(sizeof(S));
-  typedef typename VecOf<kWidth>::type V;
+  typedef VecShape<N, S> Shape;
+  union {
+    typename Shape::V v;
+    S e[Shape::kPer];
+  } fill;
 #pragma unroll
-  for (int i = 0; i < kBytes / kWidth; ++i) {
-    union {
-      V v;
-      S e[kPer];
-    } u;
+  for (int j = 0; j < Shape::kPer; ++j) fill.e[j] = other;
 #pragma unroll
-    for (int j = 0; j < kPer; ++j) u.e[j] = other;
-    if (pred) u.v = reinterpret_cast<const V*>(src)[i];
-#pragma unroll
-    for (int j = 0; j < kPer; ++j) dst[i * kPer + j] = static_cast<T>(u.e[j]);
+  for (int i = 0; i < Shape::kCount; ++i) {
+    typename Shape::V w = fill.v;
+    if (pred) w = reinterpret_cast<const typename Shape::V*>(src)[i];
+    unpack<Shape::kPer, T, S>(dst + i * Shape::kPer, w);
   }
 }
 
