@@ -121,17 +121,16 @@ __device__ __forceinline__ void stg(S* dst, const T* src) {
 template <int N, class T, class S>
 __device__ __forceinline__ void ldg_or(T* dst, const S* src, bool pred, S other) {
   typedef VecShape<N, S> Shape;
-  union {
-    typename Shape::V v;
-    S e[Shape::kPer];
-  } fill;
-#pragma unroll
-  for (int j = 0; j < Shape::kPer; ++j) fill.e[j] = other;
 #pragma unroll
   for (int i = 0; i < Shape::kCount; ++i) {
-    typename Shape::V w = fill.v;
-    if (pred) w = reinterpret_cast<const typename Shape::V*>(src)[i];
-    unpack<Shape::kPer, T, S>(dst + i * Shape::kPer, w);
+    union {
+      typename Shape::V v;
+      S e[Shape::kPer];
+    } u;
+#pragma unroll
+    for (int j = 0; j < Shape::kPer; ++j) u.e[j] = other;
+    if (pred) u.v = reinterpret_cast<const typename Shape::V*>(src)[i];
+    unpack<Shape::kPer, T, S>(dst + i * Shape::kPer, u.v);
   }
 }
 
