@@ -47,6 +47,8 @@ Val cast(const Val& x, ir::DType to);
 Val where(const Val& cond, const Val& a, const Val& b);
 Val reduce(Reduction op, const Val& x, int axis);
 Val expand_dims(const Val& x, int axis);
+/// x.permute(perm): dimension d of the result is dimension perm[d] of x.
+Val permute(const Val& x, const std::vector<int64_t>& perm);
 /// arange(0, n).reshape({1, .., n, .., 1}): n at `axis` of a rank-`rank` block.
 Val arange_along(int64_t n, int rank, int axis);
 /// full<T>(shape, v).

@@ -195,6 +195,18 @@ Val expand_dims(const Val& x, int axis) {
   });
 }
 
+Val permute(const Val& x, const std::vector<int64_t>& perm) {
+  return on_value(x, [&](auto v) -> ir::NodeId {
+    constexpr int R = decltype(v)::rank;
+    if constexpr (R >= 2) {
+      int64_t p[R];
+      for (int d = 0; d < R; ++d) p[d] = perm.at(static_cast<size_t>(d));
+      return v.permute(p).id();
+    }
+    throw InternalError("fuzz: permute of a value of rank < 2");
+  });
+}
+
 Val arange_along(int64_t n, int rank, int axis) {
   const auto a = dsl::arange(0, n);
   if (rank == 1) return as_val(a.id());

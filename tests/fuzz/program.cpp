@@ -176,7 +176,7 @@ struct T {
 // ---- the body -----------------------------------------------------------------
 class Body {
  public:
-  Body(const Program& p, TraceRecord& rec) : p_(p), rec_(rec), rng_(p.seed ^ 0xB0D1ull) {}
+  Body(const Program& p, TraceRecord& rec) : p_(p), rec_(rec), rng_(p.seed ^ 0xB0D1ull), extra_(p.seed ^ 0x7E3Full) {}
 
   void run(ir::Graph& g) {
     for (size_t i = 0; i < p_.tensors.size(); ++i) {
@@ -561,7 +561,22 @@ class Body {
       return;
     }
     const Unary u = rng_.chance(0.5) ? Unary::neg : Unary::abs;
-    bind(E{unary(u, x.v), u == Unary::neg ? "-" + x.s : "abs(" + x.s + ")", x.err, x.mag});
+    bind(round_trip(E{unary(u, x.v), u == Unary::neg ? "-" + x.s : "abs(" + x.s + ")", x.err, x.mag}));
+  }
+
+  /// Sometimes `e` permuted and permuted back (a transpose through shared memory and its inverse, each
+  /// in its own layout); the value and its bounds are unchanged.
+  E round_trip(E e) {
+    if (e.v.rank < 2 || !extra_.chance(0.3)) return e;
+    std::vector<int64_t> perm(static_cast<size_t>(e.v.rank));
+    for (int d = 0; d < e.v.rank; ++d) perm[static_cast<size_t>(d)] = d;
+    for (int d = e.v.rank - 1; d > 0; --d) std::swap(perm[static_cast<size_t>(d)], perm[static_cast<size_t>(extra_.range(0, d))]);
+    if (std::is_sorted(perm.begin(), perm.end())) std::swap(perm[0], perm[1]);
+    std::vector<int64_t> inverse(perm.size());
+    for (size_t d = 0; d < perm.size(); ++d) inverse[static_cast<size_t>(perm[d])] = static_cast<int64_t>(d);
+    e.v = permute(permute(e.v, perm), inverse);
+    e.s = "(" + e.s + ").permute(" + list(perm) + ").permute(" + list(inverse) + ")";
+    return e;
   }
 
   void cast_step() {
@@ -794,6 +809,9 @@ class Body {
   const Program& p_;
   TraceRecord& rec_;
   Rng rng_;
+  /// Choices added after the generator's first release draw from their own stream, so that the programs of
+  /// earlier seeds (the ones docs/testing.md names) keep their structure.
+  Rng extra_;
   std::string text_;
   int indent_ = 1;
   int counter_ = 0;
