@@ -49,10 +49,10 @@ void DescriptorArraySlot::upload(const std::vector<TensorMapBytes>& maps, CUstre
   // The staging memory is reused once the previous copy out of it has run (normally long ago).
   if (staging_done_) TILEJIT_CHECK_CU(d.cuEventSynchronize(staging_done_));
   if (staging_bytes_ < bytes) {
+    const size_t grow = std::max(bytes, 2 * staging_bytes_);
     if (staging_) TILEJIT_CHECK_CU(d.cuMemFreeHost(staging_));
     staging_ = nullptr;
     staging_bytes_ = 0;
-    const size_t grow = std::max(bytes, 2 * staging_bytes_);
     TILEJIT_CHECK_CU(d.cuMemHostAlloc(&staging_, grow, 0));
     staging_bytes_ = grow;
   }
