@@ -213,7 +213,9 @@ void Emitter::emit_node(NodeId id) {
     case Op::Permute:
       if (!L_.mma.absorbed.count(id)) emit_permute(id);  // else wgmma reads the tile with its transpose bit
       break;
-    case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::ArgMax: emit_reduce(id); break;
+    case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::ArgMax: case Op::Reduce: emit_reduce(id); break;
+    case Op::ReduceResult: emit_reduce_result(id); break;
+    case Op::CombineArg: break;  // a parameter of the combine function the Reduce emits
     case Op::Dot: emit_dot(id); break;
     case Op::Load: emit_load(id); break;
     case Op::Store: case Op::AtomicAdd: emit_store(id); break;

@@ -112,6 +112,77 @@ std::string reduce_identity(Op op, DType t) {
 }
 }  // namespace
 
+std::string Emitter::take_flagged(const std::vector<Partial>& parts, const std::string& flag, const std::string& other_flag,
+                                  const std::vector<std::string>& other, const std::string& take) const {
+  if (flag.empty()) return take;
+  std::string first;
+  for (size_t k = 0; k < parts.size(); ++k) first += parts[k].acc + "[j] = " + other[k] + "; ";
+  return "if (" + other_flag + ") { if (" + flag + "[j]) " + take + " else { " + first + "} " + flag + "[j] = true; }";
+}
+
+void Emitter::reduce_across_threads(NodeId id, const layout::ReductionPlan& plan, const std::vector<Partial>& parts,
+                                    const std::string& flag, const std::function<std::string(const std::vector<std::string>&)>& take) {
+  const int out_regs = plan.out_regs;
+  std::vector<std::string> other;
+  for (const Partial& p : parts) other.push_back(p.other);
+  // Across lanes: butterfly shuffles over the combined lane digits.
+  if (!plan.shuffle_masks.empty()) {
+    line("#pragma unroll");
+    open("for (int j = 0; j < " + str(out_regs) + "; ++j)");
+    for (int m : plan.shuffle_masks) {
+      // The shuffle has a statement of its own: every lane must execute it (an operand of a
+      // combine written as a conditional expression might not be evaluated in some lanes).
+      line("{");
+      for (const Partial& p : parts) line("  const " + reg_type(p.type) + " " + p.other + " = tj::shfl_xor(" + p.acc + "[j], " + str(m) + ");");
+      if (!flag.empty()) line("  const bool " + flag + "_o = tj::shfl_xor(" + flag + "[j], " + str(m) + ");");
+      line("  " + take_flagged(parts, flag, flag + "_o", other, take(other)));
+      line("}");
+    }
+    close();
+  }
+
+  // Across warps: each warp's partial through the scratch arena, then every thread combines them in warp order.
+  const int nw = plan.warps;
+  if (nw == 1) return;
+  const bool whole = g_.node(id).shape.numel() == 1;
+  const std::string out_e = whole ? "0" : terms(layout::slice(lay(g_.operand(id, 0)).dist, static_cast<int>(g_.int_at(id, 0))).linear_terms(), "j");
+  const std::string out_valid = whole ? "" : guard_of(layout::slice(lay(g_.operand(id, 0)).dist, static_cast<int>(g_.int_at(id, 0))), "j");
+  scratch_barrier();
+  const std::vector<int> offsets = passes::reduction_scratch(g_, L_.layout, id);
+  std::vector<std::string> slots;
+  for (size_t k = 0; k < parts.size(); ++k) slots.push_back(scratch_ptr(offsets[k], parts[k].type));
+  const std::string flags = flag.empty() ? "" : scratch_ptr(offsets[parts.size()], DType::u8);
+  std::string writer;
+  for (const layout::Term& term : plan.writer) writer += (writer.empty() ? "" : " && ") + digit(term, "") + " == 0";
+  writer = both(writer, out_valid);
+  // Slot of result element e from warp w: e * nw + w (just w for a single result).
+  const std::string base = out_e == "0" ? "" : "(" + out_e + ") * " + str(nw);
+  const std::string slot = base.empty() ? terms(plan.warp_slot, "") : base + " + " + terms(plan.warp_slot, "");
+  const std::string first = base.empty() ? "0" : base, from_w = base.empty() ? "w" : base + " + w";
+  line("#pragma unroll");
+  open("for (int j = 0; j < " + str(out_regs) + "; ++j)");
+  open(writer.empty() ? "" : "if (" + writer + ")");
+  for (size_t k = 0; k < parts.size(); ++k) line(slots[k] + "[" + slot + "] = " + parts[k].acc + "[j];");
+  if (!flag.empty()) line(flags + "[" + slot + "] = " + flag + "[j];");
+  close();
+  close();
+  sync("partial results of every warp");
+  line("#pragma unroll");
+  open("for (int j = 0; j < " + str(out_regs) + "; ++j)");
+  if (!out_valid.empty()) open("if (" + out_valid + ")");
+  for (size_t k = 0; k < parts.size(); ++k) line(parts[k].acc + "[j] = " + slots[k] + "[" + first + "];");
+  if (!flag.empty()) line(flag + "[j] = " + flags + "[" + first + "] != 0;");
+  line("#pragma unroll");
+  open("for (int w = 1; w < " + str(nw) + "; ++w)");
+  for (size_t k = 0; k < parts.size(); ++k) line("const " + reg_type(parts[k].type) + " " + other[k] + " = " + slots[k] + "[" + from_w + "];");
+  if (!flag.empty()) line("const bool " + flag + "_o = " + flags + "[" + from_w + "] != 0;");
+  line(take_flagged(parts, flag, flag + "_o", other, take(other)));
+  close();
+  if (!out_valid.empty()) close();
+  close();
+  scratch_pending_ = true;
+}
+
 // A reduction in three steps: each thread combines its own registers, the lanes that hold parts of one
 // result combine through warp shuffles (butterfly, so every lane ends with the result), and the warps
 // that do combine through a small shared buffer. The result is left in every thread that holds its
@@ -122,6 +193,7 @@ void Emitter::emit_reduce(NodeId id) {
   const DType t = g_.node(x).dtype;
   const int axis = static_cast<int>(g_.int_at(id, 0));
   const bool argmax = n.op == Op::ArgMax;
+  if (n.op == Op::Reduce) return emit_combine(id);
   const std::string tt = reg_type(t);
   if (uniform(x)) {  // one element: the reduction is the element itself
     line("const " + decl(id) + " = " + (argmax ? std::string("0") : at(x)) + ";", id);
@@ -187,74 +259,131 @@ void Emitter::emit_reduce(NodeId id) {
     close();
   }
 
-  // 2. Across lanes: butterfly shuffles over the combined lane digits.
-  if (!plan.shuffle_masks.empty()) {
-    line("#pragma unroll");
-    open("for (int j = 0; j < " + str(out_regs) + "; ++j)");
-    for (int m : plan.shuffle_masks) {
-      // The shuffle has a statement of its own: every lane must execute it (an operand of a
-      // combine written as a conditional expression might not be evaluated in some lanes).
-      line("{");
-      line("  const " + tt + " o = tj::shfl_xor(" + acc + "[j], " + str(m) + ");");
-      if (argmax) {
-        line("  const int oa = tj::shfl_xor(" + arg + "[j], " + str(m) + ");");
-        line("  " + argmax_take("o", "oa", ""));
-      } else {
-        line("  " + acc + "[j] = " + combine(acc + "[j]", "o") + ";");
-      }
-      line("}");
-    }
-    close();
-  }
-
-  // 3. Across warps: each warp's partial through the scratch arena, then every thread combines them in warp order.
-  const int nw = plan.warps;
-  const std::string out_e = whole ? "0" : terms(ly.dist.linear_terms(), "j");
-  const std::string out_valid = whole ? "" : guard(ly, "j");
-  if (nw > 1) {
-    scratch_barrier();
-    const int64_t out_n = whole ? 1 : n.shape.numel();
-    const std::string vals = scratch_ptr(0, t), idxs = scratch_ptr(static_cast<int>((out_n * nw * ir::size_of(t) + 15) / 16 * 16), DType::i32);
-    std::string writer;
-    for (const layout::Term& term : plan.writer) writer += (writer.empty() ? "" : " && ") + digit(term, "") + " == 0";
-    writer = both(writer, out_valid);
-    // Slot of result element e from warp w: e * nw + w (just w for a single result).
-    const std::string base = out_e == "0" ? "" : "(" + out_e + ") * " + str(nw);
-    const std::string slot = base.empty() ? terms(plan.warp_slot, "") : base + " + " + terms(plan.warp_slot, "");
-    const std::string first = base.empty() ? "0" : base, other = base.empty() ? "w" : base + " + w";
-    line("#pragma unroll");
-    open("for (int j = 0; j < " + str(out_regs) + "; ++j)");
-    open(writer.empty() ? "" : "if (" + writer + ")");
-    line(vals + "[" + slot + "] = " + acc + "[j];");
-    if (argmax) line(idxs + "[" + slot + "] = " + arg + "[j];");
-    close();
-    close();
-    sync("partial results of every warp");
-    line("#pragma unroll");
-    open("for (int j = 0; j < " + str(out_regs) + "; ++j)");
-    if (!out_valid.empty()) open("if (" + out_valid + ")");
-    line(acc + "[j] = " + vals + "[" + first + "];");
-    if (argmax) line(arg + "[j] = " + idxs + "[" + first + "];");
-    line("#pragma unroll");
-    open("for (int w = 1; w < " + str(nw) + "; ++w)");
-    line("const " + tt + " o = " + vals + "[" + other + "];");
-    if (argmax) {
-      line("const int oa = " + idxs + "[" + other + "];");
-      line(argmax_take("o", "oa", ""));
-    } else {
-      line(acc + "[j] = " + combine(acc + "[j]", "o") + ";");
-    }
-    close();
-    if (!out_valid.empty()) close();
-    close();
-    scratch_pending_ = true;
-  }
+  // 2 and 3. Across lanes, then across warps.
+  std::vector<Partial> parts{{acc, t, "o"}};
+  if (argmax) parts.push_back({arg, DType::i32, "oa"});
+  reduce_across_threads(id, plan, parts, "", [&](const std::vector<std::string>& o) {
+    return argmax ? argmax_take(o[0], o[1], "") : acc + "[j] = " + combine(acc + "[j]", o[0]) + ";";
+  });
   const std::string result = argmax ? arg : acc;
   if (whole) {
     line("const " + decl(id) + " = " + result + "[0];");
   } else {
     name_[static_cast<size_t>(id)] = result;
   }
+}
+
+// A reduction with the user's combine function (a Reduce of n values): the function becomes a lambda
+// over scalars, `vN_combine(a0.., b0.., r0..)`, and the steps are emit_reduce's, with n partials. It
+// has no identity: the first element of each thread starts its partial, and over a padded layout
+// (registers that hold no element) each partial carries a flag saying whether it holds one.
+void Emitter::emit_combine(NodeId id) {
+  const auto xs = g_.operands(id);
+  const size_t n = xs.size();
+  const NodeId x0 = xs[0];
+  if (uniform(x0)) return;  // one element: the results are the elements (emit_reduce_result)
+  const int axis = static_cast<int>(g_.int_at(id, 0));
+  const uint32_t region = ir::combine_region(g_, id);
+  const std::string fn = var(id) + "_combine";
+
+  // The combine function: parameters named after the region's arguments, results by reference.
+  std::vector<std::string> params(2 * n);
+  for (NodeId b : g_.region(region).nodes)
+    if (g_.node(b).op == Op::CombineArg) name_[static_cast<size_t>(b)] = params[static_cast<size_t>(g_.int_at(b, 0))] = var(b);
+  std::string sig;
+  for (size_t k = 0; k < 2 * n; ++k)
+    sig += "const " + reg_type(g_.node(xs[k % n]).dtype) + " " + (params[k].empty() ? var(id) + "_unused" + str(static_cast<int64_t>(k)) : params[k]) + ", ";
+  for (size_t k = 0; k < n; ++k) sig += reg_type(g_.node(xs[k]).dtype) + "& r" + str(static_cast<int64_t>(k)) + (k + 1 < n ? ", " : "");
+  const layout::Layout& lx = lay(x0).dist;
+  line("// " + note(id) + " over axis " + str(axis) + " of " + lx.str() + ": " + str(static_cast<int64_t>(n)) +
+       " values combined by the function below");
+  open("const auto " + fn + " = [&](" + sig + ")");
+  const NodeId yield = g_.region(region).nodes.back();
+  for (NodeId b : g_.region(region).nodes)
+    if (b != yield && g_.node(b).op != Op::CombineArg) emit_node(b);
+  for (size_t k = 0; k < n; ++k) line("r" + str(static_cast<int64_t>(k)) + " = " + at(g_.operand(yield, static_cast<int>(k))) + ";");
+  --depth_;
+  line("};");
+
+  const bool whole = g_.node(id).shape.numel() == 1;
+  const layout::ReductionPlan plan = layout::plan_reduction(lx, axis, whole);
+  const int out_regs = plan.out_regs;
+  std::vector<Partial> parts;
+  for (size_t k = 0; k < n; ++k) parts.push_back({var(id) + "_acc" + str(static_cast<int64_t>(k)), g_.node(xs[k]).dtype, "o" + str(static_cast<int64_t>(k))});
+  // fn(partials..., others..., partials...): the partials combined with the values named `other`.
+  auto call = [&](const std::function<std::string(size_t)>& mine, const std::vector<std::string>& other) {
+    std::string a, r;
+    for (size_t k = 0; k < n; ++k) a += mine(k) + ", ";
+    for (size_t k = 0; k < n; ++k) a += other[k] + ", ";
+    for (size_t k = 0; k < n; ++k) r += mine(k) + (k + 1 < n ? ", " : "");
+    return fn + "(" + a + r + ");";
+  };
+  auto partial_j = [&](size_t k) { return parts[k].acc + "[j]"; };
+  const std::string valid = guard(lay(x0), "i");
+  const std::string flag = valid.empty() ? "" : var(id) + "_ok";
+
+  // 1. Within each thread: result register j combines parent registers r(j, k), k over the axis digits.
+  const std::string r = plus(terms(plan.reg_of_j, "j"), terms(plan.reg_of_k, "k"));
+  for (const Partial& p : parts) line(reg_type(p.type) + " " + p.acc + "[" + str(out_regs) + "]" + (flag.empty() ? ";" : " = {};"));
+  if (!flag.empty()) line("bool " + flag + "[" + str(out_regs) + "];  // the partial holds an element");
+  auto elems = [&](const std::string& i) {
+    std::vector<std::string> e;
+    for (NodeId x : xs) e.push_back(name_[static_cast<size_t>(x)] + "[" + i + "]");
+    return e;
+  };
+  line("#pragma unroll");
+  open("for (int j = 0; j < " + str(out_regs) + "; ++j)");
+  if (flag.empty() && plan.axis_regs > 1) {
+    // A pairwise tree: log2(K) levels of independent combines instead of a chain of K.
+    const std::string K = str(plan.axis_regs);
+    for (size_t k = 0; k < n; ++k) line(reg_type(parts[k].type) + " t" + str(static_cast<int64_t>(k)) + "[" + K + "];");
+    line("#pragma unroll");
+    open("for (int k = 0; k < " + K + "; ++k)");
+    line("const int i = " + r + ";");
+    for (size_t k = 0; k < n; ++k) line("t" + str(static_cast<int64_t>(k)) + "[k] = " + elems("i")[k] + ";");
+    close();
+    line("#pragma unroll");
+    open("for (int s = 1; s < " + K + "; s *= 2)");
+    line("#pragma unroll");
+    std::vector<std::string> upper;
+    for (size_t k = 0; k < n; ++k) upper.push_back("t" + str(static_cast<int64_t>(k)) + "[k + s]");
+    line("for (int k = 0; k + s < " + K + "; k += 2 * s) " + call([&](size_t k) { return "t" + str(static_cast<int64_t>(k)) + "[k]"; }, upper));
+    close();
+    for (size_t k = 0; k < n; ++k) line(partial_j(k) + " = t" + str(static_cast<int64_t>(k)) + "[0];");
+  } else if (flag.empty()) {
+    line("const int i = " + plus(terms(plan.reg_of_j, "j"), "0") + ";");
+    for (size_t k = 0; k < n; ++k) line(partial_j(k) + " = " + elems("i")[k] + ";");
+  } else {
+    line(flag + "[j] = false;");
+    line("#pragma unroll");
+    open("for (int k = 0; k < " + str(plan.axis_regs) + "; ++k)");
+    line("const int i = " + r + ";");
+    line(take_flagged(parts, flag, valid, elems("i"), call(partial_j, elems("i"))));
+    close();
+  }
+  close();
+
+  // 2 and 3. Across lanes, then across warps.
+  reduce_across_threads(id, plan, parts, flag, [&](const std::vector<std::string>& o) { return call(partial_j, o); });
+}
+
+// A value of a Reduce: its partials hold the results in the slice layout (in every thread for one element).
+void Emitter::emit_reduce_result(NodeId id) {
+  const NodeId red = g_.operand(id, 0);
+  const auto k = static_cast<int>(g_.int_at(id, 0));
+  const NodeId x = g_.operand(red, k);
+  if (uniform(x)) {
+    line("const " + decl(id) + " = " + at(x) + ";", id);
+    return;
+  }
+  const std::string partials = var(red) + "_acc" + str(k);
+  if (uniform(id)) {
+    line("const " + decl(id) + " = " + partials + "[0];", id);
+    return;
+  }
+  check_internal(lay(id).dist == layout::slice(lay(x).dist, static_cast<int>(g_.int_at(red, 0))),
+                 "emitter: reduce result not in the slice layout");
+  name_[static_cast<size_t>(id)] = partials;
 }
 
 }  // namespace tilejit::codegen::detail

@@ -153,10 +153,10 @@ class Emitter {
   /// Linear (row-major) element index held by register `i` (an expression) of a value with layout v.
   std::string elem(const ValueLayout& v, const std::string& i) const { return terms(v.dist.linear_terms(), i); }
   /// True when register `i` holds an element (only dimensions that the layout pads are tested).
-  std::string guard(const ValueLayout& v, const std::string& i) const {
+  std::string guard(const ValueLayout& v, const std::string& i) const { return guard_of(v.dist, i); }
+  static std::string guard_of(const layout::Layout& l, const std::string& i) {
     std::string g;
-    for (int d : v.dist.padded_dims())
-      g += (g.empty() ? "" : " && ") + terms(v.dist.coord_terms(d), i) + " < " + str(v.dist.shape().dims[d]);
+    for (int d : l.padded_dims()) g += (g.empty() ? "" : " && ") + terms(l.coord_terms(d), i) + " < " + str(l.shape().dims[d]);
     return g;
   }
   /// True in the one thread of each group of threads that hold the same elements ("" when no two do).
@@ -381,6 +381,26 @@ class Emitter {
   void emit_convert(NodeId id);
   void emit_permute(NodeId id);
   void emit_reduce(NodeId id);
+  /// A Reduce: the user's combine function as a lambda, applied in the steps of emit_reduce.
+  void emit_combine(NodeId id);
+  void emit_reduce_result(NodeId id);
+  /// One value a reduction combines: its array of partial results (one register per result
+  /// register j), its type, and the name a partial received from another thread takes.
+  struct Partial {
+    std::string acc;
+    DType type;
+    std::string other;
+  };
+  /// Steps 2 and 3 of a reduction planned by `plan`: the partials are combined across lanes by
+  /// butterfly shuffles, then across warps through the scratch arena (passes::reduction_scratch).
+  /// `take(other)` is the statement that combines the values named `other` into the partials' [j].
+  /// `flag`: a bool array saying which partials hold an element (a combine without identity over a
+  /// padded layout), or "" when all do.
+  void reduce_across_threads(NodeId id, const layout::ReductionPlan& plan, const std::vector<Partial>& parts,
+                             const std::string& flag, const std::function<std::string(const std::vector<std::string>&)>& take);
+  /// `take`, or with flags: combine when both hold an element, copy when only the other does.
+  std::string take_flagged(const std::vector<Partial>& parts, const std::string& flag, const std::string& other_flag,
+                           const std::vector<std::string>& other, const std::string& take) const;
   void emit_dot(NodeId id);
   void emit_wgmma(NodeId id, const passes::MmaDot& m);
   /// The device function issuing one wgmma instruction of `m`'s shape and types.

@@ -26,6 +26,15 @@ struct LoopInfo {
   std::vector<Block> carried, next;
 };
 
+/// What a Reduce node needs while it runs.
+struct CombineInfo {
+  std::vector<NodeId> args;  ///< its CombineArg nodes by position (kNoNode when unused)
+  NodeId yield = ir::kNoNode;
+  uint32_t region = 0;
+  std::vector<Block> acc, next;  ///< the partial results of one output element
+  std::vector<Block> results;    ///< the reduced blocks
+};
+
 struct IfInfo {
   NodeId yield[2] = {ir::kNoNode, ir::kNoNode};
   int taken = 0;
@@ -151,6 +160,20 @@ class Machine {
           L.next.resize(L.args.size());
           aux_[i] = static_cast<int32_t>(loops_.size());
           loops_.push_back(std::move(L));
+          break;
+        }
+        case Op::Reduce: {
+          CombineInfo c;
+          c.region = ir::combine_region(g_, id);
+          c.args.assign(2 * g_.operands(id).size(), ir::kNoNode);
+          for (NodeId b : g_.region(c.region).nodes)
+            if (g_.node(b).op == Op::CombineArg) c.args[static_cast<size_t>(g_.int_at(b, 0))] = b;
+          c.yield = g_.region(c.region).nodes.back();
+          c.acc.resize(g_.operands(id).size());
+          c.next.resize(c.acc.size());
+          c.results.resize(c.acc.size());
+          aux_[i] = static_cast<int32_t>(combines_.size());
+          combines_.push_back(std::move(c));
           break;
         }
         case Op::If: {
@@ -326,6 +349,11 @@ class Machine {
         out.reset(n.dtype, n.shape);
         eval_reduce(n.op, val(ops[0]), static_cast<int>(g_.int_at(id, 0)), out);
         return;
+      case Op::Reduce: run_combine(id, ops); return;
+      case Op::CombineArg: return;  // set by the Reduce that owns it
+      case Op::ReduceResult:
+        out = combines_[static_cast<size_t>(aux_[static_cast<size_t>(ops[0])])].results[static_cast<size_t>(g_.int_at(id, 0))];
+        return;
       case Op::Dot:
         out.reset(n.dtype, n.shape);
         eval_dot(val(ops[0]), val(ops[1]), val(ops[2]), out, ir::dot_precision(g_, id) == ir::DotPrecision::tf32);
@@ -418,6 +446,48 @@ class Machine {
     }
   }
 
+  /// A Reduce: for each result element, folds its elements along the axis from the first, left to
+  /// right, by running the combine region on (partial results, next elements).
+  void run_combine(NodeId id, std::span<const NodeId> xs) {
+    CombineInfo& c = combines_[static_cast<size_t>(aux_[static_cast<size_t>(id)])];
+    const size_t n = xs.size();
+    const ir::Shape& s = g_.node(xs[0]).shape;
+    const auto axis = static_cast<int>(g_.int_at(id, 0));
+    int64_t outer = 1, len = s.dims[axis], inner = 1;
+    for (int d = 0; d < s.rank; ++d) {
+      if (d < axis) outer *= s.dims[d];
+      if (d > axis) inner *= s.dims[d];
+    }
+    auto copy = [](Block& dst, int64_t di, const Block& src, int64_t si) {
+      if (is_float(dst.dtype)) dst.f[static_cast<size_t>(di)] = src.f[static_cast<size_t>(si)];
+      else dst.i[static_cast<size_t>(di)] = src.i[static_cast<size_t>(si)];
+    };
+    for (size_t k = 0; k < n; ++k) {
+      const DType t = g_.node(xs[k]).dtype;
+      c.results[k].reset(t, g_.node(id).shape);
+      c.acc[k].reset(t, ir::Shape{});
+      c.next[k].reset(t, ir::Shape{});
+    }
+    for (size_t k = 0; k < c.args.size(); ++k)
+      if (c.args[k] != ir::kNoNode) vals_[static_cast<size_t>(c.args[k])].reset(g_.node(xs[k % n]).dtype, ir::Shape{});
+    const auto ys = g_.operands(c.yield);
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        const int64_t first = o * len * inner + i;
+        for (size_t k = 0; k < n; ++k) copy(c.acc[k], 0, val(xs[k]), first);
+        for (int64_t l = 1; l < len; ++l) {
+          for (size_t k = 0; k < n; ++k) {
+            if (c.args[k] != ir::kNoNode) copy(vals_[static_cast<size_t>(c.args[k])], 0, c.acc[k], 0);
+            if (c.args[n + k] != ir::kNoNode) copy(vals_[static_cast<size_t>(c.args[n + k])], 0, val(xs[k]), first + l * inner);
+          }
+          eval_region(c.region);
+          for (size_t k = 0; k < n; ++k) copy(c.next[k], 0, val(ys[k]), 0);
+          std::swap(c.acc, c.next);
+        }
+        for (size_t k = 0; k < n; ++k) copy(c.results[k], o * inner + i, c.acc[k], 0);
+      }
+  }
+
   const ir::Graph& g_;
   dim3 grid_;
   std::span<const KernelArg> args_;
@@ -427,6 +497,7 @@ class Machine {
   std::vector<uint8_t> invariant_;
   std::vector<LoopInfo> loops_;
   std::vector<IfInfo> ifs_;
+  std::vector<CombineInfo> combines_;
   std::vector<ir::TmaAttrs> tma_;
   bool invariants_ready_ = false;
   uint32_t pid_[3] = {0, 0, 0};

@@ -204,6 +204,15 @@ uint64_t Graph::hash() const {
   return h.done();
 }
 
+std::vector<uint32_t> regions_of(const Graph& g, NodeId id) {
+  switch (g.node(id).op) {
+    case Op::For: return {static_cast<uint32_t>(g.int_at(id, 0))};
+    case Op::If: return {static_cast<uint32_t>(g.int_at(id, 0)), static_cast<uint32_t>(g.int_at(id, 1))};
+    case Op::Reduce: return {combine_region(g, id)};
+    default: return {};
+  }
+}
+
 TmaAttrs tma_attrs(const Graph& g, NodeId id) {
   const Node& n = g.node(id);
   auto v = g.ints(id);

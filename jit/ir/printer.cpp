@@ -35,10 +35,10 @@ void print_region(const Graph& g, uint32_t r, int indent, bool with_loc, std::st
         first = false;
       }
       auto ints = g.ints(id);
-      const bool region_op = n.op == Op::For || n.op == Op::If;
-      if (!ints.empty() && !region_op) {
+      const size_t shown = n.op == Op::For || n.op == Op::If ? 0 : n.op == Op::Reduce ? 1 : ints.size();  // not the region numbers
+      if (shown > 0) {
         out += " {";
-        for (size_t i = 0; i < ints.size(); ++i) {
+        for (size_t i = 0; i < shown; ++i) {
           if (i) out += ", ";
           out += std::to_string(ints[i]);
         }
@@ -47,17 +47,12 @@ void print_region(const Graph& g, uint32_t r, int indent, bool with_loc, std::st
     }
     if (with_loc && !g.location(id).file.empty())
       out += "  // " + g.location(id).file + ":" + std::to_string(g.location(id).line);
-    if (n.op == Op::For) {
-      out += " {\n";
-      print_region(g, static_cast<uint32_t>(g.int_at(id, 0)), indent + 1, with_loc, out);
-      out += pad + "}";
-    } else if (n.op == Op::If) {
-      out += " {\n";
-      print_region(g, static_cast<uint32_t>(g.int_at(id, 0)), indent + 1, with_loc, out);
-      out += pad + "} else {\n";
-      print_region(g, static_cast<uint32_t>(g.int_at(id, 1)), indent + 1, with_loc, out);
-      out += pad + "}";
+    const std::vector<uint32_t> regions = regions_of(g, id);
+    for (size_t k = 0; k < regions.size(); ++k) {
+      out += k == 0 ? (n.op == Op::Reduce ? " combine {\n" : " {\n") : pad + "} else {\n";
+      print_region(g, regions[k], indent + 1, with_loc, out);
     }
+    if (!regions.empty()) out += pad + "}";
     out += "\n";
   }
 }

@@ -87,6 +87,16 @@ struct Verifier {
         expect(no == 2 && n.int_count == 2, id, "tensor_array.elem takes an array, an index, a rank and a prefetch");
         expect(n.int_count < 2 || (g.int_at(id, 1) >= 0 && g.int_at(id, 1) <= 2), id, "tensor_array.elem prefetch outside 0..2");
         break;
+      case Op::CombineArg: case Op::ReduceResult: {
+        const NodeId r = g.operand(id, 0);
+        expect(no == 1 && g.node(r).op == Op::Reduce && n.int_count == 1, id, "takes a reduce and an index");
+        const size_t values = g.operands(r).size(), k = static_cast<size_t>(g.int_at(id, 0));
+        expect(k < (n.op == Op::CombineArg ? 2 * values : values), id, "index out of range");
+        expect(n.dtype == g.node(g.operand(r, static_cast<int>(k % values))).dtype, id, "dtype differs from the reduced value's");
+        expect(n.op == Op::CombineArg ? n.shape.rank == 0 : n.shape == g.node(r).shape, id, "wrong shape");
+        expect(n.op == Op::ReduceResult || n.region == combine_region(g, r), id, "combine argument outside its combine region");
+        break;
+      }
       case Op::Dot: {
         expect(no == 3, id, "dot needs three operands");
         const Shape& a = g.node(g.operand(id, 0)).shape;
@@ -105,6 +115,7 @@ struct Verifier {
       default: break;
     }
     defined[static_cast<size_t>(id)] = 1;
+    if (n.op == Op::Reduce) reduce(id);
     if (n.op == Op::For) {
       const auto body = static_cast<uint32_t>(g.int_at(id, 0));
       walk(body);
@@ -120,6 +131,36 @@ struct Verifier {
       }
     }
   }
+  /// A Reduce: n operands of one shape, the result shape without the axis, a combine region of pure
+  /// rank-0 ops ending with a yield of n values of the operands' dtypes.
+  void reduce(NodeId id) {
+    const Node& n = g.node(id);
+    const auto xs = g.operands(id);
+    expect(!xs.empty() && n.int_count == 2, id, "reduce takes values, an axis and a combine region");
+    const Shape& s = g.node(xs[0]).shape;
+    const int64_t axis = g.int_at(id, 0);
+    expect(axis >= 0 && axis < s.rank && n.shape.rank + 1 == s.rank, id, "axis outside the values' rank");
+    for (int d = 0, j = 0; d < s.rank; ++d)
+      if (d != axis) expect(n.shape.dims[j++] == s.dims[d], id, "result shape is not the values' shape without the axis");
+    for (NodeId x : xs) expect(g.node(x).shape == s, id, "reduced values differ in shape");
+    const auto& body = g.region(combine_region(g, id)).nodes;
+    expect(!body.empty() && g.node(body.back()).op == Op::Yield, id, "combine region must end with yield");
+    const auto ys = g.operands(body.back());
+    expect(ys.size() == xs.size(), id, "combine yields a different number of values than it reduces");
+    for (size_t k = 0; k < ys.size(); ++k) {
+      const Node& y = g.node(ys[k]);
+      expect(y.shape.rank == 0 && y.dtype == g.node(xs[k]).dtype, id, "combine yields a value of the wrong dtype or rank");
+    }
+    for (NodeId b : body) {
+      const Node& bn = g.node(b);
+      if (b == body.back()) break;
+      expect((kind_of(bn.op) == OpKind::Pure || bn.op == Op::CombineArg) && bn.shape.rank == 0, b,
+             "combine region holds an op that is not a pure rank-0 op");
+      if (bn.op != Op::CombineArg)
+        for (NodeId o : g.operands(b)) expect(g.node(o).shape.rank == 0, b, "combine region op reads a block");
+    }
+    walk(combine_region(g, id));
+  }
   void walk(uint32_t r) {
     for (NodeId id : g.region(r).nodes) node(id, r);
   }
@@ -128,14 +169,8 @@ struct Verifier {
 
 void verify(const Graph& g) {
   Verifier v{g, std::vector<int>(g.size(), 0), std::vector<uint32_t>(g.num_regions(), 0)};
-  for (size_t id = 0; id < g.size(); ++id) {
-    const Node& n = g.node(static_cast<NodeId>(id));
-    if (n.op == Op::For) v.region_parent[static_cast<size_t>(g.int_at(static_cast<NodeId>(id), 0))] = n.region;
-    if (n.op == Op::If) {
-      v.region_parent[static_cast<size_t>(g.int_at(static_cast<NodeId>(id), 0))] = n.region;
-      v.region_parent[static_cast<size_t>(g.int_at(static_cast<NodeId>(id), 1))] = n.region;
-    }
-  }
+  for (size_t id = 0; id < g.size(); ++id)
+    for (uint32_t r : regions_of(g, static_cast<NodeId>(id))) v.region_parent[r] = g.node(static_cast<NodeId>(id)).region;
   v.walk(0);
 }
 

@@ -17,11 +17,7 @@ struct Walker {
       info.position[i] = next++;
       info.loop[i] = loop;
       const ir::Node& n = g.node(id);
-      if (n.op == Op::For) {
-        walk(static_cast<uint32_t>(g.int_at(id, 0)), id);
-      } else if (n.op == Op::If) {
-        for (int k = 0; k < 2; ++k) walk(static_cast<uint32_t>(g.int_at(id, k)), loop);
-      }
+      for (uint32_t sub : ir::regions_of(g, id)) walk(sub, n.op == Op::For ? id : loop);
     }
   }
 };
@@ -51,7 +47,7 @@ bool is_value(const ir::Graph& g, NodeId id) {
   switch (g.node(id).op) {
     case Op::ParamTensor: case Op::ParamTensorArray: case Op::ArrayElem: case Op::MergeView: case Op::MakeView:
     case Op::Store: case Op::AtomicAdd: case Op::DescStore: case Op::DescPrefetch:
-    case Op::For: case Op::If: case Op::Yield:
+    case Op::For: case Op::If: case Op::Reduce: case Op::Yield:
       return false;
     default:
       return true;

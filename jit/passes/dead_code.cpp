@@ -4,14 +4,18 @@
 
 namespace tilejit::passes {
 
+using ir::Op;
+
 ir::Graph eliminate_dead_code(const ir::Graph& g) {
   // Operands always precede their users in id order, so one backward sweep finds every live node.
+  // A Reduce lives while one of its results does (its combine region is copied, or dropped, with it;
+  // the combine arguments do not keep it alive).
   std::vector<char> live(g.size(), 0);
   for (size_t i = g.size(); i-- > 0;) {
     const auto id = static_cast<NodeId>(i);
-    const ir::OpKind k = ir::kind_of(g.node(id).op);
-    if (k != ir::OpKind::Pure) live[i] = 1;
-    if (!live[i]) continue;
+    const Op op = g.node(id).op;
+    if (ir::kind_of(op) != ir::OpKind::Pure && op != Op::Reduce) live[i] = 1;
+    if (!live[i] || op == Op::CombineArg) continue;
     for (NodeId o : g.operands(id)) live[static_cast<size_t>(o)] = 1;
   }
   detail::Rewriter rw(g);

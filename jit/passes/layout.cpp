@@ -101,6 +101,8 @@ class Solver {
       const auto ops = g_.operands(id);
       if (is_elementwise(n.op)) {
         for (NodeId o : ops) unite(id, o);
+      } else if (n.op == Op::Reduce) {
+        for (NodeId o : ops) unite(ops[0], o);  // reduced together: one layout
       } else if (n.op == Op::Dot) {
         unite(id, ops[2]);
       } else if (n.op == Op::Load) {
@@ -156,11 +158,12 @@ class Solver {
       if (it == mma_.dots.end()) return std::nullopt;
       return layout::wgmma_accumulator(it->second.tiling, warps_);
     }
-    if (!is_reduce(n.op) && n.op != Op::Reshape) return std::nullopt;
-    const NodeId x = g_.operand(id, 0);
+    if (!is_reduce(n.op) && n.op != Op::ReduceResult && n.op != Op::Reshape) return std::nullopt;
+    const NodeId reduce = n.op == Op::ReduceResult ? g_.operand(id, 0) : id;  // a Reduce's values take its slice
+    const NodeId x = g_.operand(reduce, 0);
     if (!distributed(x) || !decided_[root(x)]) return std::nullopt;
     const layout::Layout& lx = *decided_[root(x)];
-    if (is_reduce(n.op)) return layout::slice(lx, static_cast<int>(g_.int_at(id, 0)));
+    if (n.op != Op::Reshape) return layout::slice(lx, static_cast<int>(g_.int_at(reduce, 0)));
     if (auto l = layout::reshape_units(lx, n.shape)) return l;
     // Any other reshape is free when the blocked layout of the new shape with the same vectors
     // holds the same elements in the same registers (row-major order is kept).

@@ -42,25 +42,19 @@ NodeId Rewriter::copy_with_ints(NodeId old, std::span<const int64_t> ints) {
   ops.reserve(n.operand_count);
   for (NodeId o : src_.operands(old)) ops.push_back(map(o));
   locate(old);
-  if (n.op == Op::For) {
-    const auto body = static_cast<int64_t>(dst_.num_regions());
-    const NodeId id = dst_.add(n.op, n.dtype, n.shape, ops, {body});
-    check_internal(dst_.new_region(id) == static_cast<uint32_t>(body), "rewriter: loop region numbering");
+  const std::vector<uint32_t> regions = ir::regions_of(src_, old);
+  if (!regions.empty()) {
+    // A region op gets fresh regions: its last attributes, which number them, are renumbered.
+    const auto first = static_cast<uint32_t>(dst_.num_regions());
+    std::vector<int64_t> renumbered(ints.begin(), ints.end());
+    for (size_t k = 0; k < regions.size(); ++k) renumbered[renumbered.size() - regions.size() + k] = first + k;
+    const NodeId id = dst_.add(n.op, n.dtype, n.shape, ops, renumbered);
+    for (size_t k = 0; k < regions.size(); ++k)
+      check_internal(dst_.new_region(id) == first + k, "rewriter: region numbering");
     map_[static_cast<size_t>(old)] = id;
-    dst_.push_region(static_cast<uint32_t>(body));
-    walk(static_cast<uint32_t>(src_.int_at(old, 0)));
-    dst_.pop_region();
-    return id;
-  }
-  if (n.op == Op::If) {
-    const auto then_r = static_cast<int64_t>(dst_.num_regions());
-    const NodeId id = dst_.add(n.op, n.dtype, n.shape, ops, {then_r, then_r + 1});
-    check_internal(dst_.new_region(id) == static_cast<uint32_t>(then_r), "rewriter: if region numbering");
-    check_internal(dst_.new_region(id) == static_cast<uint32_t>(then_r + 1), "rewriter: if region numbering");
-    map_[static_cast<size_t>(old)] = id;
-    for (int k = 0; k < 2; ++k) {
-      dst_.push_region(static_cast<uint32_t>(then_r + k));
-      walk(static_cast<uint32_t>(src_.int_at(old, k)));
+    for (size_t k = 0; k < regions.size(); ++k) {
+      dst_.push_region(static_cast<uint32_t>(first + k));
+      walk(regions[k]);
       dst_.pop_region();
     }
     return id;

@@ -46,6 +46,32 @@ std::vector<size_t> slots_of(const ir::Graph& g, NodeId user, NodeId value) {
 
 }  // namespace
 
+std::vector<int> reduction_scratch(const ir::Graph& g, const Layout& layout, NodeId id) {
+  const ir::Node& n = g.node(id);
+  const NodeId x0 = g.operand(id, 0);
+  const ValueLayout& x = layout.of[static_cast<size_t>(x0)];
+  if (x.kind != ValueLayout::Distributed) return {};
+  const bool whole = n.shape.numel() == 1;  // every thread keeps the one result
+  const int warps = layout::plan_reduction(x.dist, static_cast<int>(g.int_at(id, 0)), whole).warps;
+  if (warps == 1) return {};
+  const int slots = static_cast<int>(n.shape.numel()) * warps;
+  std::vector<ir::DType> types;
+  for (NodeId v : g.operands(id)) types.push_back(g.node(v).dtype);
+  if (n.op == Op::ArgMax) types.push_back(ir::DType::i32);
+  std::vector<int> offsets;
+  int at = 0;
+  for (ir::DType t : types) {
+    offsets.push_back(at);
+    at = align_up(at + slots * ir::size_of(t), 16);
+  }
+  if (n.op == Op::Reduce && x.dist.padded()) {
+    offsets.push_back(at);
+    at = align_up(at + slots, 16);
+  }
+  offsets.push_back(at);
+  return offsets;
+}
+
 int scratch_bytes_of(const ir::Graph& g, const Layout& layout, const SmemPlan& smem, const MmaPlan& mma, NodeId id) {
   const ir::Node& n = g.node(id);
   auto staged = [&](NodeId v) -> int {
@@ -68,16 +94,9 @@ int scratch_bytes_of(const ir::Graph& g, const Layout& layout, const SmemPlan& s
       if (smem.resident.count(id) || x.kind != ValueLayout::Distributed || y.kind != ValueLayout::Distributed) return 0;
       return layout::same_registers(x.dist, y.dist) ? 0 : staged(g.operand(id, 0));
     }
-    case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::ArgMax: {
-      // Partial results of the warps that share a result (see the emitter's reduction).
-      const ValueLayout& x = layout.of[static_cast<size_t>(g.operand(id, 0))];
-      if (x.kind != ValueLayout::Distributed) return 0;
-      const bool whole = layout.of[static_cast<size_t>(id)].kind != ValueLayout::Distributed;
-      const int warps = layout::plan_reduction(x.dist, static_cast<int>(g.int_at(id, 0)), whole).warps;
-      if (warps == 1) return 0;
-      const int values = static_cast<int>(n.shape.numel()) * warps;
-      const int bytes = align_up(values * ir::size_of(g.node(g.operand(id, 0)).dtype), 16);
-      return n.op == Op::ArgMax ? bytes + values * 4 : bytes;
+    case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::ArgMax: case Op::Reduce: {
+      const std::vector<int> parts = reduction_scratch(g, layout, id);
+      return parts.empty() ? 0 : parts.back();
     }
     case Op::Dot: {
       if (mma.dots.count(id)) return 0;  // wgmma reads its tiles in place and a from registers

@@ -358,6 +358,29 @@ std::vector<EmitCase> make_cases() {
         descriptor_store(y, {program_id(0) * 64}, argmax(t, 1));
       },
       Config{});
+  add("reduce_combine", "a reduction of two values with a combine function (argmin with ties to the smaller column)",
+      [](Tensor<f32, 2> x, Tensor<f32, 1> y, Tensor<i32, 1> yi) {
+        auto t = descriptor_load(x, {program_id(0) * 8, 0}, {8, 256});
+        auto cols = arange(0, 256).expand_dims<0>().broadcast_to({8, 256});
+        auto [v, c] = reduce(std::tuple{t, cols}, 1, [](Scalar<f32> a, Scalar<i32> ai, Scalar<f32> b, Scalar<i32> bi) {
+          auto take = b < a || (b == a && bi < ai);
+          return std::tuple{where(take, b, a), where(take, bi, ai)};
+        });
+        descriptor_store(y, {program_id(0) * 8}, v);
+        descriptor_store(yi, {program_id(0) * 8}, c);
+      },
+      Config{}.warps(8));
+  add("reduce_combine_padded", "a combine reduction over a padded layout (33 columns): partials carry a flag",
+      [](Tensor<f32, 1> x, Tensor<i32, 1> y) {
+        auto offs = arange(0, 5 * 33).reshape({5, 33});
+        auto [best, at] = reduce(std::tuple{load(x, offs), offs % 33}, 1, [](Scalar<f32> a, Scalar<i32> ai, Scalar<f32> b, Scalar<i32> bi) {
+          auto take = b < a || (b == a && bi < ai);
+          return std::tuple{where(take, b, a), where(take, bi, ai)};
+        });
+        store(y, arange(0, 5), at);
+        (void)best;
+      },
+      Config{}.warps(4));
   add("reduce_axis0_scalar", "reductions over axis 0 and down to a scalar",
       [](Tensor<f32, 2> x, Tensor<f32, 1> y, Tensor<f32, 1> total) {
         auto t = descriptor_load(x, {0, program_id(0) * 64}, {32, 64});

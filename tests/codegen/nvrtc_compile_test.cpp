@@ -248,3 +248,61 @@ TEST_CASE("every wgmma type x transpose x num_warps x num_stages compiles withou
   MESSAGE(r.compiled << " configurations compiled, " << r.refused << " refused for shared memory");
   CHECK(r.compiled >= 65);
 }
+
+namespace {
+/// A kernel reducing an [M, N] block (pointer loads) along `axis` with three combine functions: an
+/// argmin of (value, index), a sum of the value as f32 and a logical or of a comparison.
+template <class T>
+auto combine_kernel(int64_t M, int64_t N, int axis) {
+  return tilejit::kernel("combine_combo", [M, N, axis](tilejit::dsl::Tensor<T, 1> x, tilejit::dsl::Tensor<T, 1> y,
+                                                         tilejit::dsl::Tensor<tilejit::dsl::i32, 1> yi,
+                                                         tilejit::dsl::Tensor<tilejit::dsl::f32, 1> ys,
+                                                         tilejit::dsl::Tensor<tilejit::dsl::i1, 1> yb) {
+    using namespace tilejit::dsl;
+    auto offs = arange(0, M * N).reshape({M, N});
+    auto v = load(x, offs);
+    auto idx = axis == 1 ? offs % static_cast<int32_t>(N) : offs / static_cast<int32_t>(N);
+    auto [best, at] = reduce(std::tuple{v, idx}, axis, [](Scalar<T> a, Scalar<i32> ai, Scalar<T> b, Scalar<i32> bi) {
+      auto take = b < a || (b == a && bi < ai);
+      return std::tuple{where(take, b, a), where(take, bi, ai)};
+    });
+    auto total = reduce(v.template to<f32>(), axis, [](Scalar<f32> a, Scalar<f32> b) { return a + b; });
+    auto any = reduce(v > 0, axis, [](Scalar<i1> a, Scalar<i1> b) { return a || b; });
+    auto out = arange(0, axis == 1 ? M : N);
+    store(y, out, best);
+    store(yi, out, at);
+    store(ys, out, total);
+    store(yb, out, any);
+  });
+}
+
+template <class K>
+void compile_combine(const K& k, const char* what, int warps, int& compiled) {
+  const tilejit::Config c({}, warps, 1);
+  INFO(std::string(what) << " " << c.str());
+  const tilejit::codegen::GeneratedKernel gen = tilejit::codegen::generate(*k.trace(c));
+  const CompiledBinary bin = compile_cuda(gen, "combine_combo");
+  char line[200];
+  std::snprintf(line, sizeof line, "%-26s %2d warps %3d registers, spills %d/%d, %5d bytes smem, %6.1f ms", what, warps, bin.registers,
+                bin.spill_stores, bin.spill_loads, gen.plan.shared_bytes, bin.compile_ms);
+  MESSAGE(line);
+  CHECK(bin.spill_stores == 0);
+  CHECK(bin.spill_loads == 0);
+  CHECK(gen.source.find("_combine = [&](") != std::string::npos);
+  ++compiled;
+}
+}  // namespace
+
+TEST_CASE("reductions with a combine function compile for padded layouts, several dtypes and 1 to 16 warps") {
+  using namespace tilejit::dsl;
+  int compiled = 0;
+  compile_combine(combine_kernel<f32>(64, 128, 1), "f32 [64, 128] axis 1", 4, compiled);
+  compile_combine(combine_kernel<f32>(64, 128, 0), "f32 [64, 128] axis 0", 16, compiled);
+  compile_combine(combine_kernel<f32>(5, 33, 1), "f32 [5, 33] axis 1 (padded)", 4, compiled);
+  compile_combine(combine_kernel<bf16>(3, 40, 1), "bf16 [3, 40] axis 1 (padded)", 8, compiled);
+  compile_combine(combine_kernel<f16>(1, 512, 1), "f16 [1, 512] axis 1 (one row)", 2, compiled);
+  compile_combine(combine_kernel<i8>(16, 64, 0), "i8 [16, 64] axis 0", 1, compiled);
+  compile_combine(combine_kernel<i64>(7, 9, 0), "i64 [7, 9] axis 0 (padded)", 4, compiled);
+  compile_combine(combine_kernel<f64>(6, 20, 1), "f64 [6, 20] axis 1", 8, compiled);
+  CHECK(compiled == 8);
+}

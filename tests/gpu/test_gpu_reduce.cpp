@@ -1,5 +1,6 @@
 // GPU suite: reductions over every axis of ranks 1-4, every numeric dtype and warp counts 1-16, odd and power-of-two
-// extents, bit-exact against the interpreter (values chosen so that float sums are exact in any order).
+// extents, bit-exact against the interpreter (values chosen so that float sums are exact in any order); reductions
+// with a combine function of the user's, bit-exact where the function is exact and within a tolerance where not.
 #include <string>
 
 #include "../../samples/sample_kernels.h"
@@ -99,7 +100,128 @@ void sweep(const char* type, const std::vector<std::array<int64_t, R>>& shapes, 
       }
 }
 
+/// Reductions with a combine function over `axis`: an argmin of (value, index) with ties to the smaller
+/// index, a (sum, max) pair and a logical or, bit-exact (small integers and halves keep every sum exact).
+template <class T, int R>
+void combine_case(const std::array<int64_t, R>& shape, int axis, int warps) {
+  constexpr int RO = R > 1 ? R - 1 : 1;
+  std::array<int64_t, RO> out_shape{};
+  out_shape[0] = 1;
+  if constexpr (R > 1)
+    for (int d = 0, k = 0; d < R; ++d)
+      if (d != axis) out_shape[static_cast<size_t>(k++)] = shape[static_cast<size_t>(d)];
+  int64_t inner = 1;
+  for (int d = axis + 1; d < R; ++d) inner *= shape[static_cast<size_t>(d)];
+  const auto len = static_cast<int32_t>(shape[static_cast<size_t>(axis)]);
+  auto k = tilejit::kernel("reduce_combine", [shape, out_shape, axis, inner, len](Tensor<T, R> x, Tensor<T, 1> ymin, Tensor<i32, 1> yi,
+                                                                                   Tensor<T, 1> ysum, Tensor<T, 1> ymax, Tensor<i1, 1> yany) {
+    int64_t dims[R];
+    for (int d = 0; d < R; ++d) dims[d] = shape[static_cast<size_t>(d)];
+    auto offs = arange(0, numel<R>(shape)).reshape(dims);
+    auto v = load(x, offs);
+    auto idx = offs / static_cast<int32_t>(inner) % len;
+    auto [best, at] = reduce(std::tuple{v, idx}, axis, [](Scalar<T> a, Scalar<i32> ai, Scalar<T> b, Scalar<i32> bi) {
+      auto take = b < a || (b == a && bi < ai);
+      return std::tuple{where(take, b, a), where(take, bi, ai)};
+    });
+    auto [total, most] = reduce(std::tuple{v, v}, axis, [](Scalar<T> s, Scalar<T> m, Scalar<T> t, Scalar<T> n) {
+      return std::tuple{s + t, maximum(m, n)};
+    });
+    auto any = reduce(v > 2, axis, [](Scalar<i1> a, Scalar<i1> b) { return a || b; });
+    auto out = [&] {
+      if constexpr (R == 1) {
+        return program_id(0);  // one program: offset 0
+      } else {
+        int64_t od[R - 1];
+        for (int d = 0; d < R - 1; ++d) od[d] = out_shape[static_cast<size_t>(d)];
+        return arange(0, numel<RO>(out_shape)).reshape(od);
+      }
+    }();
+    store(ymin, out, best);
+    store(yi, out, at);
+    store(ysum, out, total);
+    store(ymax, out, most);
+    store(yany, out, any);
+  });
+  Twin<T, R> x(shape, contiguous<R>(shape));
+  const int64_t n_out = numel<RO>(out_shape);
+  Twin<T, 1> ymin({n_out}, {1}), ysum({n_out}, {1}), ymax({n_out}, {1});
+  Twin<i32, 1> yi({n_out}, {1});
+  Twin<i1, 1> yany({n_out}, {1});
+  x.randomize(static_cast<uint32_t>(numel<R>(shape) * 13 + axis * 5 + warps), -3, 3);
+  if constexpr (is_float_v<T>) {
+    auto* h = x.host_data();
+    for (int64_t i = 0; i < numel<R>(shape); ++i) h[i] = typename tag_t<T>::host(std::round(static_cast<float>(h[i]) * 2) / 2);
+  }
+  for (auto* t : {&ymin, &ysum, &ymax}) t->fill_byte(0);
+  yi.fill_byte(0);
+  yany.fill_byte(0);
+  run_both(k, dim3(1), Config{}.warps(warps), 0, x, ymin, yi, ysum, ymax, yany);
+}
+
+template <class T, int R>
+void combine_sweep(const char* type, const std::vector<std::array<int64_t, R>>& shapes, int& counter) {
+  static const int kWarps[] = {1, 2, 4, 8, 16};
+  for (const auto& shape : shapes)
+    for (int axis = 0; axis < R; ++axis) {
+      const int warps = kWarps[counter++ % 5];
+      std::string name = std::string(type) + " axis " + std::to_string(axis) + " of [";
+      for (int d = 0; d < R; ++d) name += (d ? ", " : "") + std::to_string(shape[static_cast<size_t>(d)]);
+      name += "], " + std::to_string(warps) + " warps";
+      SUBCASE(name.c_str()) { combine_case<T, R>(shape, axis, warps); }
+    }
+}
+
 }  // namespace
+
+TEST_CASE("gpu: reductions with a combine function (argmin with ties, sum and max together, any) over every axis") {
+  int counter = 0;
+  combine_sweep<f32, 1>("f32", {{4096}, {37}}, counter);
+  combine_sweep<f32, 2>("f32", {{8, 64}, {5, 33}, {1, 300}, {64, 3}}, counter);
+  combine_sweep<f32, 3>("f32", {{4, 8, 16}, {3, 5, 7}}, counter);
+  combine_sweep<i32, 2>("i32", {{16, 128}, {7, 9}}, counter);
+  combine_sweep<bf16, 2>("bf16", {{32, 64}, {3, 40}}, counter);
+  combine_sweep<i64, 2>("i64", {{5, 40}}, counter);
+}
+
+TEST_CASE("gpu: the online softmax's (max, sum) and Welford's (count, mean, M2) as combine reductions") {
+  SUBCASE("(max, sum of exp(x - max)) pairs of rows") {
+    auto k = tilejit::kernel("online_pairs", [](Tensor<f32, 2> x, Tensor<f32, 1> mo, Tensor<f32, 1> so) {
+      auto t = descriptor_load(x, {program_id(0) * 16, 0}, {16, 256});
+      auto [m, s] = reduce(std::tuple{t, full<f32>({16, 256}, 1.0f)}, 1, [](Scalar<f32> ma, Scalar<f32> sa, Scalar<f32> mb, Scalar<f32> sb) {
+        auto mm = maximum(ma, mb);
+        return std::tuple{mm, sa * exp(ma - mm) + sb * exp(mb - mm)};
+      });
+      store(mo, program_id(0) * 16 + arange(0, 16), m);
+      store(so, program_id(0) * 16 + arange(0, 16), s);
+    });
+    Twin<f32, 2> x({64, 256});
+    Twin<f32, 1> m({64}, {1}), s({64}, {1});
+    x.randomize(21, -8, 8);
+    m.fill_byte(0);
+    s.fill_byte(0);
+    for (int w : {4, 8}) run_both(k, dim3(4), Config{}.warps(w), 1e-5, x, m, s);
+  }
+  SUBCASE("Welford's mean and variance of columns") {
+    auto k = tilejit::kernel("welford_cols", [](Tensor<f32, 2> x, Tensor<f32, 1> mean, Tensor<f32, 1> var) {
+      auto t = descriptor_load(x, {0, program_id(0) * 32}, {96, 32});
+      auto [n, mu, m2] = reduce(std::tuple{full<f32>({96, 32}, 1.0f), t, zeros<f32>({96, 32})}, 0,
+                                [](Scalar<f32> na, Scalar<f32> ma, Scalar<f32> qa, Scalar<f32> nb, Scalar<f32> mb, Scalar<f32> qb) {
+                                  auto nn = na + nb;
+                                  auto d = mb - ma;
+                                  return std::tuple{nn, ma + d * (nb / nn), qa + qb + d * d * (na * nb / nn)};
+                                });
+      store(mean, program_id(0) * 32 + arange(0, 32), mu);
+      store(var, program_id(0) * 32 + arange(0, 32), m2 / n);
+    });
+    Twin<f32, 2> x({96, 128});
+    Twin<f32, 1> mean({128}, {1}), var({128}, {1});
+    x.randomize(22, -4, 4);
+    mean.fill_byte(0);
+    var.fill_byte(0);
+    for (int w : {2, 4, 8}) run_both(k, dim3(4), Config{}.warps(w), 1e-4, x, mean, var);
+  }
+}
 
 TEST_CASE("gpu: reductions over every axis of ranks 1-4") {
   int counter = 0;

@@ -1,4 +1,5 @@
-// Structured control flow: counted loops with loop-carried values, and if / if-else.
+// Structured control flow: counted loops with loop-carried values, if / if-else, and reductions with
+// a combine function of the user's.
 //
 // The C++ body lambdas run once, at trace time, recording a structured region;
 // they are not unrolled. Values flowing out of a region must be returned from it.
@@ -174,6 +175,95 @@ void if_then(const Scalar<i1>& cond, Then&& then_fn, std::source_location loc = 
 template <class Then, class Else>
 auto if_else(const Scalar<i1>& cond, Then&& then_fn, Else&& else_fn, std::source_location loc = std::source_location::current()) {
   return detail::if_impl(cond, std::forward<Then>(then_fn), std::forward<Else>(else_fn), loc);
+}
+
+namespace detail {
+/// Checks what the combine function of reduce() recorded in region `r`: pure operations on single
+/// elements only (each error names the line of the offending operation).
+inline void check_combine(const ir::Graph& g, uint32_t r) {
+  for (ir::NodeId b : g.region(r).nodes) {
+    const ir::Node& n = g.node(b);
+    if (n.op == ir::Op::CombineArg || n.op == ir::Op::Yield) continue;
+    const ir::Location& l = g.location(b);
+    const std::string op(ir::name_of(n.op));
+    if (ir::kind_of(n.op) != ir::OpKind::Pure)
+      throw UserError("reduce: the combine function may only compute on its arguments (no memory access, loop or if)", op,
+                      "pure operations on scalars", l.file, l.line);
+    if (n.shape.rank != 0)
+      throw UserError("reduce: the combine function works on single elements", op + " makes a " + n.shape.str() + " block",
+                      "scalars", l.file, l.line);
+    for (ir::NodeId o : g.operands(b))
+      if (g.node(o).shape.rank != 0)
+        throw UserError("reduce: the combine function reads a block from outside it", op + " reads a " + g.node(o).shape.str() + " block",
+                        "scalars (its arguments, constants, kernel scalars)", l.file, l.line);
+  }
+}
+
+template <class Xs, class Combine, size_t... K>
+auto reduce_impl(const Xs& xs, int axis, Combine& combine, const std::source_location& loc, std::index_sequence<K...>) {
+  constexpr size_t N = sizeof...(K);
+  constexpr int R = std::tuple_element_t<0, Xs>::rank;
+  static_assert(R >= 1, "tilejit: reduce needs blocks of rank >= 1");
+  using Args = std::tuple<Scalar<typename std::tuple_element_t<K, Xs>::dtype>...>;
+  using Results = std::tuple<Value<typename std::tuple_element_t<K, Xs>::dtype, R - 1>...>;
+  ir::Graph& g = graph_at(loc);
+  if (axis < 0 || axis >= R) user_error("reduce: axis out of range", std::to_string(axis), "0.." + std::to_string(R - 1), loc);
+  const std::vector<ir::NodeId> ops{std::get<K>(xs).id()...};
+  const ir::Shape& s = g.node(ops[0]).shape;
+  for (size_t k = 1; k < N; ++k)
+    if (!(g.node(ops[k]).shape == s))
+      user_error("reduce: the reduced blocks differ in shape", "block 0 is " + s.str() + ", block " + std::to_string(k) + " is " +
+                 g.node(ops[k]).shape.str(), "one shape", loc);
+  ir::Shape r;
+  r.rank = R - 1;
+  for (int i = 0, j = 0; i < R; ++i)
+    if (i != axis) r.dims[j++] = s.dims[i];
+  const auto region = static_cast<int64_t>(g.num_regions());
+  const ir::NodeId red = g.add(ir::Op::Reduce, ir::DType::i32, r, ops, std::vector<int64_t>{axis, region});
+  check_internal(g.new_region(red) == static_cast<uint32_t>(region), "reduce region numbering");
+  g.push_region(static_cast<uint32_t>(region));
+  auto arg = [&](size_t k) {
+    return g.add(ir::Op::CombineArg, g.node(ops[k % N]).dtype, ir::Shape{}, {red}, {static_cast<int64_t>(k)});
+  };
+  // Braced initialisation: the accumulated values' arguments are made first, in order.
+  const Args a{std::tuple_element_t<K, Args>(node, arg(K))...};
+  const Args b{std::tuple_element_t<K, Args>(node, arg(N + K))...};
+  auto out = as_tuple(std::apply([&](const auto&... x) { return std::apply([&](const auto&... y) { return combine(x..., y...); }, b); }, a));
+  static_assert(std::is_same_v<decltype(out), Args>,
+                "tilejit: reduce: the combine function must return scalars of the reduced blocks' element types, in order "
+                "(a std::tuple of them when several blocks are reduced)");
+  g.add(ir::Op::Yield, ir::DType::i32, ir::Shape{}, tuple_ids(out, std::make_index_sequence<N>{}));
+  g.pop_region();
+  check_combine(g, static_cast<uint32_t>(region));
+  graph_at(loc);
+  return Results{std::tuple_element_t<K, Results>(node, g.add(ir::Op::ReduceResult, g.node(ops[K]).dtype, r, {red},
+                                                                 {static_cast<int64_t>(K)}))...};
+}
+}  // namespace detail
+
+/// Reduces several blocks of one shape along `axis` together (Triton's tl.reduce): for n blocks,
+/// combine(a0, ..., an-1, b0, ..., bn-1) receives two partial results as scalars and returns their
+/// combination as a std::tuple of n scalars. It is traced once; it may use only its arguments,
+/// constants and scalars from outside, and must be associative and commutative (the elements are
+/// combined in threads, then across lanes and warps, in no fixed order). Returns the n results.
+///
+///   // the maximum and its column, ties to the smaller column
+///   auto [best, col] = reduce(std::tuple{x, cols}, 1, [](Scalar<f32> v, Scalar<i32> i, Scalar<f32> w, Scalar<i32> j) {
+///     const auto take = w > v || (w == v && j < i);
+///     return std::tuple{where(take, w, v), where(take, j, i)};
+///   });
+template <class... T, int R, class Combine>
+std::tuple<Value<tag_t<T>, R - 1>...> reduce(const std::tuple<Value<T, R>...>& xs, int axis, Combine&& combine,
+                                             std::source_location loc = std::source_location::current()) {
+  static_assert(sizeof...(T) >= 1, "tilejit: reduce needs at least one block");
+  return detail::reduce_impl(xs, axis, combine, loc, std::index_sequence_for<T...>{});
+}
+
+/// Reduces one block along `axis` with combine(a, b) -> scalar (associative and commutative).
+template <class T, int R, class Combine>
+Value<tag_t<T>, R - 1> reduce(const Value<T, R>& x, int axis, Combine&& combine,
+                              std::source_location loc = std::source_location::current()) {
+  return std::get<0>(detail::reduce_impl(std::tuple<Value<T, R>>(x), axis, combine, loc, std::index_sequence<0>{}));
 }
 
 }  // namespace tilejit::dsl

@@ -32,6 +32,13 @@
 // sum rounded to the element type (f16 / bf16 through f32). Results agree
 // within n * eps * sum(|x|) for n summands (eps of the element type); when
 // every partial sum is exact (small integers, say) they are identical.
+// A Reduce with a combine region (several blocks reduced together by a user
+// function, Triton's tl.reduce) combines the elements of each result pairwise
+// in an unspecified order and grouping, as a float sum does (the interpreter
+// folds left to right along the axis): the function must be associative and
+// commutative. When it is exactly so (integer arithmetic, min / max, selections
+// with a tie-break) the GPU and the interpreter agree bit for bit; float
+// arithmetic in it agrees within its rounding.
 //
 // Memory. Tensors are described by a base address, sizes and strides in
 // elements (the innermost stride of a TMA-accessed tensor must be 1).
@@ -90,6 +97,13 @@
 //   unary             o: [x]
 //   Where             o: [cond(i1), a, b]
 //   Reduce*/ArgMax    o: [x]          i: [axis]   axis removed from the shape; ArgMax gives i32, first max wins
+//   Reduce            o: [x_0..x_n-1]  i: [axis, combine region]   n blocks of one shape reduced together; the
+//                     node's shape is the result shape (axis removed); its values are ReduceResult nodes.
+//                     The combine region starts with 2n CombineArg nodes and ends with a Yield of n values;
+//                     every node in it is a pure rank-0 op (it may read rank-0 values defined outside)
+//   CombineArg        o: [reduce]     i: [k]   rank 0, x_(k mod n)'s dtype: the accumulated values (k < n),
+//                                              then the values combined into them (k >= n)
+//   ReduceResult      o: [reduce]     i: [k]   the k-th result: x_k's dtype, the reduce's shape
 //   Dot               o: [a(MxK), b(KxN), acc(MxN)]  i: [(precision)]   acc += a @ b, accumulated in acc's
 //                     dtype; precision (DotPrecision, f32 operands only, absent = ieee): tf32 truncates
 //                     the operands to tf32 (10 mantissa bits) before the products
@@ -107,7 +121,7 @@
 //   LoopResult        o: [for]        i: [k]   k-th loop-carried value after the loop
 //   If                o: [cond, ...]  i: [then region, else region]
 //   IfResult          o: [if]         i: [k]
-//   Yield             o: [values...]  last node of a loop body / if branch
+//   Yield             o: [values...]  last node of a loop body / if branch / combine region
 // `placement` (descriptor placement request): 0 = automatic, 1 = host-encoded, 2 = device-built.
 #pragma once
 
@@ -180,7 +194,7 @@ struct Param {
 /// A structured region: nodes in program order.
 struct Region {
   std::vector<NodeId> nodes;
-  NodeId owner = kNoNode;  ///< the For/If node, or kNoNode for the body
+  NodeId owner = kNoNode;  ///< the For / If / Reduce node, or kNoNode for the kernel body
 };
 
 class Graph {
@@ -256,6 +270,13 @@ class Graph {
   uint32_t current_loc_ = 0;
   std::unordered_map<uint64_t, std::vector<NodeId>> cse_;
 };
+
+/// The regions region op `id` owns, in order: a For's body, an If's then and else branches, a
+/// Reduce's combine function (empty for any other op). They are the op's last attributes.
+std::vector<uint32_t> regions_of(const Graph& g, NodeId id);
+
+/// The combine region of Reduce node `id` (its first attribute is the axis).
+inline uint32_t combine_region(const Graph& g, NodeId id) { return static_cast<uint32_t>(g.int_at(id, 1)); }
 
 /// Readable text of the whole graph (stable: used by golden tests and TILEJIT_DUMP=ir).
 std::string print(const Graph& g, bool with_locations = false);

@@ -339,6 +339,14 @@ SmemPlan allocate_shared(const ir::Graph& g, const GraphInfo& info, const Layout
 /// Bytes of the scratch arena op `id` needs (0 when it exchanges no data).
 int scratch_bytes_of(const ir::Graph& g, const Layout& layout, const SmemPlan& smem, const MmaPlan& mma, NodeId id);
 
+/// Where a reduction over several warps keeps their partial results in the scratch arena, for
+/// reduction node `id` (ReduceSum/Max/Min, ArgMax, Reduce) whose operand has layout `x` (slots: result
+/// elements times the warps that hold parts of each). The byte offset of each combined value's array
+/// (an ArgMax combines its value and an i32 index; a Reduce its operands), each 16-byte aligned; then,
+/// for a Reduce over a padded layout (no identity to fill empty registers with), of one byte per slot
+/// saying whether the warp held an element; the total bytes last. Empty when the warps need no scratch.
+std::vector<int> reduction_scratch(const ir::Graph& g, const Layout& layout, NodeId id);
+
 /// 32-bit registers one block value may take per thread: half of the 255 a thread has. A larger
 /// value would spill and run at a small fraction of its speed.
 inline constexpr int64_t kMaxValueRegisters = 128;
