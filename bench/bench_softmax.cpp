@@ -78,6 +78,7 @@ int main() {
   auto softmax = tilejit::samples::softmax_kernel();
   auto softmax_tma = tilejit::samples::softmax_tma_kernel();
   auto softmax_online = tilejit::samples::softmax_online_kernel();
+  auto softmax_online_combine = tilejit::samples::softmax_online_combine_kernel();
   auto softmax_bf16 = softmax_bf16_kernel();
   auto layernorm = tilejit::samples::layernorm_kernel();
   auto rowsum = rowsum_kernel();
@@ -177,7 +178,8 @@ int main() {
           y32, false, n, softmax_ref, 1e-5, 0);
     }
     {
-      // Online: blocks of up to 4096 columns, a loop over them (the row is read twice, counted once).
+      // Online: blocks of up to 4096 columns, a loop over them (the row is read twice, counted once); with two
+      // reductions per block, and with one combine reduction of (maximum, sum) pairs.
       std::vector<Config> blocks;
       for (int64_t bn : {1024, 2048, 4096})
         for (int wp : {2, 4, 8, 16})
@@ -185,6 +187,8 @@ int main() {
             blocks.push_back(Config{{"BN", bn}}.warps(wp));
       run("softmax_online", "fp32", fp32_rw, blocks, [&](const Config& c) { softmax_online.launch(nullptr, rows, c, X, Y); }, y32,
           false, n, softmax_ref, 1e-5, 0);
+      run("softmax_online_combine", "fp32", fp32_rw, blocks,
+          [&](const Config& c) { softmax_online_combine.launch(nullptr, rows, c, X, Y); }, y32, false, n, softmax_ref, 1e-5, 0);
     }
     run("softmax", "bf16", bf16_rw, warps_for({{"BN", n}}), [&](const Config& c) { softmax_bf16.launch(nullptr, rows, c, XH, YH); },
         y16, true, n, softmax_ref, 1.0 / 128, 0);

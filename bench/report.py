@@ -63,7 +63,7 @@ def load(paths):
     return rows
 
 
-ROW_BENCHES = ("softmax", "softmax_tma", "softmax_online", "layernorm", "rowsum")
+ROW_BENCHES = ("softmax", "softmax_tma", "softmax_online", "softmax_online_combine", "layernorm", "rowsum")
 
 
 def bandwidth_table(rows):
@@ -102,7 +102,7 @@ def row_table(rows):
     for r in soft:
         if r["impl"] != "tilejit":
             continue
-        kind = "softmax" if r["bench"] in ("softmax_tma", "softmax_online") else r["bench"]
+        kind = "softmax" if r["bench"].startswith("softmax") else r["bench"]  # every softmax form against the peers' one
         peer = {x["impl"]: x for x in soft if x["bench"] == kind and x["n"] == r["n"] and x.get("dtype") == r.get("dtype")}
         err = "  WRONG" if "error" in r else ""
         t.add(r["bench"], r.get("dtype", ""), r["n"], f"{r['gbps']:.1f}",

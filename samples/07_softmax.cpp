@@ -1,7 +1,8 @@
 // Sample 07: row softmax, with masked pointer loads (rows of any length) and with TMA tiles.
 //
-// The kernels are softmax_kernel(), softmax_tma_kernel() and softmax_online_kernel() in sample_kernels.h
-// (the online form walks rows of any length in blocks, carrying the running maximum and sum).
+// The kernels are softmax_kernel(), softmax_tma_kernel(), softmax_online_kernel() and
+// softmax_online_combine_kernel() in sample_kernels.h (the online forms walk rows of any length in blocks,
+// carrying the running maximum and sum; the second reduces each block's pair at once with a combine function).
 // Each row's maximum and sum are computed by the whole program at once: every
 // thread combines its own elements, then the lanes of each warp exchange
 // partial results with shuffles, then the warps through shared memory. The
@@ -67,7 +68,13 @@ int main() try {
                              [&](auto x, auto y) {
                                softmax_online.launch(nullptr, tilejit::dim3(64), tilejit::Config{{"BN", 1024}}.warps(4), x, y);
                              });
-  const bool ok = e1 < 1e-5 && e2 < 1e-5 && e3 < 1e-5;
+  // The same with one reduction of (maximum, sum) pairs per block, 3000 columns in blocks of 512.
+  auto softmax_combine = softmax_online_combine_kernel();
+  const double e4 = run_case("online, one combine reduction per block of 512", 64, 3000,
+                             [](float i) { return std::sin(0.013f * i) * 12.0f; }, [&](auto x, auto y) {
+                               softmax_combine.launch(nullptr, tilejit::dim3(64), tilejit::Config{{"BN", 512}}.warps(4), x, y);
+                             });
+  const bool ok = e1 < 1e-5 && e2 < 1e-5 && e3 < 1e-5 && e4 < 1e-5;
   std::printf("%s sample_07_softmax on %s\n", ok ? "PASS" : "FAIL", run_target().c_str());
   return ok ? 0 : 1;
 } catch (const tilejit::Error& e) {

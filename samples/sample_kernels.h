@@ -163,11 +163,12 @@ inline auto softmax_tma_kernel() {
 }
 
 /// Sample 07, online form (for rows of any length, never held whole): a first loop over blocks of BN
-/// columns carries the running maximum m and the sum s of exp(x - m), rescaling s by exp(m_old - m_new)
-/// whenever the maximum grows; a second loop writes exp(x - m) / s. Each row is read twice (the second
-/// time mostly from L2) and written once.
-inline auto softmax_online_kernel() {
-  return tilejit::kernel("softmax_online", [](Tensor<f32, 2> x, Tensor<f32, 2> y, Block<"BN"> BN) {
+/// columns carries the running maximum m and the sum s of exp(x - m), each block folded in by
+/// `fold(v, m, s)` (v: the block, -inf where masked); a second loop writes exp(x - m) / s. Each row is
+/// read twice (the second time mostly from L2) and written once.
+template <class Fold>
+auto softmax_online(const char* name, Fold fold) {
+  return tilejit::kernel(name, [fold](Tensor<f32, 2> x, Tensor<f32, 2> y, Block<"BN"> BN) {
     constexpr float kNegInf = -std::numeric_limits<float>::infinity();
     auto row = program_id(0).to<i64>();
     auto n = x.size(1).to<i32>();
@@ -175,15 +176,41 @@ inline auto softmax_online_kernel() {
     Scalar<f32> m0 = kNegInf, s0 = 0.0f;
     auto [m, s] = for_range(0, n, BN, std::tuple{m0, s0}, [&](Scalar<i32> k, Scalar<f32> m, Scalar<f32> s) {
       auto c = k + cols;
-      auto v = load(x, row * x.stride(0) + c, c < n, kNegInf);
-      auto m_new = maximum(m, max(v, 0));
-      return std::tuple{m_new, s * exp(m - m_new) + sum(exp(v - m_new), 0)};
+      return fold(load(x, row * x.stride(0) + c, c < n, kNegInf), m, s);
     });
     for_range(0, n, BN, [&](Scalar<i32> k) {
       auto c = k + cols;
       auto mask = c < n;
       store(y, row * y.stride(0) + c, exp(load(x, row * x.stride(0) + c, mask) - m) / s, mask);
     });
+  });
+}
+
+/// The online softmax with two reductions per block: its maximum, then the sum of exp(x - maximum),
+/// rescaling s by exp(m_old - m_new) whenever the maximum grows.
+inline auto softmax_online_kernel() {
+  return softmax_online("softmax_online", [](const Value<f32, 1>& v, const Scalar<f32>& m, const Scalar<f32>& s) {
+    auto m_new = maximum(m, max(v, 0));
+    return std::tuple{m_new, s * exp(m - m_new) + sum(exp(v - m_new), 0)};
+  });
+}
+
+/// How two partial softmax statistics (maximum, sum of exp(x - maximum)) combine: the pair with the
+/// smaller maximum is rescaled by exp(its maximum - the larger one), one exp per combine; pairs of
+/// masked elements, (-inf, 0), stay (-inf, 0). Associative and commutative, as reduce() requires.
+inline std::tuple<Scalar<f32>, Scalar<f32>> softmax_combine(Scalar<f32> ma, Scalar<f32> sa, Scalar<f32> mb, Scalar<f32> sb) {
+  auto mm = maximum(ma, mb);
+  auto e = where(ma == mb, 1.0f, exp(minimum(ma, mb) - mm));
+  return {mm, where(ma >= mb, sa + sb * e, sa * e + sb)};
+}
+
+/// The online softmax with one reduction per block: the block's (maximum, sum) pair is reduced at once
+/// from (x, 1) pairs ((-inf, 0) where masked) by softmax_combine, so both statistics share one set of
+/// warp shuffles and one barrier between warps; the running pair then absorbs the block's the same way.
+inline auto softmax_online_combine_kernel() {
+  return softmax_online("softmax_online_combine", [](const Value<f32, 1>& v, const Scalar<f32>& m, const Scalar<f32>& s) {
+    auto [bm, bs] = reduce(std::tuple{v, (v > -std::numeric_limits<float>::infinity()).to<f32>()}, 0, softmax_combine);
+    return softmax_combine(m, s, bm, bs);
   });
 }
 

@@ -46,6 +46,10 @@ Val binary_literal(Binary op, const Val& x, double literal);
 Val cast(const Val& x, ir::DType to);
 Val where(const Val& cond, const Val& a, const Val& b);
 Val reduce(Reduction op, const Val& x, int axis);
+/// The same reduction written with dsl::reduce and a combine function (argmax of (value, index) pairs).
+Val reduce_combine(Reduction op, const Val& x, int axis);
+/// The C++ text of reduce_combine's function for `op`.
+std::string combine_text(Reduction op);
 Val expand_dims(const Val& x, int axis);
 /// x.permute(perm): dimension d of the result is dimension perm[d] of x.
 Val permute(const Val& x, const std::vector<int64_t>& perm);

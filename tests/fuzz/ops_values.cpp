@@ -167,6 +167,16 @@ Val where(const Val& cond, const Val& a, const Val& b) {
   });
 }
 
+/// argmax as a combine function of (value, index) pairs: the larger value wins, a NaN counts as the
+/// largest, and between equal values (or two NaNs) the smaller index.
+template <class T>
+std::tuple<Scalar<T>, Scalar<i32>> argmax_combine(Scalar<T> a, Scalar<i32> ai, Scalar<T> b, Scalar<i32> bi) {
+  const Scalar<i1> a_nan = a != a, b_nan = b != b;
+  const Scalar<i1> tie = b == a || (a_nan && b_nan);
+  const Scalar<i1> take = b > a || (b_nan && !a_nan) || (tie && bi < ai);
+  return {where(take, b, a), where(take, bi, ai)};
+}
+
 Val reduce(Reduction op, const Val& x, int axis) {
   return on_value(x, [&](auto v) -> ir::NodeId {
     using T = typename decltype(v)::dtype;
@@ -180,6 +190,37 @@ Val reduce(Reduction op, const Val& x, int axis) {
     }
     throw InternalError("fuzz: reduction not defined for this value");
   });
+}
+
+Val reduce_combine(Reduction op, const Val& x, int axis) {
+  return on_value(x, [&](auto v) -> ir::NodeId {
+    using T = typename decltype(v)::dtype;
+    constexpr int R = decltype(v)::rank;
+    if constexpr (R >= 1 && numeric_v<T>) {
+      switch (op) {
+        case Reduction::sum: return dsl::reduce(v, axis, [](Scalar<T> a, Scalar<T> b) { return a + b; }).id();
+        case Reduction::max: return dsl::reduce(v, axis, [](Scalar<T> a, Scalar<T> b) { return maximum(a, b); }).id();
+        case Reduction::min: return dsl::reduce(v, axis, [](Scalar<T> a, Scalar<T> b) { return minimum(a, b); }).id();
+        case Reduction::argmax: {
+          int64_t dims[R];
+          for (int d = 0; d < R; ++d) dims[d] = v.dim(d);
+          const Value<i32, R> idx(dsl::detail::node, arange_along(v.dim(axis), R, axis).id);
+          return std::get<1>(dsl::reduce(std::tuple{v, idx.broadcast_to(dims)}, axis, argmax_combine<T>)).id();
+        }
+      }
+    }
+    throw InternalError("fuzz: reduction not defined for this value");
+  });
+}
+
+std::string combine_text(Reduction op) {
+  switch (op) {
+    case Reduction::sum: return "[](auto a, auto b) { return a + b; }";
+    case Reduction::max: return "[](auto a, auto b) { return maximum(a, b); }";
+    case Reduction::min: return "[](auto a, auto b) { return minimum(a, b); }";
+    case Reduction::argmax: break;
+  }
+  return "argmax_combine /* (value, index): larger value, NaN largest, then smaller index */";
 }
 
 Val expand_dims(const Val& x, int axis) {

@@ -176,7 +176,8 @@ struct T {
 // ---- the body -----------------------------------------------------------------
 class Body {
  public:
-  Body(const Program& p, TraceRecord& rec) : p_(p), rec_(rec), rng_(p.seed ^ 0xB0D1ull), extra_(p.seed ^ 0x7E3Full) {}
+  Body(const Program& p, TraceRecord& rec)
+      : p_(p), rec_(rec), rng_(p.seed ^ 0xB0D1ull), extra_(p.seed ^ 0x7E3Full), combine_(p.seed ^ 0xC0B1ull) {}
 
   void run(ir::Graph& g) {
     for (size_t i = 0; i < p_.tensors.size(); ++i) {
@@ -614,7 +615,14 @@ class Body {
     if (op == Reduction::argmax && !x.exact()) return;
     if (op == Reduction::sum && (x.v.dtype == DType::f16 || x.v.dtype == DType::bf16)) x = bind(convert(x, DType::f32));
     static const char* names[] = {"sum", "max", "min", "argmax"};
+    // Sometimes the same reduction through reduce() and a combine function (its own random stream, so
+    // that the programs of earlier seeds keep their structure).
+    const bool with_combine = combine_.chance(0.3);
     E r{Val{}, std::string(names[static_cast<int>(op)]) + "(" + x.s + ", " + int_str(axis) + ")", x.err, x.mag};
+    if (with_combine)
+      r.s = op == Reduction::argmax ? "std::get<1>(reduce(std::tuple{" + x.s + ", arange(0, " + int_str(n) + ") along axis " +
+                                          int_str(axis) + "}, " + int_str(axis) + ", " + combine_text(op) + "))"
+                                    : "reduce(" + x.s + ", " + int_str(axis) + ", " + combine_text(op) + ")";
     DType rd = x.v.dtype;
     if (op == Reduction::argmax) {
       r.err = 0;
@@ -642,7 +650,7 @@ class Body {
     const double mag = additive ? y.mag + r.mag : std::max(y.mag, r.mag);
     if (err != 0) err += ulp(od);
     if (!safe(od, err, mag)) return;
-    r.v = reduce(op, x.v, axis);
+    r.v = with_combine ? reduce_combine(op, x.v, axis) : reduce(op, x.v, axis);
     E rr = bind(E{expand_dims(r.v, axis), r.s + ".expand_dims<" + int_str(axis) + ">()", r.err, r.mag});
     if (to_y) rr = convert(rr, cd);
     bind(E{binary(op2, y.v, rr.v), apply_text(op2, y.s, rr.s), err, mag});
@@ -812,6 +820,7 @@ class Body {
   /// Choices added after the generator's first release draw from their own stream, so that the programs of
   /// earlier seeds (the ones docs/testing.md names) keep their structure.
   Rng extra_;
+  Rng combine_;  ///< a third stream: whether a reduction is written with a combine function
   std::string text_;
   int indent_ = 1;
   int counter_ = 0;
