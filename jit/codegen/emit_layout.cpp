@@ -326,11 +326,8 @@ void Emitter::emit_combine(NodeId id) {
   const std::string r = plus(terms(plan.reg_of_j, "j"), terms(plan.reg_of_k, "k"));
   for (const Partial& p : parts) line(reg_type(p.type) + " " + p.acc + "[" + str(out_regs) + "]" + (flag.empty() ? ";" : " = {};"));
   if (!flag.empty()) line("bool " + flag + "[" + str(out_regs) + "];  // the partial holds an element");
-  auto elems = [&](const std::string& i) {
-    std::vector<std::string> e;
-    for (NodeId x : xs) e.push_back(name_[static_cast<size_t>(x)] + "[" + i + "]");
-    return e;
-  };
+  std::vector<std::string> x_i;  // element i of each reduced block
+  for (NodeId x : xs) x_i.push_back(name_[static_cast<size_t>(x)] + "[i]");
   line("#pragma unroll");
   open("for (int j = 0; j < " + str(out_regs) + "; ++j)");
   if (flag.empty() && plan.axis_regs > 1) {
@@ -340,7 +337,7 @@ void Emitter::emit_combine(NodeId id) {
     line("#pragma unroll");
     open("for (int k = 0; k < " + K + "; ++k)");
     line("const int i = " + r + ";");
-    for (size_t k = 0; k < n; ++k) line("t" + str(static_cast<int64_t>(k)) + "[k] = " + elems("i")[k] + ";");
+    for (size_t k = 0; k < n; ++k) line("t" + str(static_cast<int64_t>(k)) + "[k] = " + x_i[k] + ";");
     close();
     line("#pragma unroll");
     open("for (int s = 1; s < " + K + "; s *= 2)");
@@ -351,14 +348,14 @@ void Emitter::emit_combine(NodeId id) {
     close();
     for (size_t k = 0; k < n; ++k) line(partial_j(k) + " = t" + str(static_cast<int64_t>(k)) + "[0];");
   } else if (flag.empty()) {
-    line("const int i = " + plus(terms(plan.reg_of_j, "j"), "0") + ";");
-    for (size_t k = 0; k < n; ++k) line(partial_j(k) + " = " + elems("i")[k] + ";");
+    line("const int i = " + terms(plan.reg_of_j, "j") + ";");
+    for (size_t k = 0; k < n; ++k) line(partial_j(k) + " = " + x_i[k] + ";");
   } else {
     line(flag + "[j] = false;");
     line("#pragma unroll");
     open("for (int k = 0; k < " + str(plan.axis_regs) + "; ++k)");
     line("const int i = " + r + ";");
-    line(take_flagged(parts, flag, valid, elems("i"), call(partial_j, elems("i"))));
+    line(take_flagged(parts, flag, valid, x_i, call(partial_j, x_i)));
     close();
   }
   close();

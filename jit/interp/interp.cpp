@@ -451,13 +451,7 @@ class Machine {
   void run_combine(NodeId id, std::span<const NodeId> xs) {
     CombineInfo& c = combines_[static_cast<size_t>(aux_[static_cast<size_t>(id)])];
     const size_t n = xs.size();
-    const ir::Shape& s = g_.node(xs[0]).shape;
-    const auto axis = static_cast<int>(g_.int_at(id, 0));
-    int64_t outer = 1, len = s.dims[axis], inner = 1;
-    for (int d = 0; d < s.rank; ++d) {
-      if (d < axis) outer *= s.dims[d];
-      if (d > axis) inner *= s.dims[d];
-    }
+    const auto [outer, len, inner] = reduce_geometry(g_.node(xs[0]).shape, static_cast<int>(g_.int_at(id, 0)));
     auto copy = [](Block& dst, int64_t di, const Block& src, int64_t si) {
       if (is_float(dst.dtype)) dst.f[static_cast<size_t>(di)] = src.f[static_cast<size_t>(si)];
       else dst.i[static_cast<size_t>(di)] = src.i[static_cast<size_t>(si)];

@@ -304,11 +304,7 @@ void eval_permute(const Block& x, std::span<const int64_t> perm, Block& out) {
   gather(x, out, dims, stride);
 }
 
-namespace {
-struct ReduceGeom {
-  int64_t outer = 1, len = 1, inner = 1;
-};
-ReduceGeom geometry(const ir::Shape& s, int axis) {
+ReduceGeom reduce_geometry(const ir::Shape& s, int axis) {
   ReduceGeom g;
   for (int d = 0; d < s.rank; ++d) {
     if (d < axis) g.outer *= s.dims[d];
@@ -318,6 +314,7 @@ ReduceGeom geometry(const ir::Shape& s, int axis) {
   return g;
 }
 
+namespace {
 /// out[o, i] = fold over k of x[o, k, i], sequentially in k, starting from x[o, 0, i].
 template <class V, class F>
 void fold(const std::vector<V>& x, std::vector<V>& out, const ReduceGeom& g, F step) {
@@ -334,7 +331,7 @@ void fold(const std::vector<V>& x, std::vector<V>& out, const ReduceGeom& g, F s
 }  // namespace
 
 void eval_reduce(Op op, const Block& x, int axis, Block& out) {
-  const ReduceGeom g = geometry(x.shape, axis);
+  const ReduceGeom g = reduce_geometry(x.shape, axis);
   const DType t = x.dtype;
   if (op == Op::ArgMax) {
     // The first maximum wins; NaN counts as larger than every number (the first NaN wins).

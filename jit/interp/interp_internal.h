@@ -306,6 +306,11 @@ void eval_cast(const Block& x, Block& out);
 void eval_where(const Block& c, const Block& a, const Block& b, Block& out);
 void eval_broadcast(const Block& x, Block& out);
 void eval_permute(const Block& x, std::span<const int64_t> perm, Block& out);
+/// A reduction of `axis` as [outer, len, inner]: element (o, k, i) is at (o * len + k) * inner + i.
+struct ReduceGeom {
+  int64_t outer = 1, len = 1, inner = 1;
+};
+ReduceGeom reduce_geometry(const ir::Shape& s, int axis);
 void eval_reduce(ir::Op op, const Block& x, int axis, Block& out);
 /// `tf32`: f32 operands are first truncated to tf32 (ir::to_tf32), as Precision::tf32 asks.
 void eval_dot(const Block& a, const Block& b, const Block& acc, Block& out, bool tf32);
