@@ -69,8 +69,7 @@ void Emitter::emit_for(NodeId id) {
     // Pins the accumulator's initial value here: otherwise the compiler sinks it into the path that skips
     // the loop, after the loop's last wgmma, and ptxas then serializes every wgmma of the kernel (C7515).
     const NodeId acc = g_.operand(pipe->second.dot, 2);
-    line("tj::fence_registers<" + str(lay(acc).regs()) + ">(" + name_[static_cast<size_t>(acc)] +
-         ");  // the accumulator's first value stays before the loop");
+    line(register_fence(acc) + "  // the accumulator's first value stays before the loop");
     const std::string f = str(id), s = str(pipe->second.stages);
     line("// software pipeline: " + s + " stages; the TMA loads of iteration i + " + str(pipe->second.stages - 1) +
          " are issued while iteration i computes");
@@ -101,7 +100,7 @@ void Emitter::emit_for(NodeId id) {
   if (pipe != L_.pipe.loops.end()) {
     const NodeId dot = pipe->second.dot;
     line("tj::wgmma_wait<0>();  // the last iteration's products");
-    line("tj::fence_registers<" + str(lay(dot).regs()) + ">(" + name_[static_cast<size_t>(dot)] + ");");
+    line(register_fence(dot));
   }
   scratch_pending_ = true;
   for (NodeId u : L_.info.users[static_cast<size_t>(id)]) {

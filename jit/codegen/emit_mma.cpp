@@ -19,15 +19,18 @@ std::string wgmma_name(const passes::MmaDot& m) {
 }  // namespace
 
 std::string Emitter::wgmma_helper(const passes::MmaDot& m) const {
-  const int regs = m.tiling.instr_n / 2;
+  // An f16 accumulator holds two elements per 32-bit register (tj::PackedF16).
+  const bool packed = m.acc == DType::f16;
+  const int regs = m.tiling.instr_n / (packed ? 4 : 2);
   const bool integer = m.acc == DType::i32;
   const bool transposable = m.in == DType::bf16 || m.in == DType::f16;
   const bool ra = m.a_in_registers();  // a: four 32-bit registers (two 16-bit elements each); no TransA
-  const std::string reg = integer ? "int" : "float";
+  const std::string reg = integer ? "int" : packed ? "unsigned" : "float";
   // Operand numbers after the accumulators: a (1 or 4), b, scale_d, then the transpose immediates.
   const int a_ops = ra ? 4 : 1, b_op = regs + a_ops, scale_op = b_op + 1;
   std::string h = "namespace tj {\n\n";
-  h += "/// " + m.instruction() + ": d (" + str(regs) + " registers per thread of a warpgroup) += a x b, ";
+  h += "/// " + m.instruction() + ": d (" + str(regs) + " registers per thread of a warpgroup" +
+       (packed ? ", two f16 each" : "") + ") += a x b, ";
   h += ra ? "a from registers\n/// (a0-a3: this thread's part of a 64 x 16 tile of a), b" : "both read\n/// ";
   h += std::string(ra ? " " : "") + "from shared memory through matrix descriptors; `scale_d` 0 ignores d (d = a x b).\n";
   if (transposable) h += ra ? "/// TransB: b is N-major (its tile holds N innermost).\n" : "/// TransA / TransB: the operand is M- / N-major (its tile holds M / N innermost).\n";
@@ -48,7 +51,7 @@ std::string Emitter::wgmma_helper(const passes::MmaDot& m) const {
   if (!integer) tail += ", 1, 1";
   if (transposable) tail += ra ? ", %" + str(scale_op + 1) : ", %" + str(scale_op + 1) + ", %" + str(scale_op + 2);
   h += "      \"" + tail + ";\\n\"\n      \"}\\n\"\n      : ";
-  const std::string c = integer ? "\"+r\"" : "\"+f\"";
+  const std::string c = integer || packed ? "\"+r\"" : "\"+f\"";
   for (int j = 0; j < regs; ++j) h += c + "(d[" + str(j) + "])" + (j + 1 < regs ? (j % 8 == 7 ? ",\n        " : ", ") : "");
   h += ra ? "\n      : \"r\"(a0), \"r\"(a1), \"r\"(a2), \"r\"(a3)" : "\n      : \"l\"(a)";
   h += ", \"l\"(b), \"r\"(scale_d)";
@@ -69,22 +72,23 @@ std::string Emitter::tile_address(NodeId load) const {
 void Emitter::emit_wgmma(NodeId id, const passes::MmaDot& m) {
   const NodeId c = g_.operand(id, 2);
   const layout::MmaTiling& t = m.tiling;
-  const int regs = lay(id).regs();
   // The accumulator is updated in place when nothing else reads it (a loop-carried accumulator).
-  const bool in_place = !uniform(c) && L_.info.users[static_cast<size_t>(c)].size() == 1 && lay(c).dist == lay(id).dist;
+  const bool in_place = !uniform(c) && L_.info.users[static_cast<size_t>(c)].size() == 1 && lay(c).dist == lay(id).dist &&
+                        packed_storage(c) == (m.acc == DType::f16);
   if (in_place) {
     name_[static_cast<size_t>(id)] = name_[static_cast<size_t>(c)];
     line("// dot: accumulates in place into " + name_[static_cast<size_t>(c)], id);
   } else {
     line(decl_stmt(id), id);
     line("#pragma unroll");
-    line("for (int i = 0; i < " + str(regs) + "; ++i) " + at(id) + " = " + at(c) + ";");
+    line("for (int i = 0; i < " + str(lay(id).regs()) + "; ++i) " + at(id) + " = " + at(c) + ";");
   }
   helpers_.emplace(wgmma_name(m), wgmma_helper(m));
-  const std::string acc = name_[static_cast<size_t>(id)];
+  int regs = 0;  // the accumulator's registers as wgmma reads them
+  const std::string acc = accumulator_registers(id, &regs);
   open("");
   line("// " + m.instruction() + ": " + t.str());
-  const int per = t.instr_n / 2;
+  const int per = regs / (t.m_tiles * t.n_tiles);  // registers of one instruction
   const int groups = threads_ / 128;
   // Per warpgroup, the offset of its part of each operand tile (linear in the warpgroup's index).
   auto base = [&](const char* name, const passes::MmaOperand& o, bool rows_are_m) {
@@ -118,7 +122,7 @@ void Emitter::emit_wgmma(NodeId id, const passes::MmaDot& m) {
     return s;
   };
   line("tj::wgmma_fence();");
-  line("tj::fence_registers<" + str(regs) + ">(" + acc + ");");
+  line(register_fence(id));
   for (int64_t ks = 0; ks < t.k / t.instr_k; ++ks) {
     const int64_t k0 = ks * t.instr_k;
     for (int mt = 0; mt < t.m_tiles; ++mt)
@@ -137,10 +141,10 @@ void Emitter::emit_wgmma(NodeId id, const passes::MmaDot& m) {
   auto pipe = std::find_if(L_.pipe.loops.begin(), L_.pipe.loops.end(), [&](const auto& p) { return p.second.dot == id; });
   if (pipe != L_.pipe.loops.end()) {
     close();
-    return advance_pipeline(pipe->first, acc, regs);
+    return advance_pipeline(pipe->first, id);
   }
   line("tj::wgmma_wait<0>();");
-  line("tj::fence_registers<" + str(regs) + ">(" + acc + ");");
+  line(register_fence(id));
   close();
 }
 
@@ -173,11 +177,11 @@ void Emitter::issue_stage(NodeId f, const std::string& stage, const std::string&
   close();
 }
 
-void Emitter::advance_pipeline(NodeId f, const std::string& acc, int regs) {
+void Emitter::advance_pipeline(NodeId f, NodeId dot) {
   const int s = L_.pipe.loops.at(f).stages;
   const std::string it = "tj_it" + str(f);
   line("tj::wgmma_wait<1>();  // this warpgroup's products of the previous iteration are done");
-  line("tj::fence_registers<" + str(regs) + ">(" + acc + ");");
+  line(register_fence(dot));
   line("__syncthreads();  // every warpgroup's are: the previous iteration's stage is free");
   open("if (tid == 0)");
   line("const int tj_next = " + it + " + " + str(s - 1) + ";  // the iteration whose loads go into the freed stage");

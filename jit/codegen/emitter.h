@@ -26,6 +26,7 @@
 #include <regex>
 #include <set>
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -70,6 +71,8 @@ class Emitter {
   Emitter(const passes::Lowered& l, const Options& opt, std::string entry)
       : L_(l), g_(l.graph), opt_(opt), entry_(std::move(entry)), threads_(l.layout.threads) {
     name_.resize(g_.size());
+    for (const auto& [dot, m] : L_.mma.dots)
+      if (m.acc == DType::f16) packed_.insert({dot, g_.operand(dot, 2)});
     for (const Descriptor& d : L_.tma.descriptors)
       if (d.kind == DescKind::Device) builds_[d.build_at].push_back(&d);
     for (const Descriptor& d : L_.tma.descriptors) {
@@ -131,7 +134,36 @@ class Emitter {
     name_[static_cast<size_t>(id)] = n;
     const ValueLayout& v = lay(id);
     const std::string t = reg_type(g_.node(id).dtype);
-    return v.kind == ValueLayout::Uniform ? t + " " + n : t + " " + n + "[" + str(v.regs()) + "]";
+    if (v.kind == ValueLayout::Uniform) return t + " " + n;
+    if (packed_.count(id)) {
+      // An f16 wgmma accumulator: its elements are `vN.h[i]`, its registers as wgmma sees them `vN.w[j]`.
+      name_[static_cast<size_t>(id)] = n + ".h";
+      return "tj::PackedF16<" + str(v.regs()) + "> " + n;
+    }
+    return t + " " + n + "[" + str(v.regs()) + "]";
+  }
+  /// Whether value `id` lives in a tj::PackedF16 (its name is "vN.h").
+  bool packed_storage(NodeId id) const {
+    const std::string& n = name_[static_cast<size_t>(id)];
+    return n.size() > 2 && n.compare(n.size() - 2, 2, ".h") == 0;
+  }
+  /// The registers of `id` as a wgmma instruction reads them: its array, or the 32-bit view of a
+  /// packed f16 accumulator; `count` is set to their number.
+  std::string accumulator_registers(NodeId id, int* count) const {
+    const std::string& n = name_[static_cast<size_t>(id)];
+    const int regs = lay(id).regs();
+    if (!packed_storage(id)) {
+      *count = regs;
+      return n;
+    }
+    *count = regs / 2;
+    return n.substr(0, n.size() - 2) + ".w";
+  }
+  /// Keeps the compiler from moving reads or writes of the accumulator `id` across this point.
+  std::string register_fence(NodeId id) const {
+    int count = 0;
+    const std::string r = accumulator_registers(id, &count);
+    return "tj::fence_registers<" + str(count) + ">(" + r + ");";
   }
   /// The digit of one layout term: `reg` stands for the register number, `tid` gives lane and warp.
   static std::string digit(const layout::Term& t, const std::string& reg) {
@@ -411,7 +443,7 @@ class Emitter {
   void issue_stage(NodeId f, const std::string& stage, const std::string& index);
   /// In a pipelined loop: waits for the previous iteration's products, releases its stage and issues
   /// the loads `stages - 1` iterations ahead into it.
-  void advance_pipeline(NodeId f, const std::string& acc, int regs);
+  void advance_pipeline(NodeId f, NodeId dot);
   void emit_load(NodeId id);
   void emit_store(NodeId id);
   /// `for (i = 0; i < regs; i += v) [if (element)] body` over the registers of `id`, v at a time.
@@ -434,6 +466,8 @@ class Emitter {
   std::string out_;
   int depth_ = 1;
   std::vector<std::string> name_;
+  /// Values stored as tj::PackedF16: the f16 accumulators of wgmma dots (and the values they update in place).
+  std::unordered_set<NodeId> packed_;
   bool scratch_pending_ = false;
   std::map<std::string, std::string> helpers_;  ///< per-kernel device functions (wgmma instructions), by name
   bool stores_ = false;

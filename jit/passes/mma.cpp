@@ -27,9 +27,11 @@ const char* ptx_type(DType t) {
 
 bool sixteen_bit(DType t) { return t == DType::bf16 || t == DType::f16; }
 
-/// The accumulator type wgmma gives for operands of type `in`.
+/// Whether wgmma accumulates products of `in` operands into `acc`: integers into i32; every float type
+/// into f32; f16 and fp8 operands also into f16 (two per 32-bit register).
 bool accumulator_ok(DType in, DType acc) {
   if (in == DType::i8 || in == DType::u8) return acc == DType::i32;
+  if (acc == DType::f16) return in == DType::f16 || ir::is_fp8(in);
   return acc == DType::f32;
 }
 
@@ -143,10 +145,6 @@ class Planner {
     }
     if (m.in == DType::f32 && ir::dot_precision(g_, d) != ir::DotPrecision::tf32) {
       reason = "f32 operands with Precision::ieee (tensor cores multiply f32 operands as tf32)";
-      return std::nullopt;
-    }
-    if (m.acc == DType::f16 && (sixteen_bit(m.in) || ir::is_fp8(m.in))) {
-      reason = "f16 accumulators are not on tensor cores yet (accumulate in f32 and convert the result)";
       return std::nullopt;
     }
     if (layout::wgmma_k(m.in) == 0 || !accumulator_ok(m.in, m.acc)) {

@@ -307,6 +307,15 @@ std::vector<EmitCase> make_cases() {
         descriptor_store(c, {m, n}, acc);
       },
       Config{{"BM", 64}, {"BN", 64}, {"BK", 32}});
+  add("gemm_f16_acc", "a K loop of f16 TMA tiles into an f16 accumulator: wgmma packs two elements per register",
+      [](Tensor<f16, 2> a, Tensor<f16, 2> b, Tensor<f16, 2> c, Scalar<i32> K, Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
+        auto m = program_id(0) * BM, n = program_id(1) * BN;
+        auto acc = for_range(0, K, BK, zeros<f16>({BM, BN}), [&](Scalar<i32> k, Value<f16, 2> acc) {
+          return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {n, k}, {BN, BK}).trans(), acc);
+        });
+        descriptor_store(c, {m, n}, (acc.to<f32>() * 2.0f).to<f16>());
+      },
+      Config({{"BM", 64}, {"BN", 64}, {"BK", 64}}, 4, 2));
   add("gemm_bf16", "the benchmark GEMM: bf16 in and out, K from the tensor, 128 x 256 tiles on two warpgroups",
       [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c, Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
         auto m = program_id(0) * BM, n = program_id(1) * BN;

@@ -505,6 +505,24 @@ TEST_CASE("a dot left on CUDA cores is a performance note naming its line and th
   CHECK(tilejit::codegen::generate(*k.trace(Config{{"BM", 64}})).notes.empty());
 }
 
+TEST_CASE("f16 accumulators run on wgmma for f16 and fp8 operands; bf16 operands need an f32 accumulator") {
+  auto kernel = [](auto in) {
+    using In = decltype(in);
+    return tilejit::kernel("f16_acc", [](Tensor<In, 2> a, Tensor<In, 2> b, Tensor<f16, 2> c) {
+      descriptor_store(c, {0, 0}, dot(descriptor_load(a, {0, 0}, {64, 64}), descriptor_load(b, {0, 0}, {64, 64}).trans(), zeros<f16>({64, 64})));
+    });
+  };
+  const auto f16_in = tilejit::codegen::generate(*kernel(f16{}).trace(Config{}));
+  CHECK(f16_in.notes.empty());
+  CHECK(f16_in.source.find("wgmma.mma_async.sync.aligned.m64n64k16.f16.f16.f16") != std::string::npos);
+  const auto e4m3_in = tilejit::codegen::generate(*kernel(f8e4m3{}).trace(Config{}));
+  CHECK(e4m3_in.notes.empty());
+  CHECK(e4m3_in.source.find("wgmma.mma_async.sync.aligned.m64n64k32.f16.e4m3.e4m3") != std::string::npos);
+  const auto bf16_in = tilejit::codegen::generate(*kernel(bf16{}).trace(Config{}));
+  REQUIRE(bf16_in.notes.size() == 1);
+  CHECK(bf16_in.notes[0].find("bf16 x bf16 -> f16 has no wgmma instruction") != std::string::npos);
+}
+
 TEST_CASE("host descriptors carry the source line of their first use, not a node id of the lowered graph") {
   // Lowering adds nodes (layouts, conversions, the pipeline), so the first use's node id in the lowered
   // graph may be past the end of the traced graph the runtime keeps: the plan holds the location itself.

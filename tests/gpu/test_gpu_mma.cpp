@@ -1,9 +1,10 @@
 // Tensor-core dots (wgmma) against the interpreter: 16-bit operands with either major-ness, a 16-bit operand a in
-// registers (attention's P x V), fp8, tf32 and int8 K-major, one or two warpgroups, 1 to 4 pipeline stages, M / N / K at and off the tile multiples. fp8 products
-// are compared at 2e-2 of max(1, |c|) with inputs in [-1, 1]: sm_90 tensor cores accumulate fp8 products with
-// fewer mantissa bits than f32, an error that scales with the partial sums, not with the result (measured on an
-// H100 over K = 256 with inputs in [-2, 2]: -24.910156 vs -24.913879, and 0.309570 vs 0.297211 on a result near
-// zero). A wrong fragment, swizzle or descriptor moves whole products: errors of the size of the values.
+// registers (attention's P x V), fp8, tf32 and int8 K-major, f16 accumulators (f16 and fp8 operands), one or two
+// warpgroups, 1 to 4 pipeline stages, M / N / K at and off the tile multiples. fp8 products are compared at 2e-2
+// of max(1, |c|) with inputs in [-1, 1]: sm_90 tensor cores accumulate fp8 products with fewer mantissa bits than
+// f32, an error that scales with the partial sums, not with the result (measured on an H100 over K = 256 with
+// inputs in [-2, 2]: -24.910156 vs -24.913879, and 0.309570 vs 0.297211 on a result near zero). A wrong fragment,
+// swizzle or descriptor moves whole products: errors of the size of the values.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -100,7 +101,15 @@ TEST_CASE("gpu: wgmma dots match the interpreter") {
                q, k, v, o);
     }
   }
+  // f16 accumulators: the interpreter rounds the sum to f16 after every product, the tensor cores at most once per
+  // instruction (K = 16 or 32), so they differ by some units of f16's last place at |c| ~ 5 (2^-8 each): 5e-2 of
+  // max(1, |c|) over K = 256 with inputs in [-1, 1]. A wrong packing or fragment moves whole products.
+  for (const Tiles& t : {Tiles{64, 64, 64, 4, 2}, Tiles{128, 256, 64, 8, 3}, Tiles{128, 64, 32, 4, 1}}) {
+    SUBCASE(name("f16 acc nn", 192, 128, 256, t).c_str()) { check<f16, f16, false>(192, 128, 256, t, 5e-2, -1, 1); }
+    SUBCASE(name("f16 acc nt", 200, 136, 256, t).c_str()) { check<f16, f16, true>(200, 136, 256, t, 5e-2, -1, 1); }
+  }
   for (const Tiles& t : {Tiles{64, 64, 64, 4, 2}, Tiles{128, 128, 128, 8, 3}}) {
+    SUBCASE(name("e4m3 acc f16 nt", 192, 128, 256, t).c_str()) { check<f8e4m3, f16, true>(192, 128, 256, t, 5e-2, -1, 1); }
     SUBCASE(name("e4m3 nt", 192, 128, 256, t).c_str()) { check<f8e4m3, f32, true>(192, 128, 256, t, 2e-2, -1, 1); }
     SUBCASE(name("i8 nt", 192, 128, 256, t).c_str()) { check<i8, i32, true>(192, 128, 256, t, 0, -100, 100); }
   }

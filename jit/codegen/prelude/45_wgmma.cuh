@@ -1,6 +1,7 @@
-// Tensor-core (wgmma) helpers: the warpgroup fence / commit / wait, register fences for accumulators, and
-// the shared-memory matrix descriptor. The instructions themselves (one per shape and type, with N/2
-// accumulator registers as operands) are printed into each kernel that uses them.
+// Tensor-core (wgmma) helpers: the warpgroup fence / commit / wait, register fences for accumulators, the
+// storage of f16 accumulators, and the shared-memory matrix descriptor. The instructions themselves (one
+// per shape and type, with the accumulator's registers as operands) are printed into each kernel that
+// uses them.
 namespace tj {
 
 /// Orders earlier register and shared-memory writes before the wgmma instructions that follow.
@@ -27,6 +28,19 @@ __device__ __forceinline__ void fence_registers(int* r) {
 #pragma unroll
   for (int i = 0; i < N; ++i) asm volatile("" : "+r"(r[i])::"memory");
 }
+template <int N>
+__device__ __forceinline__ void fence_registers(unsigned* r) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+r"(r[i])::"memory");
+}
+
+/// An f16 accumulator of N elements: the elements (h) as wgmma's N / 2 registers (w), two per
+/// register, the first in the low half.
+template <int N>
+union PackedF16 {
+  f16_t h[N];
+  unsigned w[N / 2];
+};
 
 /// Two 16-bit values (bf16 / f16 bit patterns) as one 32-bit register of a wgmma operand a, the first
 /// in the low half.

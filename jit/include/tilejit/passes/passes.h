@@ -93,8 +93,8 @@ struct MmaPlan {
 };
 
 /// Decides which dots run on tensor cores: both operands are 2-D TMA tiles (or transposes of them)
-/// that nothing but such dots reads, of a type wgmma takes (bf16, f16, fp8 with f32 accumulators; f32
-/// with Precision::tf32, as tf32; i8 with i32), with a tiling over the program's warpgroups
+/// that nothing but such dots reads, of a type wgmma takes (bf16, f16, fp8 with f32 accumulators; f16
+/// and fp8 with f16 ones; f32 with Precision::tf32, as tf32; i8 with i32), with a tiling over the program's warpgroups
 /// (layout::tile_mma), K-major where the type requires it (fp8, tf32, i8). Every other dot stays on
 /// CUDA cores, with the reason.
 MmaPlan plan_mma(const ir::Graph& g, const GraphInfo& info, int warps);
