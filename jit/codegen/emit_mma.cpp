@@ -69,6 +69,31 @@ std::string Emitter::tile_address(NodeId load) const {
   return b + " + tj_stage" + str(L_.pipe.loop_of.at(load)) + " * " + str(bytes);
 }
 
+std::string Emitter::operand_address(const passes::MmaOperand& o) const {
+  if (!o.k_major_copy) return tile_address(o.load);
+  const std::string b = "tj::smem_addr(tj_buf" + str(L_.smem.k_major_copies.at(o.load)) + ")";
+  const auto loop = L_.pipe.loop_of.find(o.load);
+  return loop == L_.pipe.loop_of.end() ? b : b + " + (tj_it" + str(loop->second) + " % 2) * " + str(o.tile.bytes());
+}
+
+void Emitter::copy_k_major(const passes::MmaOperand& o, const char* which) {
+  const passes::LoadPlan& lp = L_.smem.loads.at(o.load);
+  const auto loop = L_.pipe.loop_of.find(o.load);
+  const bool pipelined = loop != L_.pipe.loop_of.end();
+  std::string src = "reinterpret_cast<const unsigned char*>(tj_buf" + str(lp.buffer) + ")";
+  std::string dst = "reinterpret_cast<unsigned char*>(tj_buf" + str(L_.smem.k_major_copies.at(o.load)) + ")";
+  if (pipelined) {
+    src += " + tj_stage" + str(loop->second) + " * " + str(o.source.bytes());
+    dst += " + (tj_it" + str(loop->second) + " % 2) * " + str(o.tile.bytes());
+  }
+  line("// " + std::string(which) + ": wgmma reads " + (o.tile.elem_bytes == 4 ? "tf32" : "8-bit") + " operands K-major only: the [" +
+       str(o.source.rows) + ", " + str(o.source.inner) + "] tile of %" + str(o.load) + " is copied into a K-major " +
+       str(o.tile.swizzle) + "B-swizzled [" + str(o.tile.rows) + ", " + str(o.tile.inner) + "] tile" +
+       (pipelined ? " (one of two: the previous iteration's products may still read the other)" : ""));
+  line("tj::copy_k_major<" + str(o.tile.elem_bytes) + ", " + str(o.tile.rows) + ", " + str(o.tile.inner) + ", " +
+       str(o.tile.swizzle) + ", " + str(threads_) + ">(" + src + ", " + dst + ", tid);");
+}
+
 void Emitter::emit_wgmma(NodeId id, const passes::MmaDot& m) {
   const NodeId c = g_.operand(id, 2);
   const layout::MmaTiling& t = m.tiling;
@@ -101,7 +126,7 @@ void Emitter::emit_wgmma(NodeId id, const passes::MmaDot& m) {
       check_internal(layout::operand_descriptor(o.tile, o.mn_major, first(w), 0).start == w * step,
                      "emit_wgmma: warpgroup offsets are not linear");
     std::string wg = groups == 1 || count == 1 ? "" : rows_are_m ? "(tid / 128 % " + str(t.warpgroups_m) + ")" : "(tid / " + str(128 * t.warpgroups_m) + ")";
-    line("const unsigned " + std::string(name) + " = " + tile_address(o.load) + (wg.empty() ? "" : " + " + wg + " * " + str(step)) +
+    line("const unsigned " + std::string(name) + " = " + operand_address(o) + (wg.empty() ? "" : " + " + wg + " * " + str(step)) +
          ";  // " + (o.mn_major ? "MN" : "K") + "-major, " + str(o.tile.swizzle) + "B swizzle");
   };
   const bool ra = m.a_in_registers();
@@ -121,6 +146,15 @@ void Emitter::emit_wgmma(NodeId id, const passes::MmaDot& m) {
       s += (q ? ", " : "") + std::string("tj::pack_b16x2(") + v + "[" + str(r0 + 2 * q) + "], " + v + "[" + str(r0 + 2 * q + 1) + "])";
     return s;
   };
+  if (m.a.k_major_copy || m.b.k_major_copy) {
+    // Outside a pipeline the copy goes into the one buffer that an earlier product (of a previous iteration,
+    // or another dot of the tile) may still be reading in another warpgroup.
+    if (!L_.pipe.loop_of.count(m.b.k_major_copy ? m.b.load : m.a.load)) sync("no warpgroup still reads the K-major copy");
+    if (m.a.k_major_copy) copy_k_major(m.a, "a");
+    if (m.b.k_major_copy) copy_k_major(m.b, "b");
+    line("tj::fence_proxy_async_shared();  // the copies are visible to wgmma (the async proxy)");
+    sync("every thread's part of the copies is written");
+  }
   line("tj::wgmma_fence();");
   line(register_fence(id));
   for (int64_t ks = 0; ks < t.k / t.instr_k; ++ks) {

@@ -438,6 +438,10 @@ class Emitter {
   /// The device function issuing one wgmma instruction of `m`'s shape and types.
   std::string wgmma_helper(const passes::MmaDot& m) const;
   std::string tile_address(NodeId load) const;
+  /// The shared address of the tile an operand's instructions read: its TMA tile, or its K-major copy.
+  std::string operand_address(const passes::MmaOperand& o) const;
+  /// Copies a tf32 / 8-bit operand tile K-major (passes::MmaOperand::k_major_copy), all threads.
+  void copy_k_major(const passes::MmaOperand& o, const char* which);
   /// Software pipelining (passes::plan_pipeline): issues the loads of the iteration whose loop index is
   /// `index` into stage `stage` of loop `f`'s ring (by one thread), when that iteration exists.
   void issue_stage(NodeId f, const std::string& stage, const std::string& index);

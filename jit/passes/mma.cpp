@@ -76,7 +76,7 @@ class Planner {
       }
       for (const MmaOperand* o : {&it->second.a, &it->second.b}) {
         if (o->load == ir::kNoNode) continue;  // a in registers
-        plan.swizzle[o->load] = o->tile.swizzle;
+        if (!o->k_major_copy) plan.swizzle[o->load] = o->tile.swizzle;
         if (o->permute != ir::kNoNode) plan.absorbed.insert(o->permute);
       }
       plan.dots.emplace(d, it->second);
@@ -117,14 +117,22 @@ class Planner {
     // The value's dimension order is [rows, inner] of the tile unless transposed.
     const bool k_is_tile_row = transposed ? !k_is_first_dim_of_value : k_is_first_dim_of_value;
     o.mn_major = k_is_tile_row;
-    if (o.mn_major && !sixteen_bit(t)) {
-      reason = std::string(t == DType::f32 ? "tf32" : ptx_type(t)) +
-               " operands must be K-major for wgmma (load b as [N, K] and use .trans())";
-      return false;
-    }
     o.tile.rows = n.shape.dims[0];
     o.tile.inner = n.shape.dims[1];
     o.tile.elem_bytes = ir::size_of(t);
+    if (o.mn_major && !sixteen_bit(t)) {
+      // wgmma transposes 16-bit operands only: the threads copy this one K-major ([M or N, K]).
+      o.k_major_copy = true;
+      o.mn_major = false;
+      o.source = o.tile;
+      o.source.swizzle = 0;  // TMA writes it unswizzled: the copy reads rows of it, conflict-free
+      if (o.source.inner * o.source.elem_bytes % 16 != 0) {
+        reason = "an M/N-major " + std::string(t == DType::f32 ? "tf32" : ptx_type(t)) + " operand tile's inner dimension (" +
+                 std::to_string(o.source.inner * o.source.elem_bytes) + " bytes) is not a multiple of 16 bytes";
+        return false;
+      }
+      std::swap(o.tile.rows, o.tile.inner);
+    }
     o.tile.swizzle = layout::operand_swizzle(o.tile.inner * o.tile.elem_bytes);
     if (o.tile.swizzle == 0) {
       reason = "an operand tile's inner dimension (" + std::to_string(o.tile.inner * o.tile.elem_bytes) +
@@ -204,11 +212,14 @@ class Planner {
         const auto it = cand.find(u);
         if (it == cand.end()) return false;
         if (g_.operand(u, 2) == v) return false;  // used as an accumulator
+        // Another dot reading the tile must want it laid out the same way (copied K-major, or read in place).
+        for (const MmaOperand* other : {&it->second.a, &it->second.b})
+          if (other->load == o.load && other->k_major_copy != o.k_major_copy) return false;
       }
       return true;
     };
     if (only_dots(o.load) && (o.permute == ir::kNoNode || only_dots(o.permute))) return true;
-    reason = "an operand tile is also read by something other than a tensor-core dot";
+    reason = "an operand tile is also read by something other than a tensor-core dot, or by one that needs it laid out otherwise";
     return false;
   }
 

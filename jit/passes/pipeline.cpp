@@ -94,6 +94,9 @@ std::string describe(const Lowered& l) {
       const MmaDot& m = it->second;
       auto operand = [](const MmaOperand& o) {
         if (o.load == ir::kNoNode) return "%" + std::to_string(o.value) + " in registers";
+        if (o.k_major_copy)
+          return "K-major " + std::to_string(o.tile.swizzle) + "B-swizzled copy (by the threads) of the M/N-major tile of %" +
+                 std::to_string(o.load);
         return std::string(o.mn_major ? "MN" : "K") + "-major " + std::to_string(o.tile.swizzle) + "B-swizzled tile of %" +
                std::to_string(o.load);
       };

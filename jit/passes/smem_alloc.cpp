@@ -148,6 +148,18 @@ SmemPlan allocate_shared(const ir::Graph& g, const GraphInfo& info, const Layout
       root_load[id] = root_load[g.operand(id, 0)];
     }
   }
+  // K-major copies of wgmma operands that wgmma cannot read as loaded (tf32 / 8-bit, M/N-major).
+  for (NodeId id : order) {
+    const auto d = mma.dots.find(id);
+    if (d == mma.dots.end()) continue;
+    for (const MmaOperand* o : {&d->second.a, &d->second.b}) {
+      if (!o->k_major_copy || plan.k_major_copies.count(o->load)) continue;
+      const int copies = pipe.loop_of.count(o->load) ? 2 : 1;
+      const int buffer = add_buffer(o->load, static_cast<int>(o->tile.bytes()) * copies, "K-major copy");
+      plan.buffers[static_cast<size_t>(buffer)].align = 8 * o->tile.swizzle;  // the swizzle's repeat
+      plan.k_major_copies[o->load] = buffer;
+    }
+  }
   for (NodeId id : order) {
     auto it = pipe.loops.find(id);
     if (it == pipe.loops.end()) continue;

@@ -316,6 +316,21 @@ std::vector<EmitCase> make_cases() {
         descriptor_store(c, {m, n}, (acc.to<f32>() * 2.0f).to<f16>());
       },
       Config({{"BM", 64}, {"BN", 64}, {"BK", 64}}, 4, 2));
+  add("gemm_tf32_nn", "a tf32 K loop with b loaded [K, N]: the threads copy b K-major for wgmma, two copies in flight",
+      [](Tensor<f32, 2> a, Tensor<f32, 2> b, Tensor<f32, 2> c, Scalar<i32> K, Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
+        auto m = program_id(0) * BM, n = program_id(1) * BN;
+        auto acc = for_range(0, K, BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
+          return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {k, n}, {BK, BN}), acc);
+        });
+        descriptor_store(c, {m, n}, acc);
+      },
+      Config({{"BM", 64}, {"BN", 64}, {"BK", 32}}, 4, 2));
+  add("dot_e4m3_mn_major", "one fp8 dot with a loaded [K, M] and used through .trans(): a copied K-major, no pipeline",
+      [](Tensor<f8e4m3, 2> a, Tensor<f8e4m3, 2> b, Tensor<f32, 2> c) {
+        auto ta = descriptor_load(a, {0, 0}, {64, 64}).trans();
+        descriptor_store(c, {0, 0}, dot(ta, descriptor_load(b, {0, 0}, {64, 64}).trans(), zeros<f32>({64, 64})));
+      },
+      Config{});
   add("gemm_bf16", "the benchmark GEMM: bf16 in and out, K from the tensor, 128 x 256 tiles on two warpgroups",
       [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c, Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
         auto m = program_id(0) * BM, n = program_id(1) * BN;

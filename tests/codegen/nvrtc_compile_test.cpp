@@ -246,6 +246,10 @@ TEST_CASE("every wgmma type x transpose x num_warps x num_stages compiles withou
   compile_combos<f8e4m3, f16, bf16, false, true>("e4m3 acc f16", r);
   compile_combos<f8e5m2, f32, bf16, false, true>("e5m2 nt", r);
   compile_combos<f32, f32, f32, false, true>("tf32 nt", r);
+  compile_combos<f32, f32, f32, false, false>("tf32 nn", r);  // b copied K-major by the threads
+  compile_combos<f32, f32, f32, true, true>("tf32 tt", r);    // a copied K-major
+  compile_combos<f8e4m3, f32, bf16, false, false>("e4m3 nn", r);
+  compile_combos<i8, i32, i32, true, false>("i8 tn", r);
   compile_combos<i8, i32, i32, false, true>("i8 nt", r);
   compile_combos<u8, i32, i32, false, true>("u8 nt", r);
   MESSAGE(r.compiled << " configurations compiled, " << r.refused << " refused for shared memory");

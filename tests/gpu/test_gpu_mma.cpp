@@ -1,10 +1,11 @@
 // Tensor-core dots (wgmma) against the interpreter: 16-bit operands with either major-ness, a 16-bit operand a in
-// registers (attention's P x V), fp8, tf32 and int8 K-major, f16 accumulators (f16 and fp8 operands), one or two
-// warpgroups, 1 to 4 pipeline stages, M / N / K at and off the tile multiples. fp8 products are compared at 2e-2
-// of max(1, |c|) with inputs in [-1, 1]: sm_90 tensor cores accumulate fp8 products with fewer mantissa bits than
-// f32, an error that scales with the partial sums, not with the result (measured on an H100 over K = 256 with
-// inputs in [-2, 2]: -24.910156 vs -24.913879, and 0.309570 vs 0.297211 on a result near zero). A wrong fragment,
-// swizzle or descriptor moves whole products: errors of the size of the values.
+// registers (attention's P x V), fp8, tf32 and int8 (K-major, or copied K-major by the threads), f16 accumulators
+// (f16 and fp8 operands), one or two warpgroups, 1 to 4 pipeline stages, M / N / K at and off the tile multiples.
+// fp8 products are compared at 2e-2 of max(1, |c|) with inputs in [-1, 1]: sm_90 tensor cores accumulate fp8
+// products with fewer mantissa bits than f32, an error that scales with the partial sums, not with the result
+// (measured on an H100 over K = 256 with inputs in [-2, 2]: -24.910156 vs -24.913879, and 0.309570 vs 0.297211 on
+// a result near zero). A wrong fragment, swizzle or descriptor moves whole products: errors of the size of the
+// values.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -17,15 +18,19 @@ using tilejit::Config;
 
 namespace {
 
-/// C[M, N] = A[M, K] @ B[K, N] (b_kn) or A @ Bt[N, K]^T, through TMA tiles, a K loop and dot.
-template <class In, class Acc, bool BTransposed>
+/// C[M, N] = A[M, K] @ B[K, N] (b_kn) or A @ Bt[N, K]^T, through TMA tiles, a K loop and dot; with
+/// ATransposed, A is stored as At[K, M] and loaded through .trans().
+template <class In, class Acc, bool BTransposed, bool ATransposed = false>
 auto matmul_kernel() {
-  return tilejit::kernel(BTransposed ? "mma_nt" : "mma_nn",
+  return tilejit::kernel(ATransposed ? (BTransposed ? "mma_tt" : "mma_tn") : (BTransposed ? "mma_nt" : "mma_nn"),
                          [](Tensor<In, 2> a, Tensor<In, 2> b, Tensor<Acc, 2> c, Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
                            auto m = program_id(0) * BM, n = program_id(1) * BN;
-                           auto acc = for_range(0, a.size(1).template to<i32>(), BK, zeros<Acc>({BM, BN}),
+                           auto acc = for_range(0, a.size(ATransposed ? 0 : 1).template to<i32>(), BK, zeros<Acc>({BM, BN}),
                                                 [&](Scalar<i32> k, Value<Acc, 2> acc) {
-                                                  auto ta = descriptor_load(a, {m, k}, {BM, BK});
+                                                  auto ta = [&] {
+                                                    if constexpr (ATransposed) return descriptor_load(a, {k, m}, {BK, BM}).trans();
+                                                    else return descriptor_load(a, {m, k}, {BM, BK});
+                                                  }();
                                                   if constexpr (BTransposed)
                                                     return dot(ta, descriptor_load(b, {n, k}, {BN, BK}).trans(), acc);
                                                   else
@@ -39,10 +44,10 @@ struct Tiles {
   int bm, bn, bk, warps, stages;
 };
 
-template <class In, class Acc, bool BT>
+template <class In, class Acc, bool BT, bool AT = false>
 void check(int64_t M, int64_t N, int64_t K, Tiles t, double tol, double lo, double hi) {
-  auto k = matmul_kernel<In, Acc, BT>();
-  Twin<In, 2> a({M, K});
+  auto k = matmul_kernel<In, Acc, BT, AT>();
+  Twin<In, 2> a(AT ? std::array<int64_t, 2>{K, M} : std::array<int64_t, 2>{M, K});
   Twin<In, 2> b(BT ? std::array<int64_t, 2>{N, K} : std::array<int64_t, 2>{K, N});
   Twin<Acc, 2> c({M, N});
   a.randomize(11, lo, hi);
@@ -83,6 +88,16 @@ TEST_CASE("gpu: wgmma dots match the interpreter") {
   // operands from rounding them (an error of about 1e-2 at K = 256), and the wgmma path from the CUDA-core one.
   for (const Tiles& t : {Tiles{64, 64, 32, 4, 2}, Tiles{128, 128, 32, 8, 3}, Tiles{32, 64, 32, 4, 2}}) {
     SUBCASE(name("tf32 nt", 192, 128, 256, t).c_str()) { check<f32, f32, true>(192, 128, 256, t, 2e-4, -1, 1); }
+  }
+  // tf32 and 8-bit operands loaded M/N-major: the threads copy them K-major before the products (in a pipelined
+  // loop into one of two buffers, alternating; with one stage into one buffer behind a barrier).
+  for (const Tiles& t : {Tiles{64, 64, 32, 4, 2}, Tiles{128, 128, 32, 8, 3}, Tiles{128, 256, 32, 8, 1}, Tiles{64, 128, 32, 4, 4}}) {
+    SUBCASE(name("tf32 nn", 200, 136, 256, t).c_str()) { check<f32, f32, false>(200, 136, 256, t, 2e-4, -1, 1); }
+    SUBCASE(name("tf32 tt", 192, 128, 256, t).c_str()) { check<f32, f32, true, true>(192, 128, 256, t, 2e-4, -1, 1); }
+  }
+  for (const Tiles& t : {Tiles{64, 64, 64, 4, 2}, Tiles{128, 128, 128, 8, 3}, Tiles{128, 64, 64, 4, 1}}) {
+    SUBCASE(name("e4m3 nn", 192, 136, 256, t).c_str()) { check<f8e4m3, f32, false>(192, 136, 256, t, 2e-2, -1, 1); }
+    SUBCASE(name("i8 tn", 192, 128, 256, t).c_str()) { check<i8, i32, false, true>(192, 128, 256, t, 0, -100, 100); }
   }
   // a in registers: P's bf16 rounding of S may differ by one unit where the sums' order moves S across a
   // rounding boundary, hence 2e-2 of max(1, |o|); a wrong fragment would be off by whole products.

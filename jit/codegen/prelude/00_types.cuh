@@ -89,22 +89,6 @@ __device__ __forceinline__ int padded_index(int e) {
   return e + static_cast<int>(static_cast<unsigned>(e) / Inner) * Pad;
 }
 
-/// A shared-memory tile of `Rows` rows stored as pieces `Swizzle` bytes wide, each holding every row,
-/// with the TMA swizzle: 16-byte unit bits [4, 7) of the byte offset are XORed with bits [7, 10)
-/// (128 B), [7, 9) (64 B) or bit 7 (32 B); the tile starts on a multiple of 8 x Swizzle bytes.
-/// The XOR such a tile applies to the 16-byte units of row `row` (its start is row x Swizzle bytes on).
-template <int Swizzle>
-__device__ __forceinline__ int swizzle_xor(int row) { return (((row * Swizzle) >> 7) & (Swizzle / 16 - 1)) << 4; }
-
-/// Byte offset that register-constant (row, col) adds to a thread's base in a swizzled tile when the
-/// swizzle's XOR (`x`, from swizzle_xor) depends on the thread alone;
-/// `inner`: the thread's own column bytes when they reach into the XORed bits.
-template <int Rows, int ElemBytes, int Swizzle>
-__device__ __forceinline__ int swizzled_register_offset(int row, int col, int x, int inner = 0) {
-  constexpr int kPiece = Swizzle / ElemBytes;
-  return (col / kPiece) * (Rows * Swizzle) + row * Swizzle + (((col % kPiece) * ElemBytes + inner) ^ x);
-}
-
 /// Global-memory vector reads and writes: the copies of lds / sts through a global address
 /// (ld.global.v4 / st.global.v4 for 16 bytes); the address is aligned to the vector's size.
 template <int N, class T, class S>

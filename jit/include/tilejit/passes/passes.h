@@ -72,7 +72,12 @@ struct MmaOperand {
   NodeId value = ir::kNoNode;    ///< a in registers: the value, in layout::wgmma_a_fragment
   NodeId permute = ir::kNoNode;  ///< the transpose between the tile and the dot, if any (absorbed: never emitted)
   bool mn_major = false;         ///< the tile's inner dimension is M (for a) or N (for b): wgmma's transpose bit
-  layout::OperandTile tile;      ///< how TMA lays the tile out (swizzle, pieces)
+  layout::OperandTile tile;      ///< the tile wgmma reads: as TMA lays it out (swizzle, pieces), or the K-major copy
+  /// A tf32 or 8-bit tile loaded MN-major, which wgmma reads K-major only: the threads copy `source` (the
+  /// tile as TMA wrote it, unswizzled, [K, M or N]) into a K-major swizzled buffer laid out as `tile`
+  /// before the products (tj::copy_k_major), and the instructions read that copy.
+  bool k_major_copy = false;
+  layout::OperandTile source;
 };
 
 /// A dot lowered to wgmma.mma_async.
@@ -95,7 +100,8 @@ struct MmaPlan {
 /// Decides which dots run on tensor cores: both operands are 2-D TMA tiles (or transposes of them)
 /// that nothing but such dots reads, of a type wgmma takes (bf16, f16, fp8 with f32 accumulators; f16
 /// and fp8 with f16 ones; f32 with Precision::tf32, as tf32; i8 with i32), with a tiling over the program's warpgroups
-/// (layout::tile_mma), K-major where the type requires it (fp8, tf32, i8). Every other dot stays on
+/// (layout::tile_mma). Where the type must be K-major (fp8, tf32, i8) and the tile is not, the
+/// operand is copied K-major in shared memory (MmaOperand::k_major_copy). Every other dot stays on
 /// CUDA cores, with the reason.
 MmaPlan plan_mma(const ir::Graph& g, const GraphInfo& info, int warps);
 
@@ -323,6 +329,9 @@ struct SmemPlan {
   std::unordered_map<NodeId, int> resident;  ///< values readable in place from a buffer: node -> buffer
   std::unordered_set<NodeId> register_copies;  ///< resident values whose elements are also copied to registers
   std::unordered_map<NodeId, int> ring_barriers;  ///< pipelined For -> its first mbarrier: full[s] = first + s
+  /// DescLoad of a wgmma operand copied K-major (MmaOperand::k_major_copy) -> the buffer of its copies: two
+  /// when its loop is pipelined (the products of one iteration read one while the next is written), else one.
+  std::unordered_map<NodeId, int> k_major_copies;
   /// ConvertLayout nodes staged through a padded tile: node -> elements after each innermost row
   /// (layout::conversion_padding; absent: no padding).
   std::unordered_map<NodeId, int> conversion_pad;
