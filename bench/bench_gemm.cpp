@@ -3,13 +3,14 @@
 //   bf16: C (bf16) = A ([M, K]) @ B ([K, N]), both row-major;
 //   fp8 e4m3: C (bf16) = A ([M, K]) @ B^T with B stored [N, K] (K-major, as wgmma needs fp8 operands;
 //   torch._scaled_mm's layout);
-//   tf32: C (f32) = A ([M, K], f32) @ B^T with B stored [N, K], f32 operands read as tf32 (dot's default precision).
+//   tf32: C (f32) = A ([M, K], f32) @ B^T with B stored [N, K], f32 operands read as tf32 (dot's default precision);
+//   tf32_kn: the same with B stored [K, N] (row-major), which the threads copy K-major per tile for wgmma.
 // Prints one JSON line per (type, shape, configuration) tried, in TFLOP/s, with the time of its first launch (trace,
 // code generation, NVRTC and load, unless a cache holds the binary), and checks 256 entries of the best
 // configuration's C against a double-precision reference (relative error of the bf16 result).
 // bench/peers.py --gemm times torch (cuBLAS: matmul, _scaled_mm) and a Triton TMA matmul on the same shapes.
 //
-// bench_gemm [bf16|e4m3 [M N K [BM BN BK num_warps num_stages]]]: one type, shape or configuration (under a profiler).
+// bench_gemm [bf16|e4m3|tf32|tf32_kn [M N K [BM BN BK num_warps num_stages]]]: one type, shape or configuration (under a profiler).
 #include <array>
 #include <chrono>
 #include <cmath>
@@ -56,6 +57,19 @@ auto gemm_tf32() {
     auto m = program_id(0) * BM, n = program_id(1) * BN;
     auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
       return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {n, k}, {BN, BK}).trans(), acc);
+    });
+    descriptor_store(c, {m, n}, acc);
+  });
+}
+
+/// tf32 with B stored [K, N] (a row-major f32 matrix): wgmma reads tf32 K-major only, so the threads copy each
+/// B tile K-major in shared memory before the products.
+auto gemm_tf32_kn() {
+  return tilejit::kernel("gemm_tf32_kn", [](Tensor<f32, 2> a, Tensor<f32, 2> b, Tensor<f32, 2> c, Block<"BM"> BM, Block<"BN"> BN,
+                                             Block<"BK"> BK) {
+    auto m = program_id(0) * BM, n = program_id(1) * BN;
+    auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
+      return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {k, n}, {BK, BN}), acc);
     });
     descriptor_store(c, {m, n}, acc);
   });
@@ -146,12 +160,12 @@ bool run_shape(const char* dtype, const K& gemm, int64_t M, int64_t N, int64_t K
 
 int main(int argc, char** argv) {
   if (argc != 1 && argc != 2 && argc != 5 && argc != 10) {
-    std::fprintf(stderr, "usage: bench_gemm [bf16|e4m3|tf32 [M N K [BM BN BK num_warps num_stages]]]\n");
+    std::fprintf(stderr, "usage: bench_gemm [bf16|e4m3|tf32|tf32_kn [M N K [BM BN BK num_warps num_stages]]]\n");
     return 2;
   }
   const std::string only = argc > 1 ? argv[1] : "";
-  if (!only.empty() && only != "bf16" && only != "e4m3" && only != "tf32") {
-    std::fprintf(stderr, "bench_gemm: unknown type '%s' (bf16, e4m3 or tf32)\n", only.c_str());
+  if (!only.empty() && only != "bf16" && only != "e4m3" && only != "tf32" && only != "tf32_kn") {
+    std::fprintf(stderr, "bench_gemm: unknown type '%s' (bf16, e4m3, tf32 or tf32_kn)\n", only.c_str());
     return 2;
   }
   std::vector<int64_t> arg;
@@ -192,6 +206,15 @@ int main(int argc, char** argv) {
                {cfg(128, 128, 32, 8, 4), cfg(128, 128, 32, 4, 4), cfg(128, 256, 32, 8, 2), cfg(256, 128, 32, 8, 2)},
                [&](int64_t M, int64_t N, int64_t K, const std::vector<Config>& c) {
                  return run_shape<float, f32, float, f32>("tf32", k, M, N, K, true, c);
+               });
+  }
+  if (only.empty() || only == "tf32_kn") {
+    // The K-major copies of B (two tiles) leave no room for the 128 x 256 and 256 x 128 tiles of the tf32 rows.
+    const auto k = gemm_tf32_kn();
+    ok &= pick({{4096, 4096, 4096}},
+               {cfg(128, 128, 32, 8, 4), cfg(128, 128, 32, 4, 4), cfg(128, 128, 32, 8, 3), cfg(128, 64, 32, 4, 4)},
+               [&](int64_t M, int64_t N, int64_t K, const std::vector<Config>& c) {
+                 return run_shape<float, f32, float, f32>("tf32_kn", k, M, N, K, false, c);
                });
   }
   return ok ? 0 : 1;

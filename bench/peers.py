@@ -209,6 +209,7 @@ GEMM_CONFIGS = [(128, 256, 64, 8, 3), (128, 128, 64, 8, 4), (128, 128, 64, 4, 4)
 FP8_SHAPES = [(8192, 8192, 8192), (4096, 4096, 4096)]
 TF32_SHAPES = [(4096, 4096, 4096)]
 TF32_CONFIGS = [(128, 128, 32, 8, 4), (128, 128, 32, 4, 4), (128, 256, 32, 8, 2), (256, 128, 32, 8, 2)]
+TF32_KN_CONFIGS = [(128, 128, 32, 8, 4), (128, 128, 32, 4, 4), (128, 128, 32, 8, 3), (128, 64, 32, 4, 4)]
 FP8_CONFIGS = [(128, 256, 128, 8, 3), (128, 128, 128, 8, 4), (256, 128, 128, 8, 3), (128, 128, 128, 4, 4)]
 
 
@@ -266,6 +267,10 @@ def gemm_peers():
         a = torch.rand(M, K, device="cuda") * 2 - 1
         b = torch.rand(N, K, device="cuda") * 2 - 1
         gemm_case("tf32", M, N, K, a, b, True, lambda: torch.matmul(a, b.t()), "torch", TF32_CONFIGS, torch.float32)
+        del b
+        # tf32_kn: B stored [K, N] (row-major), which wgmma cannot read as tf32 directly (bench_gemm's gemm_tf32_kn).
+        b = torch.rand(K, N, device="cuda") * 2 - 1
+        gemm_case("tf32_kn", M, N, K, a, b, False, lambda: torch.matmul(a, b), "torch", TF32_KN_CONFIGS, torch.float32)
         del a, b
         torch.cuda.empty_cache()
     torch.backends.cuda.matmul.allow_tf32 = False
