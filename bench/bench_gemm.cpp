@@ -6,7 +6,7 @@
 //   tf32: C (f32) = A ([M, K], f32) @ B^T with B stored [N, K], f32 operands read as tf32 (dot's default precision);
 //   tf32_kn: the same with B stored [K, N] (row-major), which the threads copy K-major per tile for wgmma.
 // Prints one JSON line per (type, shape, configuration) tried, in TFLOP/s, with the time of its first launch (trace,
-// code generation, NVRTC and load, unless a cache holds the binary), and checks 256 entries of the best
+// code generation, NVRTC and load, unless a cache holds the binary) and those phases apart, and checks 256 entries of the best
 // configuration's C against a double-precision reference (relative error of the bf16 result).
 // bench/peers.py --gemm times torch (cuBLAS: matmul, _scaled_mm) and a Triton TMA matmul on the same shapes.
 //
@@ -110,11 +110,14 @@ bool run_shape(const char* dtype, const K& gemm, int64_t M, int64_t N, int64_t K
     const dim3 grid = grid_of(c);
     auto launch = [&] { gemm.launch(nullptr, grid, c, A, B, C); };
     double ms, first_ms;
+    tilejit::runtime::CompileTimes before, after;
     try {
       // The first launch traces, generates and compiles (NVRTC) the kernel, unless a cache has it.
+      before = tilejit::runtime::compile_times();
       const auto t0 = std::chrono::steady_clock::now();
       launch();
       first_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      after = tilejit::runtime::compile_times();
       ms = tilejit::time_median_ms(nullptr, 3, 10, [](void* u) { (*static_cast<decltype(launch)*>(u))(); }, &launch);
     } catch (const tilejit::UserError& e) {
       std::string why = e.what();
@@ -123,7 +126,12 @@ bool run_shape(const char* dtype, const K& gemm, int64_t M, int64_t N, int64_t K
       std::printf("%s, \"refused\": \"%s\"}\n", head(c).c_str(), why.c_str());
       continue;
     }
-    std::printf("%s, \"ms\": %.4f, \"tflops\": %.1f, \"first_launch_ms\": %.1f}\n", head(c).c_str(), ms, flops / ms / 1e9, first_ms);
+    // Where the first launch went (compile_times() of the process, before and after): NVRTC, the rest.
+    std::printf("%s, \"ms\": %.4f, \"tflops\": %.1f, \"first_launch_ms\": %.1f, \"first_nvrtc_ms\": %.1f, \"first_trace_codegen_ms\": %.1f, "
+                "\"first_load_ms\": %.1f, \"first_disk_ms\": %.1f}\n",
+                head(c).c_str(), ms, flops / ms / 1e9, first_ms, after.nvrtc_ms - before.nvrtc_ms,
+                after.trace_ms + after.codegen_ms - before.trace_ms - before.codegen_ms, after.load_ms - before.load_ms,
+                after.disk_ms - before.disk_ms);
     std::fflush(stdout);
     if (ms < best) best = ms, best_c = c;
   }
