@@ -45,14 +45,15 @@ void Emitter::emit_convert(NodeId id) {
   if (staged) scratch_pending_ = true;
 }
 
-/// Element i of `id` (row-major coordinates e0, e1, ...) reads element `src` of `x` through shared memory.
-void Emitter::emit_gather(NodeId id, NodeId x, const std::string& src) {
+void Emitter::emit_gather(NodeId id, NodeId x, const std::string& src, int pad) {
   line(decl_stmt(id), id);
   open("");
-  auto [p, staged] = shared_source(x, 0);
+  auto [p, staged] = shared_source(x, 0, pad);
   if (staged) sync();
   line("const " + mem_type(g_.node(x).dtype) + "* const src = " + p + ";");
-  element_loop(id, true, true, {var(id) + "[i] = " + load_elem("src", src, g_.node(x).dtype) + ";"});
+  const ir::Shape& sx = g_.node(x).shape;
+  const std::string at = staged && pad ? "tj::padded_index<" + str(sx.dims[sx.rank - 1]) + ", " + str(pad) + ">(" + src + ")" : src;
+  element_loop(id, true, true, {var(id) + "[i] = " + load_elem("src", at, g_.node(x).dtype) + ";"});
   close();
   if (staged) scratch_pending_ = true;
 }
@@ -89,7 +90,10 @@ void Emitter::emit_permute(NodeId id) {
   }
   std::string src;
   for (int d = 0; d < sd.rank; ++d) src = add_term(src, coord("e", sd, d), stx[static_cast<size_t>(perm[static_cast<size_t>(d)])]);
-  emit_gather(id, x, src.empty() ? "0" : src);
+  const auto padded = L_.smem.conversion_pad.find(id);
+  const int pad = padded == L_.smem.conversion_pad.end() ? 0 : padded->second;
+  if (pad) line("// " + note(id) + ": the staged rows are padded by " + str(pad) + " elements against bank conflicts");
+  emit_gather(id, x, src.empty() ? "0" : src, pad);
 }
 
 namespace {

@@ -408,7 +408,9 @@ class Emitter {
   void emit_node(NodeId id);
   void emit_elementwise(NodeId id);
   void emit_broadcast(NodeId id);
-  void emit_gather(NodeId id, NodeId x, const std::string& src);
+  /// Element i of `id` reads element `src` (row-major, of x's shape) of `x` through shared memory; `pad`:
+  /// elements of padding after each staged row (SmemPlan::conversion_pad).
+  void emit_gather(NodeId id, NodeId x, const std::string& src, int pad = 0);
   void emit_reshape(NodeId id);
   void emit_convert(NodeId id);
   void emit_permute(NodeId id);

@@ -507,6 +507,13 @@ int conversion_padding(const Layout& src, const Layout& dst, int elem_bytes) {
   return static_cast<int>(best);
 }
 
+Layout permute_sources(const Layout& out, const std::vector<int64_t>& perm, const ir::Shape& src_shape) {
+  std::vector<Factor> f = out.factors();
+  for (Factor& x : f)
+    if (x.dim != kReplicated) x.dim = static_cast<int>(perm.at(static_cast<size_t>(x.dim)));
+  return Layout(src_shape, out.warps(), f);
+}
+
 SwizzledWrites split_swizzled_writes(const Layout& l, const SharedLayout& s) {
   SwizzledWrites w;
   const ir::Shape& shape = l.shape();

@@ -81,7 +81,6 @@ int scratch_bytes_of(const ir::Graph& g, const Layout& layout, const SmemPlan& s
   };
   switch (n.op) {
     case Op::Permute:
-      return staged(g.operand(id, 0));
     case Op::ConvertLayout: {
       const NodeId x = g.operand(id, 0);
       const auto pad = smem.conversion_pad.find(id);
@@ -261,15 +260,20 @@ SmemPlan allocate_shared(const ir::Graph& g, const GraphInfo& info, const Layout
   // A FromLoad store of a tile chosen for an in-place store before it was seen
   // cannot happen: in-place needs a tile without other readers, stores included.
 
-  // Conversions staged through the scratch arena: rows padded where that removes bank conflicts.
+  // Conversions and permutes staged through the scratch arena: rows padded where that removes bank conflicts
+  // (a transpose read down the columns of its staged tile hits one bank from every lane without it).
   for (NodeId id : order) {
-    if (g.node(id).op != Op::ConvertLayout) continue;
+    const Op op = g.node(id).op;
+    if (op != Op::ConvertLayout && op != Op::Permute) continue;
     const NodeId x = g.operand(id, 0);
     const ValueLayout &from = layout.of[static_cast<size_t>(x)], &to = layout.of[static_cast<size_t>(id)];
     if (from.kind != ValueLayout::Distributed || to.kind != ValueLayout::Distributed || plan.resident.count(x) ||
-        from.dist == to.dist)
+        plan.resident.count(id) || (op == Op::ConvertLayout && from.dist == to.dist))
       continue;
-    if (const int pad = layout::conversion_padding(from.dist, to.dist, ir::size_of(g.node(x).dtype)); pad > 0)
+    const auto perm = g.ints(id);
+    const layout::Layout readers =
+        op == Op::Permute ? layout::permute_sources(to.dist, std::vector<int64_t>(perm.begin(), perm.end()), g.node(x).shape) : to.dist;
+    if (const int pad = layout::conversion_padding(from.dist, readers, ir::size_of(g.node(x).dtype)); pad > 0)
       plan.conversion_pad[id] = pad;
   }
   for (NodeId id : order) plan.scratch_bytes = std::max(plan.scratch_bytes, scratch_bytes_of(g, layout, plan, mma, id));

@@ -169,6 +169,41 @@ TEST_CASE("conversion padding: rows read back a row per lane get padded rows, a 
   CHECK(conversion_padding(blocked(Shape{256}, 4, 1), blocked(Shape{256}, 1, 1), 4) == 0);
 }
 
+TEST_CASE("a permute's staged tile is padded where that removes bank conflicts") {
+  // [32, 32] f32 with one row per lane (32 registers along the row), transposed into the same kind of layout:
+  // permute_sources says lane l of the result reads source column l, which is conflict-free, but the writes of
+  // 16-byte vectors put 8 lanes of a phase on one bank (rows of 128 bytes). One vector of padding per row: every
+  // access conflict-free.
+  const Shape s{32, 32};
+  const Layout own_row(s, 1, {{Axis::Reg, 32, 1, 1}, {Axis::Lane, 32, 0, 1}});
+  const Layout readers = permute_sources(own_row, {1, 0}, s);
+  for (int r = 0; r < 32; ++r)
+    for (int lane = 0; lane < 32; ++lane) {
+      const auto o = own_row.coord(r, lane, 0), x = readers.coord(r, lane, 0);
+      REQUIRE(x[0] == o[1]);  // result element (i, j) is source element (j, i)
+      REQUIRE(x[1] == o[0]);
+    }
+  CHECK(bank_conflicts(own_row, SharedLayout{s, 4, 0, 0}, 0, 4) == 8);
+  REQUIRE(conversion_padding(own_row, readers, 4) == 4);
+  const SharedLayout padded{s, 4, 0, 4};
+  for (int r = 0; r < 32; r += 4) CHECK(bank_conflicts(own_row, padded, r, 4) == 1);
+  for (int r = 0; r < 32; ++r) CHECK(bank_conflicts(readers, padded, r, 1) == 1);
+  // The blocked layout of 4 warps transposed: the result's lanes read down a column, rows 4 apart; the padding
+  // chosen (whole 16-byte vectors, to keep the writes aligned) never costs more than none.
+  const Shape b{64, 64};
+  const Layout blk = blocked(b, 4, 4), blk_readers = permute_sources(blocked(b, 4, 4), {1, 0}, b);
+  auto total = [&](int pad) {
+    int sum = 0;
+    for (int r = 0; r < blk.regs(); r += 4) sum += bank_conflicts(blk, SharedLayout{b, 4, 0, pad}, r, 4);
+    for (int r = 0; r < blk_readers.regs(); ++r) sum += bank_conflicts(blk_readers, SharedLayout{b, 4, 0, pad}, r, 1);
+    return sum;
+  };
+  CHECK(total(conversion_padding(blk, blk_readers, 4)) <= total(0));
+  // A permute of the outer dimensions of a 3-D block keeps rows whole: no padding.
+  const Shape s3{8, 4, 32};
+  CHECK(conversion_padding(blocked(s3, 4, 4), permute_sources(blocked(Shape{4, 8, 32}, 4, 4), {1, 0, 2}, s3), 4) == 0);
+}
+
 TEST_CASE("the layout pass: groups share a layout, reductions slice it, conflicts become explicit conversions") {
   using namespace tilejit::dsl;
   using tilejit::ir::Op;

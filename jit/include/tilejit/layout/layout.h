@@ -231,6 +231,12 @@ int staging_swizzle(const Layout& l, int elem_bytes);
 /// accesses stay aligned); ties go to the smaller padding. 0 for rank-1 tiles and rows that are not a whole number of vectors.
 int conversion_padding(const Layout& src, const Layout& dst, int elem_bytes);
 
+/// The elements of `src_shape` that the threads of `out` read when `out` is the layout of a permute of
+/// a value of shape `src_shape` (out's dimension d is the source's dimension perm[d]): out's factors
+/// with each dimension renamed, over the source's shape. With conversion_padding, it chooses the
+/// padding of the tile through which a permute passes.
+Layout permute_sources(const Layout& out, const std::vector<int64_t>& perm, const ir::Shape& src_shape);
+
 /// The writes of `l` into the swizzled tile `s`, split for cheap address arithmetic: the tile row
 /// (outer dimensions flattened) and column of each element as a register part plus a thread part
 /// (lane and warp terms). `per_thread_xor` is true when, for every element,

@@ -332,8 +332,9 @@ struct SmemPlan {
   /// DescLoad of a wgmma operand copied K-major (MmaOperand::k_major_copy) -> the buffer of its copies: two
   /// when its loop is pipelined (the products of one iteration read one while the next is written), else one.
   std::unordered_map<NodeId, int> k_major_copies;
-  /// ConvertLayout nodes staged through a padded tile: node -> elements after each innermost row
-  /// (layout::conversion_padding; absent: no padding).
+  /// ConvertLayout and Permute nodes staged through a padded tile: node -> elements after each innermost
+  /// row (layout::conversion_padding; for a permute, of its readers' layout::permute_sources; absent: no
+  /// padding).
   std::unordered_map<NodeId, int> conversion_pad;
 };
 
