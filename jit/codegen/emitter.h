@@ -128,25 +128,24 @@ class Emitter {
     return uniform(id) ? n : n + "[" + i + "]";
   }
   /// "T vN[n];" (zero-initialised when some registers hold no element, so that no register is read unset).
-  std::string decl_stmt(NodeId id) { return decl(id) + (lay(id).padded() ? " = {};" : ";"); }
-  std::string decl(NodeId id) {
+  std::string decl_stmt(NodeId id) { return decl(id, lay(id).padded() ? " = {}" : "") + ";"; }
+  /// The declaration of value `id` (without the final semicolon), `init` after the declarator.
+  std::string decl(NodeId id, const std::string& init = "") {
     const std::string n = var(id);
     name_[static_cast<size_t>(id)] = n;
     const ValueLayout& v = lay(id);
     const std::string t = reg_type(g_.node(id).dtype);
-    if (v.kind == ValueLayout::Uniform) return t + " " + n;
+    if (v.kind == ValueLayout::Uniform) return t + " " + n + init;
     if (packed_.count(id)) {
-      // An f16 wgmma accumulator: its elements are `vN.h[i]`, its registers as wgmma sees them `vN.w[j]`.
-      name_[static_cast<size_t>(id)] = n + ".h";
-      return "tj::PackedF16<" + str(v.regs()) + "> " + n;
+      // An f16 wgmma accumulator: its registers as wgmma sees them are `vN_p.w[j]`; `vN` names its elements.
+      packed_names_.insert(n);
+      return "tj::PackedF16<" + str(v.regs()) + "> " + n + "_p" + init + "; " + t + " (&" + n + ")[" + str(v.regs()) +
+             "] = " + n + "_p.h";
     }
-    return t + " " + n + "[" + str(v.regs()) + "]";
+    return t + " " + n + "[" + str(v.regs()) + "]" + init;
   }
-  /// Whether value `id` lives in a tj::PackedF16 (its name is "vN.h").
-  bool packed_storage(NodeId id) const {
-    const std::string& n = name_[static_cast<size_t>(id)];
-    return n.size() > 2 && n.compare(n.size() - 2, 2, ".h") == 0;
-  }
+  /// Whether value `id` lives in a tj::PackedF16 (declared by decl(), or updated in place in one).
+  bool packed_storage(NodeId id) const { return packed_names_.count(name_[static_cast<size_t>(id)]) > 0; }
   /// The registers of `id` as a wgmma instruction reads them: its array, or the 32-bit view of a
   /// packed f16 accumulator; `count` is set to their number.
   std::string accumulator_registers(NodeId id, int* count) const {
@@ -157,7 +156,7 @@ class Emitter {
       return n;
     }
     *count = regs / 2;
-    return n.substr(0, n.size() - 2) + ".w";
+    return n + "_p.w";
   }
   /// Keeps the compiler from moving reads or writes of the accumulator `id` across this point.
   std::string register_fence(NodeId id) const {
@@ -474,6 +473,7 @@ class Emitter {
   std::vector<std::string> name_;
   /// Values stored as tj::PackedF16: the f16 accumulators of wgmma dots (and the values they update in place).
   std::unordered_set<NodeId> packed_;
+  std::set<std::string> packed_names_;  ///< the names of the arrays decl() declared in a tj::PackedF16
   bool scratch_pending_ = false;
   std::map<std::string, std::string> helpers_;  ///< per-kernel device functions (wgmma instructions), by name
   bool stores_ = false;

@@ -256,6 +256,40 @@ TEST_CASE("every wgmma type x transpose x num_warps x num_stages compiles withou
   CHECK(r.compiled >= 88);
 }
 
+TEST_CASE("f16 accumulators and K-major copies compile outside the pipelined loop too") {
+  using namespace tilejit::dsl;
+  auto compile = [](const char* what, const auto& k, const tilejit::Config& c) {
+    INFO(what);
+    const auto gen = tilejit::codegen::generate(*k.trace(c));
+    CHECK(gen.notes.empty());  // every dot on wgmma
+    const CompiledBinary bin = compile_cuda(gen, "edge");
+    CHECK(bin.spill_stores == 0);
+    CHECK_FALSE(bin.wgmma_serialized);
+    return gen.source;
+  };
+  const std::string single = compile("one f16 dot", tilejit::kernel("f16_single", [](Tensor<f16, 2> a, Tensor<f16, 2> b, Tensor<f16, 2> c) {
+    descriptor_store(c, {0, 0}, dot(descriptor_load(a, {0, 0}, {64, 64}), descriptor_load(b, {0, 0}, {64, 64}), zeros<f16>({64, 64})));
+  }), tilejit::Config{});
+  CHECK(single.find("tj::PackedF16<32>") != std::string::npos);
+  // The accumulator's first value is also stored: the product goes into a packed copy of it.
+  compile("f16 accumulator read twice", tilejit::kernel("f16_twice", [](Tensor<f16, 2> a, Tensor<f16, 2> b, Tensor<f16, 2> c, Tensor<f16, 2> d) {
+    auto z = full<f16>({64, 64}, 0.5);
+    descriptor_store(c, {0, 0}, dot(descriptor_load(a, {0, 0}, {64, 64}), descriptor_load(b, {0, 0}, {64, 64}), z));
+    descriptor_store(d, {0, 0}, z);
+  }), tilejit::Config{});
+  compile("f16 product as the next one's register a", tilejit::kernel("f16_two", [](Tensor<f16, 2> q, Tensor<f16, 2> k, Tensor<f16, 2> v, Tensor<f16, 2> o) {
+    auto s = dot(descriptor_load(q, {0, 0}, {64, 64}), descriptor_load(k, {0, 0}, {64, 64}).trans(), zeros<f16>({64, 64}));
+    descriptor_store(o, {0, 0}, dot(s, descriptor_load(v, {0, 0}, {64, 64}), zeros<f16>({64, 64})));
+  }), tilejit::Config{});
+  const std::string loop = compile("tf32 [K, N] b in a loop of one stage", tilejit::kernel("tf32_loop", [](Tensor<f32, 2> a, Tensor<f32, 2> b, Tensor<f32, 2> c) {
+    auto acc = for_range(0, 256, 32, zeros<f32>({64, 64}), [&](Scalar<i32> k, Value<f32, 2> acc) {
+      return dot(descriptor_load(a, {0, k}, {64, 32}), descriptor_load(b, {k, 0}, {32, 64}), acc);
+    });
+    descriptor_store(c, {0, 0}, acc);
+  }), tilejit::Config{}.stages(1));
+  CHECK(loop.find("__syncthreads();  // no warpgroup still reads the K-major copy") != std::string::npos);
+}
+
 namespace {
 /// A kernel reducing an [M, N] block (pointer loads) along `axis` with three combine functions: an
 /// argmin of (value, index), a sum of the value as f32 and a logical or of a comparison.
