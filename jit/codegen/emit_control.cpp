@@ -68,8 +68,8 @@ void Emitter::emit_for(NodeId id) {
   if (pipe != L_.pipe.loops.end()) {
     // Pins the accumulator's initial value here: otherwise the compiler sinks it into the path that skips
     // the loop, after the loop's last wgmma, and ptxas then serializes every wgmma of the kernel (C7515).
-    const NodeId acc = g_.operand(pipe->second.dot, 2);
-    line(register_fence(acc) + "  // the accumulator's first value stays before the loop");
+    if (pipe->second.in_flight)
+      line(register_fence(g_.operand(pipe->second.dot, 2)) + "  // the accumulator's first value stays before the loop");
     const std::string f = str(id), s = str(pipe->second.stages);
     line("// software pipeline: " + s + " stages; the TMA loads of iteration i + " + str(pipe->second.stages - 1) +
          " are issued while iteration i computes");
@@ -97,10 +97,9 @@ void Emitter::emit_for(NodeId id) {
   loops_.pop_back();
   if (pipe != L_.pipe.loops.end()) line("++tj_it" + str(id) + ";");
   close();
-  if (pipe != L_.pipe.loops.end()) {
-    const NodeId dot = pipe->second.dot;
+  if (pipe != L_.pipe.loops.end() && pipe->second.in_flight) {
     line("tj::wgmma_wait<0>();  // the last iteration's products");
-    line(register_fence(dot));
+    line(register_fence(pipe->second.dot));
   }
   scratch_pending_ = true;
   for (NodeId u : L_.info.users[static_cast<size_t>(id)]) {

@@ -173,13 +173,14 @@ void Emitter::emit_wgmma(NodeId id, const passes::MmaDot& m) {
   }
   line("tj::wgmma_commit();");
   auto pipe = std::find_if(L_.pipe.loops.begin(), L_.pipe.loops.end(), [&](const auto& p) { return p.second.dot == id; });
-  if (pipe != L_.pipe.loops.end()) {
+  if (pipe != L_.pipe.loops.end() && pipe->second.in_flight) {
     close();
     return advance_pipeline(pipe->first, id);
   }
   line("tj::wgmma_wait<0>();");
   line(register_fence(id));
   close();
+  if (pipe != L_.pipe.loops.end()) release_stage(pipe->first);
 }
 
 void Emitter::issue_stage(NodeId f, const std::string& stage, const std::string& index) {
@@ -212,11 +213,20 @@ void Emitter::issue_stage(NodeId f, const std::string& stage, const std::string&
 }
 
 void Emitter::advance_pipeline(NodeId f, NodeId dot) {
-  const int s = L_.pipe.loops.at(f).stages;
-  const std::string it = "tj_it" + str(f);
   line("tj::wgmma_wait<1>();  // this warpgroup's products of the previous iteration are done");
   line(register_fence(dot));
   line("__syncthreads();  // every warpgroup's are: the previous iteration's stage is free");
+  refill_stage(f);
+}
+
+void Emitter::release_stage(NodeId f) {
+  line("__syncthreads();  // every warpgroup's products of this iteration are done: the previous iteration's stage is free");
+  refill_stage(f);
+}
+
+void Emitter::refill_stage(NodeId f) {
+  const int s = L_.pipe.loops.at(f).stages;
+  const std::string it = "tj_it" + str(f);
   open("if (tid == 0)");
   line("const int tj_next = " + it + " + " + str(s - 1) + ";  // the iteration whose loads go into the freed stage");
   issue_stage(f, "tj_next % " + str(s), "tj_lo" + str(f) + " + tj_next * tj_step" + str(f));

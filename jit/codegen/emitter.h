@@ -446,9 +446,14 @@ class Emitter {
   /// Software pipelining (passes::plan_pipeline): issues the loads of the iteration whose loop index is
   /// `index` into stage `stage` of loop `f`'s ring (by one thread), when that iteration exists.
   void issue_stage(NodeId f, const std::string& stage, const std::string& index);
-  /// In a pipelined loop: waits for the previous iteration's products, releases its stage and issues
-  /// the loads `stages - 1` iterations ahead into it.
+  /// In a pipelined loop whose last product stays in flight: waits for the previous iteration's products,
+  /// releases its stage and refills it.
   void advance_pipeline(NodeId f, NodeId dot);
+  /// In a pipelined loop whose products are waited for where they are issued: after the last one, releases
+  /// the previous iteration's stage and refills it.
+  void release_stage(NodeId f);
+  /// Thread 0 issues the loads `stages - 1` iterations ahead into the stage just released.
+  void refill_stage(NodeId f);
   void emit_load(NodeId id);
   void emit_store(NodeId id);
   /// `for (i = 0; i < regs; i += v) [if (element)] body` over the registers of `id`, v at a time.

@@ -26,24 +26,21 @@ std::optional<PipelinedLoop> consider(const ir::Graph& g, const GraphInfo& info,
   PipelinedLoop p;
   p.stages = stages;
   for (NodeId id : nodes) {
-    if (g.node(id).op == Op::Dot && mma.dots.count(id)) {
-      if (p.dot != ir::kNoNode) return std::nullopt;  // one product per iteration
-      p.dot = id;
-    }
+    if (g.node(id).op == Op::Dot && mma.dots.count(id)) p.dots.push_back(id);
     if (g.node(id).op == Op::DescLoad) p.loads.push_back(id);
   }
-  if (p.dot == ir::kNoNode || p.loads.empty()) return std::nullopt;
-  // No other tensor-core product anywhere in the loop (its wait would not be ordered with the ring).
+  if (p.dots.empty() || p.loads.empty()) return std::nullopt;
+  p.dot = p.dots.back();
+  // No tensor-core product in a nested loop or if (its waits would not be ordered with the ring's).
   for (const auto& [d, m] : mma.dots)
-    if (d != p.dot && inside(info, d, f)) return std::nullopt;
-  // In place: the accumulator is a loop-carried value read only by the dot, and the dot's result is only yielded.
+    if (inside(info, d, f) && std::find(p.dots.begin(), p.dots.end(), d) == p.dots.end()) return std::nullopt;
+  // In flight across iterations: the last product accumulates in place into a loop-carried value read only by
+  // it, and its result is only yielded.
   const NodeId acc = g.operand(p.dot, 2);
   const NodeId yield = nodes.back();
-  if (g.node(acc).op != Op::LoopArg || g.operand(acc, 0) != f || info.users[static_cast<size_t>(acc)].size() != 1)
-    return std::nullopt;
+  p.in_flight = g.node(acc).op == Op::LoopArg && g.operand(acc, 0) == f && info.users[static_cast<size_t>(acc)].size() == 1;
   for (NodeId u : info.users[static_cast<size_t>(p.dot)])
-    if (u != yield) return std::nullopt;
-  const MmaDot& m = mma.dots.at(p.dot);
+    if (u != yield) p.in_flight = false;
   std::set<NodeId> address;
   std::function<bool(NodeId)> computable = [&](NodeId v) -> bool {
     const ir::Node& n = g.node(v);
@@ -57,8 +54,12 @@ std::optional<PipelinedLoop> consider(const ir::Graph& g, const GraphInfo& info,
     return true;
   };
   for (NodeId l : p.loads) {
-    // Read only by the dot (directly or through the transpose it absorbs).
-    if (l != m.a.load && l != m.b.load) return std::nullopt;
+    // Read only by the loop's dots (directly or through the transpose they absorb).
+    const bool operand = std::any_of(p.dots.begin(), p.dots.end(), [&](NodeId d) {
+      const MmaDot& m = mma.dots.at(d);
+      return l == m.a.load || l == m.b.load;
+    });
+    if (!operand) return std::nullopt;
     const Descriptor& d = tma.descriptors[static_cast<size_t>(tma.of.at(l))];
     if (d.kind == DescKind::Device && d.rebuilt_in_loop) return std::nullopt;
     if (d.kind == DescKind::Array) {

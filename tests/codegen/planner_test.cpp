@@ -505,6 +505,50 @@ TEST_CASE("a dot left on CUDA cores is a performance note naming its line and th
   CHECK(tilejit::codegen::generate(*k.trace(Config{{"BM", 64}})).notes.empty());
 }
 
+TEST_CASE("a K loop with one product keeps it in flight; attention's loop with two is pipelined, waiting for each") {
+  auto one = tilejit::kernel("one_product", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> c) {
+    auto acc = for_range(0, a.size(1).to<i32>(), 64, zeros<f32>({64, 64}), [&](Scalar<i32> k, Value<f32, 2> acc) {
+      return dot(descriptor_load(a, {0, k}, {64, 64}), descriptor_load(b, {k, 0}, {64, 64}), acc);
+    });
+    descriptor_store(c, {0, 0}, acc);
+  });
+  auto two = tilejit::kernel("two_products", [](Tensor<bf16, 2> q, Tensor<bf16, 2> k, Tensor<bf16, 2> v, Tensor<f32, 2> o) {
+    auto qt = descriptor_load(q, {0, 0}, {64, 64});
+    auto acc = for_range(0, k.size(0).to<i32>(), 64, zeros<f32>({64, 64}), [&](Scalar<i32> j, Value<f32, 2> acc) {
+      auto s = dot(qt, descriptor_load(k, {j, 0}, {64, 64}).trans(), zeros<f32>({64, 64}));
+      return dot(exp(s).to<bf16>(), descriptor_load(v, {j, 0}, {64, 64}), acc * 0.5f);
+    });
+    descriptor_store(o, {0, 0}, acc);
+  });
+  // A product inside an if in the loop: its wait would not be ordered with the ring's, so no pipeline.
+  auto nested = tilejit::kernel("product_in_if", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> c) {
+    auto acc = for_range(0, a.size(1).to<i32>(), 64, zeros<f32>({64, 64}), [&](Scalar<i32> k, Value<f32, 2> acc) {
+      auto ta = descriptor_load(a, {0, k}, {64, 64});
+      auto tb = descriptor_load(b, {k, 0}, {64, 64});
+      return if_else(k > 0, [&] { return dot(ta, tb, acc); }, [&] { return acc; });
+    });
+    descriptor_store(c, {0, 0}, acc);
+  });
+  const tilejit::Config c = tilejit::Config{}.stages(3);
+  const auto l1 = tilejit::passes::lower(*one.trace(c), tilejit::codegen::Options{});
+  REQUIRE(l1.pipe.loops.size() == 1);
+  const auto& p1 = l1.pipe.loops.begin()->second;
+  CHECK(p1.dots.size() == 1);
+  CHECK(p1.in_flight);
+  CHECK(p1.loads.size() == 2);
+  const auto l2 = tilejit::passes::lower(*two.trace(c), tilejit::codegen::Options{});
+  REQUIRE(l2.pipe.loops.size() == 1);
+  const auto& p2 = l2.pipe.loops.begin()->second;
+  CHECK(p2.dots.size() == 2);
+  CHECK(p2.dot == p2.dots.back());
+  CHECK_FALSE(p2.in_flight);  // its accumulator is computed in the loop (acc * 0.5)
+  CHECK(p2.loads.size() == 2);  // K and V; Q is loaded before the loop
+  CHECK(p2.stage_bytes == 2 * 64 * 64 * 2);
+  const auto l3 = tilejit::passes::lower(*nested.trace(c), tilejit::codegen::Options{});
+  CHECK(l3.mma.dots.size() == 1);  // on wgmma, in the if
+  CHECK(l3.pipe.loops.empty());
+}
+
 TEST_CASE("f16 accumulators run on wgmma for f16 and fp8 operands; bf16 operands need an f32 accumulator") {
   auto kernel = [](auto in) {
     using In = decltype(in);

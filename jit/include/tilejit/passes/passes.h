@@ -265,7 +265,12 @@ struct PipelinedLoop {
   int stages = 2;
   std::vector<NodeId> loads;          ///< DescLoads of the body, in program order, issued ahead
   std::vector<NodeId> address_nodes;  ///< body nodes their coordinates need (pure scalars), in program order
-  NodeId dot = ir::kNoNode;           ///< the body's wgmma dot: its wait releases the previous stage
+  std::vector<NodeId> dots;           ///< the body's wgmma dots, in program order (attention has two)
+  NodeId dot = ir::kNoNode;           ///< the last of them: after its wait the previous iteration's stage is free
+  /// `dot` accumulates in place into a loop-carried value and is only yielded (a GEMM's K loop): its
+  /// products stay in flight into the next iteration (a wait for one group in flight). Otherwise every
+  /// product is waited for where it is issued, and the refill follows the last one.
+  bool in_flight = false;
   int64_t stage_bytes = 0;            ///< bytes every stage's loads bring (the full barrier's transaction count)
 };
 
@@ -274,10 +279,10 @@ struct PipelinePlan {
   std::unordered_map<NodeId, NodeId> loop_of;       ///< pipelined DescLoad -> its For
 };
 
-/// Pipelines every For loop (with num_stages >= 2) whose body holds exactly one tensor-core dot (mma),
-/// accumulating in place into a loop-carried value, whose TMA loads directly in the body are read only
-/// by that dot, and whose load coordinates depend only on the loop index and values from outside the
-/// loop (through pure scalar arithmetic); their descriptors must not be rebuilt in the loop.
+/// Pipelines every For loop (with num_stages >= 2) whose body holds tensor-core dots (mma) directly (none
+/// in nested loops), whose TMA loads directly in the body are read only by those dots, and whose load
+/// coordinates depend only on the loop index and values from outside the loop (through pure scalar
+/// arithmetic); their descriptors must not be rebuilt in the loop.
 PipelinePlan plan_pipeline(const ir::Graph& g, const GraphInfo& info, const MmaPlan& mma, const TmaPlan& tma, int stages);
 
 // ---- shared memory ---------------------------------------------------------------
