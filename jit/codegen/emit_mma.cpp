@@ -5,7 +5,8 @@ namespace tilejit::codegen::detail {
 
 namespace {
 
-/// "wgmma_m64n128k16_f32_bf16": the name of the helper that issues one instruction.
+/// "wgmma_m64n128k16_f32_bf16_k4": the name of the helper that issues the instructions of one K tile of `m`
+/// (k4: four k-steps; m2 / n2: two instructions along M / N per warpgroup and k-step).
 std::string wgmma_name(const passes::MmaDot& m) {
   std::string s = m.instruction();
   s = s.substr(std::string("wgmma.mma_async.sync.aligned.").size());
@@ -13,48 +14,77 @@ std::string wgmma_name(const passes::MmaDot& m) {
     if (c == '.') c = '_';
   s = "wgmma_" + s;
   // The two operand types are equal: keep one.
-  return s.substr(0, s.rfind('_')) + (m.a_in_registers() ? "_rs" : "");
+  s = s.substr(0, s.rfind('_')) + (m.a_in_registers() ? "_rs" : "");
+  const layout::MmaTiling& t = m.tiling;
+  s += "_k" + str(t.k / t.instr_k);
+  if (t.m_tiles > 1) s += "_m" + str(t.m_tiles);
+  if (t.n_tiles > 1) s += "_n" + str(t.n_tiles);
+  return s;
 }
 
 }  // namespace
 
 std::string Emitter::wgmma_helper(const passes::MmaDot& m) const {
+  const layout::MmaTiling& t = m.tiling;
   // An f16 accumulator holds two elements per 32-bit register (tj::PackedF16).
   const bool packed = m.acc == DType::f16;
-  const int regs = m.tiling.instr_n / (packed ? 4 : 2);
+  const int per = t.instr_n / (packed ? 4 : 2);  // accumulator registers of one instruction
+  const int parts = t.m_tiles * t.n_tiles;
+  const int count = static_cast<int>(t.k / t.instr_k) * parts;
+  const int regs = per * parts;
   const bool integer = m.acc == DType::i32;
   const bool transposable = m.in == DType::bf16 || m.in == DType::f16;
   const bool ra = m.a_in_registers();  // a: four 32-bit registers (two 16-bit elements each); no TransA
   const std::string reg = integer ? "int" : packed ? "unsigned" : "float";
-  // Operand numbers after the accumulators: a (1 or 4), b, scale_d, then the transpose immediates.
-  const int a_ops = ra ? 4 : 1, b_op = regs + a_ops, scale_op = b_op + 1;
+  // Operands: the accumulator registers, then a (1 or 4) and b of each instruction, scale_d, the transpose bits.
+  const int a_ops = ra ? 4 : 1, per_instr = a_ops + 1, scale_op = regs + count * per_instr;
   std::string h = "namespace tj {\n\n";
-  h += "/// " + m.instruction() + ": d (" + str(regs) + " registers per thread of a warpgroup" +
-       (packed ? ", two f16 each" : "") + ") += a x b, ";
-  h += ra ? "a from registers\n/// (a0-a3: this thread's part of a 64 x 16 tile of a), b" : "both read\n/// ";
-  h += std::string(ra ? " " : "") + "from shared memory through matrix descriptors; `scale_d` 0 ignores d (d = a x b).\n";
+  h += "/// " + str(count) + " x " + m.instruction() + " (" + t.str() + ") in one asm\n";
+  h += "/// statement: d (" + str(regs) + " registers per thread of a warpgroup" + (packed ? ", two f16 each" : "") + ") += a x b, a ";
+  h += ra ? "from registers (four 32-bit registers per instruction)" : "from shared memory";
+  h += ", b from shared memory\n/// through matrix descriptors, one (a, b) per instruction, k-step outermost; `scale_d` 0 makes every\n";
+  h += "/// instruction ignore d (d = a x b; generated code passes 1).\n";
   if (transposable) h += ra ? "/// TransB: b is N-major (its tile holds N innermost).\n" : "/// TransA / TransB: the operand is M- / N-major (its tile holds M / N innermost).\n";
   if (transposable) h += ra ? "template <int TransB>\n" : "template <int TransA, int TransB>\n";
-  h += "__device__ __forceinline__ void " + wgmma_name(m) + "(" + reg + "* d, " +
-       (ra ? "unsigned a0, unsigned a1, unsigned a2, unsigned a3" : "unsigned long long a") + ", unsigned long long b, int scale_d) {\n";
+  h += "__device__ __forceinline__ void " + wgmma_name(m) + "(" + reg + "* d, int scale_d";
+  for (int i = 0; i < count; ++i) {
+    h += ",\n    ";
+    if (ra)
+      for (int q = 0; q < 4; ++q) h += "unsigned a" + str(i) + "_" + str(q) + ", ";
+    else
+      h += "unsigned long long a" + str(i) + ", ";
+    h += "unsigned long long b" + str(i);
+  }
+  h += ") {\n";
   h += "  asm volatile(\n      \"{\\n\"\n      \".reg .pred p;\\n\"\n";
   h += "      \"setp.ne.b32 p, %" + str(scale_op) + ", 0;\\n\"\n";
-  h += "      \"" + m.instruction() + " {\"\n";
-  for (int i = 0; i < regs; i += 8) {
-    h += "      \"";
-    for (int j = i; j < std::min(regs, i + 8); ++j) h += "%" + str(j) + (j + 1 < regs ? ", " : "");
-    h += "\"\n";
+  for (int i = 0; i < count; ++i) {
+    // Instruction i: k-step i / parts, then its part (mt, nt) of the accumulator.
+    const int first = (i % parts) * per, op = regs + i * per_instr;
+    h += "      \"" + m.instruction() + " {\"\n";
+    for (int r = first; r < first + per; r += 8) {
+      h += "      \"";
+      for (int j = r; j < std::min(first + per, r + 8); ++j) h += "%" + str(j) + (j + 1 < first + per ? ", " : "");
+      h += "\"\n";
+    }
+    std::string tail = ra ? "}, {%" + str(op) + ", %" + str(op + 1) + ", %" + str(op + 2) + ", %" + str(op + 3) + "}" : "}, %" + str(op);
+    tail += ", %" + str(op + a_ops) + ", p";
+    if (!integer) tail += ", 1, 1";
+    if (transposable) tail += ra ? ", %" + str(scale_op + 1) : ", %" + str(scale_op + 1) + ", %" + str(scale_op + 2);
+    h += "      \"" + tail + ";\\n\"\n";
   }
-  std::string tail = ra ? "}, {%" + str(regs) + ", %" + str(regs + 1) + ", %" + str(regs + 2) + ", %" + str(regs + 3) + "}"
-                        : "}, %" + str(regs);
-  tail += ", %" + str(b_op) + ", p";
-  if (!integer) tail += ", 1, 1";
-  if (transposable) tail += ra ? ", %" + str(scale_op + 1) : ", %" + str(scale_op + 1) + ", %" + str(scale_op + 2);
-  h += "      \"" + tail + ";\\n\"\n      \"}\\n\"\n      : ";
+  h += "      \"}\\n\"\n      : ";
   const std::string c = integer || packed ? "\"+r\"" : "\"+f\"";
   for (int j = 0; j < regs; ++j) h += c + "(d[" + str(j) + "])" + (j + 1 < regs ? (j % 8 == 7 ? ",\n        " : ", ") : "");
-  h += ra ? "\n      : \"r\"(a0), \"r\"(a1), \"r\"(a2), \"r\"(a3)" : "\n      : \"l\"(a)";
-  h += ", \"l\"(b), \"r\"(scale_d)";
+  h += "\n      : ";
+  for (int i = 0; i < count; ++i) {
+    if (ra)
+      for (int q = 0; q < 4; ++q) h += "\"r\"(a" + str(i) + "_" + str(q) + "), ";
+    else
+      h += "\"l\"(a" + str(i) + "), ";
+    h += "\"l\"(b" + str(i) + "),\n        ";
+  }
+  h += "\"r\"(scale_d)";
   if (transposable) h += ra ? ", \"n\"(TransB)" : ", \"n\"(TransA), \"n\"(TransB)";
   h += ");\n}\n\n}  // namespace tj\n";
   return h;
@@ -113,7 +143,6 @@ void Emitter::emit_wgmma(NodeId id, const passes::MmaDot& m) {
   const std::string acc = accumulator_registers(id, &regs);
   open("");
   line("// " + m.instruction() + ": " + t.str());
-  const int per = regs / (t.m_tiles * t.n_tiles);  // registers of one instruction
   const int groups = threads_ / 128;
   // Per warpgroup, the offset of its part of each operand tile (linear in the warpgroup's index).
   auto base = [&](const char* name, const passes::MmaOperand& o, bool rows_are_m) {
@@ -157,18 +186,22 @@ void Emitter::emit_wgmma(NodeId id, const passes::MmaDot& m) {
   }
   line("tj::wgmma_fence();");
   line(register_fence(id));
-  for (int64_t ks = 0; ks < t.k / t.instr_k; ++ks) {
+  // One call issues every instruction of the K tile (one asm statement: NVVM handles its accumulator operands once),
+  // one line of operands per instruction: k-step outermost, then M, then N.
+  line("tj::" + wgmma_name(m) + trans + "(" + acc + ", 1,");
+  auto desc = [](const std::string& b, const layout::SmemDescriptor& d) {
+    return "tj::wgmma_desc(" + b + (d.start ? " + " + str(d.start) : std::string()) + ", " + str(d.lbo) + ", " + str(d.sbo) +
+           ", " + str(d.mode()) + ")";
+  };
+  const int64_t steps = t.k / t.instr_k;
+  for (int64_t ks = 0; ks < steps; ++ks) {
     const int64_t k0 = ks * t.instr_k;
     for (int mt = 0; mt < t.m_tiles; ++mt)
       for (int nt = 0; nt < t.n_tiles; ++nt) {
         const layout::SmemDescriptor db = layout::operand_descriptor(m.b.tile, m.b.mn_major, t.col0(0, nt), k0);
-        auto desc = [](const std::string& b, const layout::SmemDescriptor& d) {
-          return "tj::wgmma_desc(" + b + (d.start ? " + " + str(d.start) : std::string()) + ", " + str(d.lbo) + ", " +
-                 str(d.sbo) + ", " + str(d.mode()) + ")";
-        };
         const std::string a = ra ? a_regs(mt, ks) : desc("tj_a", layout::operand_descriptor(m.a.tile, m.a.mn_major, t.row0(0, mt), k0));
-        line("tj::" + wgmma_name(m) + trans + "(&" + acc + "[" + str((mt * t.n_tiles + nt) * per) + "], " + a + ", " +
-             desc("tj_b", db) + ", 1);");
+        const bool last = ks + 1 == steps && mt + 1 == t.m_tiles && nt + 1 == t.n_tiles;
+        line("    " + a + ", " + desc("tj_b", db) + (last ? ");" : ","));
       }
   }
   line("tj::wgmma_commit();");
