@@ -33,26 +33,24 @@ void Emitter::emit_convert(NodeId id) {
     name_[static_cast<size_t>(id)] = name_[static_cast<size_t>(x)];
     return;
   }
-  const auto padded = L_.smem.conversion_pad.find(id);
-  const int pad = padded == L_.smem.conversion_pad.end() ? 0 : padded->second;
-  line("// " + note(id) + ": " + lay(x).dist.str() + " -> " + lay(id).dist.str() +
-       (pad ? ", rows padded by " + str(pad) + " elements against bank conflicts" : ""));
+  const layout::SharedLayout* staging = staging_of(id);
+  const std::string how = staging_note(staging);
+  line("// " + note(id) + ": " + lay(x).dist.str() + " -> " + lay(id).dist.str() + (how.empty() ? "" : ", " + how));
   open("");
-  auto [p, staged] = shared_source(x, 0, pad);
+  auto [p, staged] = shared_source(x, 0, staging);
   if (staged) sync();
   close();
-  read_chunks(id, p, "through shared memory", staged ? pad : 0);
+  read_chunks(id, p, "through shared memory", staged ? staging : nullptr);
   if (staged) scratch_pending_ = true;
 }
 
-void Emitter::emit_gather(NodeId id, NodeId x, const std::string& src, int pad) {
+void Emitter::emit_gather(NodeId id, NodeId x, const std::string& src, const layout::SharedLayout* staging) {
   line(decl_stmt(id), id);
   open("");
-  auto [p, staged] = shared_source(x, 0, pad);
+  auto [p, staged] = shared_source(x, 0, staging);
   if (staged) sync();
   line("const " + mem_type(g_.node(x).dtype) + "* const src = " + p + ";");
-  const ir::Shape& sx = g_.node(x).shape;
-  const std::string at = staged && pad ? "tj::padded_index<" + str(sx.dims[sx.rank - 1]) + ", " + str(pad) + ">(" + src + ")" : src;
+  const std::string at = staged ? staged_index(staging, src) : src;
   element_loop(id, true, true, {var(id) + "[i] = " + load_elem("src", at, g_.node(x).dtype) + ";"});
   close();
   if (staged) scratch_pending_ = true;
@@ -90,10 +88,9 @@ void Emitter::emit_permute(NodeId id) {
   }
   std::string src;
   for (int d = 0; d < sd.rank; ++d) src = add_term(src, coord("e", sd, d), stx[static_cast<size_t>(perm[static_cast<size_t>(d)])]);
-  const auto padded = L_.smem.conversion_pad.find(id);
-  const int pad = padded == L_.smem.conversion_pad.end() ? 0 : padded->second;
-  if (pad) line("// " + note(id) + ": the staged rows are padded by " + str(pad) + " elements against bank conflicts");
-  emit_gather(id, x, src.empty() ? "0" : src, pad);
+  const layout::SharedLayout* staging = staging_of(id);
+  if (const std::string how = staging_note(staging); !how.empty()) line("// " + note(id) + ": the staged tile's " + how);
+  emit_gather(id, x, src.empty() ? "0" : src, staging);
 }
 
 namespace {

@@ -239,8 +239,30 @@ class Emitter {
 
   /// Copies the registers of `id` to shared memory at `ptr` (row-major, typed by its memory type),
   /// one vector of consecutive elements at a time; replicas and padding write nothing.
-  /// `pad`: elements after each innermost row of the tile (layout::conversion_padding).
-  void write_chunks(NodeId id, const std::string& ptr, int pad = 0) { copy_chunks(id, ptr, true, pad); }
+  /// `staging`: the layout of a tile staged through the scratch arena (padded or swizzled rows,
+  /// SmemPlan::staging), or null for plain row-major.
+  void write_chunks(NodeId id, const std::string& ptr, const layout::SharedLayout* staging = nullptr) {
+    copy_chunks(id, ptr, true, staging);
+  }
+  /// Row-major element `e` of a staged tile: where `staging` puts it (tj::padded_index, tj::xor_index).
+  static std::string staged_index(const layout::SharedLayout* staging, const std::string& e) {
+    if (!staging) return e;
+    const int64_t inner = staging->shape.dims[staging->shape.rank - 1];
+    if (staging->xor_unit > 0)
+      return "tj::xor_index<" + str(inner) + ", " + str(staging->xor_unit) + ", " + str(staging->xor_div) + ", " +
+             str(staging->xor_mod) + ">(" + e + ")";
+    if (staging->pad_elems > 0) return "tj::padded_index<" + str(inner) + ", " + str(staging->pad_elems) + ">(" + e + ")";
+    return e;
+  }
+  /// What a staged tile's layout does against bank conflicts, for a comment ("" when nothing).
+  static std::string staging_note(const layout::SharedLayout* staging) {
+    if (!staging) return "";
+    if (staging->xor_unit > 0)
+      return "units of " + str(staging->xor_unit) + " elements XOR-swizzled by (row / " + str(staging->xor_div) + ") % " +
+             str(staging->xor_mod) + " against bank conflicts";
+    if (staging->pad_elems > 0) return "rows padded by " + str(staging->pad_elems) + " elements against bank conflicts";
+    return "";
+  }
   /// write_chunks into a tile stored as swizzled pieces `swizzle` bytes wide (layout::SharedLayout),
   /// with the address split that allocate_shared planned (`w`): the swizzle's XOR depends on the
   /// thread alone, and every register adds a constant.
@@ -267,20 +289,20 @@ class Emitter {
     close();
   }
   /// Declares the registers of `id` and fills them from shared memory at `ptr`.
-  void read_chunks(NodeId id, const std::string& ptr, const std::string& comment, int pad = 0) {
+  void read_chunks(NodeId id, const std::string& ptr, const std::string& comment, const layout::SharedLayout* staging = nullptr) {
     line(decl_stmt(id) + "  // " + comment);
-    fill_chunks(id, ptr, pad);
+    fill_chunks(id, ptr, staging);
   }
-  /// Fills the (declared) registers of `id` from shared memory at `ptr` (row-major, rows padded by `pad`).
-  void fill_chunks(NodeId id, const std::string& ptr, int pad = 0) { copy_chunks(id, ptr, false, pad); }
-  void copy_chunks(NodeId id, const std::string& ptr, bool to_shared, int pad = 0) {
+  /// Fills the (declared) registers of `id` from shared memory at `ptr` (row-major, or laid out as `staging`).
+  void fill_chunks(NodeId id, const std::string& ptr, const layout::SharedLayout* staging = nullptr) {
+    copy_chunks(id, ptr, false, staging);
+  }
+  void copy_chunks(NodeId id, const std::string& ptr, bool to_shared, const layout::SharedLayout* staging = nullptr) {
     const ValueLayout& v = lay(id);
     const std::string n = name_[static_cast<size_t>(id)];
     const int vw = v.dist.vector_width();
     const std::string g = both(guard(v, "i"), to_shared ? owner(v) : "");
-    const ir::Shape& shape = v.dist.shape();
-    const std::string at = pad == 0 ? elem(v, "i")
-                                    : "tj::padded_index<" + str(shape.dims[shape.rank - 1]) + ", " + str(pad) + ">(" + elem(v, "i") + ")";
+    const std::string at = staged_index(staging, elem(v, "i"));
     const std::string call = to_shared ? "tj::sts<" + str(vw) + ">(" + ptr + " + " + at + ", &" + n + "[i]);"
                                        : "tj::lds<" + str(vw) + ">(&" + n + "[i], " + ptr + " + " + at + ");";
     line("#pragma unroll");
@@ -306,7 +328,7 @@ class Emitter {
   /// Where the elements of block value `v` can be read by any thread: its TMA
   /// tile, or the scratch arena at `offset` after this call stages it there.
   /// Returns the pointer and whether it was staged (a barrier is then needed).
-  std::pair<std::string, bool> shared_source(NodeId v, int offset, int pad = 0) {
+  std::pair<std::string, bool> shared_source(NodeId v, int offset, const layout::SharedLayout* staging = nullptr) {
     const DType t = g_.node(v).dtype;
     auto it = L_.smem.resident.find(v);
     if (it != L_.smem.resident.end()) return {buffer_ptr(it->second, t), false};
@@ -315,7 +337,7 @@ class Emitter {
     if (uniform(v)) {
       line("if (tid == 0) " + p + "[0] = " + at(v) + ";");
     } else {
-      write_chunks(v, p, pad);
+      write_chunks(v, p, staging);
     }
     return {p, true};
   }
@@ -407,9 +429,14 @@ class Emitter {
   void emit_node(NodeId id);
   void emit_elementwise(NodeId id);
   void emit_broadcast(NodeId id);
-  /// Element i of `id` reads element `src` (row-major, of x's shape) of `x` through shared memory; `pad`:
-  /// elements of padding after each staged row (SmemPlan::conversion_pad).
-  void emit_gather(NodeId id, NodeId x, const std::string& src, int pad = 0);
+  /// Element i of `id` reads element `src` (row-major, of x's shape) of `x` through shared memory; `staging`:
+  /// the staged tile's layout (SmemPlan::staging), null for plain row-major.
+  void emit_gather(NodeId id, NodeId x, const std::string& src, const layout::SharedLayout* staging = nullptr);
+  /// The layout SmemPlan::staging gives the tile through which `id` moves its operand, or null.
+  const layout::SharedLayout* staging_of(NodeId id) const {
+    const auto it = L_.smem.staging.find(id);
+    return it == L_.smem.staging.end() ? nullptr : &it->second;
+  }
   void emit_reshape(NodeId id);
   void emit_convert(NodeId id);
   void emit_permute(NodeId id);

@@ -419,7 +419,8 @@ int64_t SharedLayout::offset(const std::array<int64_t, ir::kMaxRank>& c) const {
   int64_t row = 0;
   for (int d = 0; d + 1 < r; ++d) row = row * shape.dims[d] + c[static_cast<size_t>(d)];
   const int64_t inner = r ? shape.dims[r - 1] + pad_elems : 1;
-  const int64_t col = r ? c[static_cast<size_t>(r - 1)] : 0;
+  int64_t col = r ? c[static_cast<size_t>(r - 1)] : 0;
+  if (xor_unit > 0) col = ((col / xor_unit) ^ ((row / xor_div) % xor_mod)) * xor_unit + col % xor_unit;
   int64_t byte = (row * inner + col) * elem_bytes;
   if (swizzle_bytes > 0 && inner * elem_bytes > swizzle_bytes) {
     // Pieces as wide as the swizzle, one after another (how TMA writes a box it loads piece by piece).
@@ -512,6 +513,32 @@ Layout permute_sources(const Layout& out, const std::vector<int64_t>& perm, cons
   for (Factor& x : f)
     if (x.dim != kReplicated) x.dim = static_cast<int>(perm.at(static_cast<size_t>(x.dim)));
   return Layout(src_shape, out.warps(), f);
+}
+
+SharedLayout staging_layout(const Layout& src, const Layout& dst, int elem_bytes) {
+  const ir::Shape& s = src.shape();
+  const int most = std::max(1, 16 / elem_bytes);
+  const int vs = std::min(src.vector_width(), most), vd = std::min(dst.vector_width(), most);
+  auto cost = [&](const SharedLayout& tile) {
+    int64_t total = 0;
+    for (int r = 0; r < src.regs(); r += vs) total += bank_conflicts(src, tile, r, vs);
+    for (int r = 0; r < dst.regs(); r += vd) total += bank_conflicts(dst, tile, r, vd);
+    return total;
+  };
+  SharedLayout best{s, elem_bytes, 0, conversion_padding(src, dst, elem_bytes)};
+  if (s.rank < 2) return best;
+  int64_t best_cost = cost(best);
+  const int64_t conflict_free = (src.regs() + vs - 1) / vs + (dst.regs() + vd - 1) / vd;
+  const int unit = std::max(vs, vd);
+  const int64_t units = s.dims[s.rank - 1] / unit;
+  if (best_cost == conflict_free || s.dims[s.rank - 1] % unit != 0) return best;
+  for (int div = 1; div <= 32; div *= 2)
+    for (int mod = 2; mod <= 32 && units % mod == 0; mod *= 2) {
+      SharedLayout t{s, elem_bytes, 0, 0};
+      t.xor_unit = unit, t.xor_div = div, t.xor_mod = mod;
+      if (const int64_t c = cost(t); c < best_cost) best = t, best_cost = c;
+    }
+  return best;
 }
 
 SwizzledWrites split_swizzled_writes(const Layout& l, const SharedLayout& s) {

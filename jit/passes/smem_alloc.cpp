@@ -83,10 +83,9 @@ int scratch_bytes_of(const ir::Graph& g, const Layout& layout, const SmemPlan& s
     case Op::Permute:
     case Op::ConvertLayout: {
       const NodeId x = g.operand(id, 0);
-      const auto pad = smem.conversion_pad.find(id);
-      if (pad == smem.conversion_pad.end()) return staged(x);
-      const ir::Node& xn = g.node(x);
-      return static_cast<int>(layout::SharedLayout{xn.shape, ir::size_of(xn.dtype), 0, pad->second}.bytes());
+      const auto st = smem.staging.find(id);
+      if (st == smem.staging.end()) return staged(x);
+      return static_cast<int>(st->second.bytes());
     }
     case Op::Reshape: {
       const ValueLayout &x = layout.of[static_cast<size_t>(g.operand(id, 0))], &y = layout.of[static_cast<size_t>(id)];
@@ -273,8 +272,8 @@ SmemPlan allocate_shared(const ir::Graph& g, const GraphInfo& info, const Layout
     const auto perm = g.ints(id);
     const layout::Layout readers =
         op == Op::Permute ? layout::permute_sources(to.dist, std::vector<int64_t>(perm.begin(), perm.end()), g.node(x).shape) : to.dist;
-    if (const int pad = layout::conversion_padding(from.dist, readers, ir::size_of(g.node(x).dtype)); pad > 0)
-      plan.conversion_pad[id] = pad;
+    const layout::SharedLayout tile = layout::staging_layout(from.dist, readers, ir::size_of(g.node(x).dtype));
+    if (tile.pad_elems > 0 || tile.xor_unit > 0) plan.staging[id] = tile;
   }
   for (NodeId id : order) plan.scratch_bytes = std::max(plan.scratch_bytes, scratch_bytes_of(g, layout, plan, mma, id));
 

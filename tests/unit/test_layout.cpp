@@ -199,6 +199,24 @@ TEST_CASE("a permute's staged tile is padded where that removes bank conflicts")
     return sum;
   };
   CHECK(total(conversion_padding(blk, blk_readers, 4)) <= total(0));
+  // No padding of whole vectors helps it; an XOR swizzle of the 16-byte units keyed by (row / 4) separates the
+  // rows the lanes read together: the writes stay conflict-free and the reads go from 8-way to 2-way (32 lanes
+  // reading 32 words of one column pair: two per bank is the least with whole 4-float units).
+  const SharedLayout sw = staging_layout(blk, blk_readers, 4);
+  REQUIRE(sw.xor_unit == 4);
+  int worst_read = 0;
+  for (int r = 0; r < blk_readers.regs(); ++r) worst_read = std::max(worst_read, bank_conflicts(blk_readers, sw, r, 1));
+  CHECK(worst_read == 2);
+  for (int r = 0; r < blk.regs(); r += 4) CHECK(bank_conflicts(blk, sw, r, 4) == 1);
+  // The swizzle is a permutation of each row's units: every element has its own place in the tile.
+  std::set<int64_t> places;
+  for (int64_t i = 0; i < 64; ++i)
+    for (int64_t j = 0; j < 64; ++j) places.insert(sw.offset({i, j}));
+  CHECK(places.size() == 64 * 64);
+  CHECK(*places.rbegin() == 64 * 64 * 4 - 4);
+  // Where padding already removes every conflict, it is kept (the own-row transpose above).
+  CHECK(staging_layout(own_row, readers, 4).pad_elems == 4);
+  CHECK(staging_layout(own_row, readers, 4).xor_unit == 0);
   // A permute of the outer dimensions of a 3-D block keeps rows whole: no padding.
   const Shape s3{8, 4, 32};
   CHECK(conversion_padding(blocked(s3, 4, 4), permute_sources(blocked(Shape{4, 8, 32}, 4, 4), {1, 0, 2}, s3), 4) == 0);

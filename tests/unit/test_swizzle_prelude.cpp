@@ -1,5 +1,5 @@
-// The device prelude's swizzle helpers (jit/codegen/prelude/05_swizzle.cuh), compiled for the host: the
-// K-major copy of a wgmma operand (tj::copy_k_major) run for every thread of a program, checked element by
+// The device prelude's tile helpers (jit/codegen/prelude/05_swizzle.cuh), compiled for the host: the staged
+// tiles' padded_index / xor_index against layout::SharedLayout, and the K-major copy of a wgmma operand (tj::copy_k_major) run for every thread of a program, checked element by
 // element against layout::OperandTile (the layout the wgmma descriptors are tested against in test_mma.cpp),
 // for coverage (every byte written once) and for shared-memory bank conflicts (its reads and writes).
 #include <doctest/doctest.h>
@@ -130,4 +130,30 @@ TEST_CASE("swizzled_register_offset agrees with layout::OperandTile for every ro
   check(std::integral_constant<int, 64>{}, std::integral_constant<int, 2>{}, std::integral_constant<int, 128>{}, 128);
   check(std::integral_constant<int, 32>{}, std::integral_constant<int, 4>{}, std::integral_constant<int, 64>{}, 32);
   check(std::integral_constant<int, 16>{}, std::integral_constant<int, 1>{}, std::integral_constant<int, 32>{}, 96);
+}
+
+TEST_CASE("padded_index and xor_index put every element where layout::SharedLayout says") {
+  using tilejit::layout::SharedLayout;
+  auto check = [](auto inner_c, auto unit_c, auto div_c, auto mod_c, int64_t rows) {
+    constexpr int Inner = decltype(inner_c)::value, Unit = decltype(unit_c)::value, Div = decltype(div_c)::value,
+                  Mod = decltype(mod_c)::value;
+    INFO("inner " << Inner << ", unit " << Unit << ", div " << Div << ", mod " << Mod << ", rows " << rows);
+    SharedLayout xs{tilejit::ir::Shape{rows, Inner}, 4, 0, 0};
+    xs.xor_unit = Unit, xs.xor_div = Div, xs.xor_mod = Mod;
+    const SharedLayout padded{tilejit::ir::Shape{rows, Inner}, 4, 0, Unit};
+    int wrong = 0;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < Inner; ++c) {
+        const int e = static_cast<int>(r * Inner + c);
+        wrong += int64_t{tj::xor_index<Inner, Unit, Div, Mod>(e)} * 4 != xs.offset({r, c});
+        wrong += int64_t{tj::padded_index<Inner, Unit>(e)} * 4 != padded.offset({r, c});
+      }
+    CHECK(wrong == 0);
+  };
+  check(std::integral_constant<int, 64>{}, std::integral_constant<int, 4>{}, std::integral_constant<int, 4>{},
+        std::integral_constant<int, 16>{}, 64);
+  check(std::integral_constant<int, 16>{}, std::integral_constant<int, 4>{}, std::integral_constant<int, 2>{},
+        std::integral_constant<int, 4>{}, 32);
+  check(std::integral_constant<int, 128>{}, std::integral_constant<int, 8>{}, std::integral_constant<int, 1>{},
+        std::integral_constant<int, 8>{}, 24);
 }

@@ -82,13 +82,6 @@ __device__ __forceinline__ void sts(S* dst, const T* src) {
   }
 }
 
-/// Offset of row-major element `e` in a tile whose rows of `Inner` elements are followed by `Pad` elements
-/// of padding (layout conversions, against bank conflicts).
-template <int Inner, int Pad>
-__device__ __forceinline__ int padded_index(int e) {
-  return e + static_cast<int>(static_cast<unsigned>(e) / Inner) * Pad;
-}
-
 /// Global-memory vector reads and writes: the copies of lds / sts through a global address
 /// (ld.global.v4 / st.global.v4 for 16 bytes); the address is aligned to the vector's size.
 template <int N, class T, class S>

@@ -1,8 +1,25 @@
-// Swizzled shared-memory tiles: the TMA swizzle's offsets, and the K-major copy of a wgmma operand.
+// Shared-memory tiles laid out against bank conflicts: padded and XOR-swizzled staging tiles, the TMA
+// swizzle's offsets, and the K-major copy of a wgmma operand.
 //
 // Plain C++ on purpose (no PTX, no CUDA types beyond uint4): tests/unit/test_swizzle_prelude.cpp
 // compiles this file for the host and checks it against layout::OperandTile element by element.
 namespace tj {
+
+/// Offset of row-major element `e` in a tile whose rows of `Inner` elements are followed by `Pad` elements
+/// of padding (layout conversions, against bank conflicts).
+template <int Inner, int Pad>
+__device__ __forceinline__ int padded_index(int e) {
+  return e + static_cast<int>(static_cast<unsigned>(e) / Inner) * Pad;
+}
+
+/// Offset of row-major element `e` in a tile whose rows of `Inner` elements are cut into units of `Unit`
+/// elements, unit u of row r stored as unit u ^ ((r / Div) % Mod) (layout conversions, against bank
+/// conflicts: the rows one warp reads together land in different banks, and vectors of a unit stay whole).
+template <int Inner, int Unit, int Div, int Mod>
+__device__ __forceinline__ int xor_index(int e) {
+  const unsigned row = static_cast<unsigned>(e) / Inner, col = static_cast<unsigned>(e) % Inner;
+  return static_cast<int>(row * Inner + (((col / Unit) ^ ((row / Div) % Mod)) * Unit) + col % Unit);
+}
 
 /// A shared-memory tile of `Rows` rows stored as pieces `Swizzle` bytes wide, each holding every row,
 /// with the TMA swizzle: 16-byte unit bits [4, 7) of the byte offset are XORed with bits [7, 10)

@@ -198,11 +198,15 @@ bool same_registers(const Layout& a, const Layout& b);
 /// A swizzled tile whose rows are wider than the swizzle is stored as pieces as
 /// wide as the swizzle, one after another, each holding every row (how TMA
 /// writes, or reads, a box that is cut into swizzle-wide boxes).
+/// A tile staged through the scratch arena may instead swizzle units of `xor_unit` elements within
+/// its rows: unit u of row r is stored as unit u ^ ((r / xor_div) % xor_mod) (tj::xor_index).
 struct SharedLayout {
   ir::Shape shape;
   int elem_bytes = 4;
   int swizzle_bytes = 0;  ///< 0 (none), 32, 64 or 128
   int pad_elems = 0;      ///< extra elements after each innermost row (bank-conflict padding)
+  int xor_unit = 0;       ///< elements per unit of the scratch swizzle; 0: none
+  int xor_div = 1, xor_mod = 1;
   /// Byte offset of the element at `c`.
   int64_t offset(const std::array<int64_t, ir::kMaxRank>& c) const;
   int64_t bytes() const;
@@ -230,6 +234,13 @@ int staging_swizzle(const Layout& l, int elem_bytes);
 /// warp 0), over no padding and paddings of 1, 2 and 4 times the wider access (so that both sides'
 /// accesses stay aligned); ties go to the smaller padding. 0 for rank-1 tiles and rows that are not a whole number of vectors.
 int conversion_padding(const Layout& src, const Layout& dst, int elem_bytes);
+
+/// The layout of the tile through which values move from `src` to `dst` (a layout conversion; for a
+/// permute, `dst` is its permute_sources): conversion_padding's padding, or, when that leaves
+/// conflicts, an XOR swizzle of units as wide as the wider access (so both sides' vectors stay whole)
+/// whose key (row / div) % mod separates the rows one warp's lanes read together, if it has fewer
+/// (bank_conflicts of src's writes plus dst's reads, summed over the register groups of warp 0).
+SharedLayout staging_layout(const Layout& src, const Layout& dst, int elem_bytes);
 
 /// The elements of `src_shape` that the threads of `out` read when `out` is the layout of a permute of
 /// a value of shape `src_shape` (out's dimension d is the source's dimension perm[d]): out's factors

@@ -337,10 +337,10 @@ struct SmemPlan {
   /// DescLoad of a wgmma operand copied K-major (MmaOperand::k_major_copy) -> the buffer of its copies: two
   /// when its loop is pipelined (the products of one iteration read one while the next is written), else one.
   std::unordered_map<NodeId, int> k_major_copies;
-  /// ConvertLayout and Permute nodes staged through a padded tile: node -> elements after each innermost
-  /// row (layout::conversion_padding; for a permute, of its readers' layout::permute_sources; absent: no
-  /// padding).
-  std::unordered_map<NodeId, int> conversion_pad;
+  /// ConvertLayout and Permute nodes whose tile through the scratch arena has padded or swizzled rows
+  /// against bank conflicts: node -> the tile's layout (layout::staging_layout; for a permute, with its
+  /// readers' layout::permute_sources; absent: plain row-major).
+  std::unordered_map<NodeId, layout::SharedLayout> staging;
 };
 
 /// Allocates TMA tile buffers (128-byte aligned), mbarriers (8-byte aligned),
