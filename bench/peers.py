@@ -6,6 +6,7 @@ Prints one JSON object per line: {"bench": ..., "impl": ..., "ms": ..., "gbps": 
 The workloads match bench/bench_tma.cpp exactly (sizes, dtypes, the jagged length formula).
 """
 import json
+import math
 import sys
 
 import torch
@@ -276,6 +277,80 @@ def gemm_peers():
     torch.backends.cuda.matmul.allow_tf32 = False
 
 
+@triton.jit
+def attention_fwd(q_desc, k_desc, v_desc, o_desc, seq, scale, BM: tl.constexpr, BN: tl.constexpr, D: tl.constexpr):
+    """bench/bench_attention.cpp's loop in Triton: per block of BM queries of one head, the keys in blocks of BN,
+    S = Q K^T, the online softmax, O += P V (bf16 P), then O / l."""
+    head = tl.program_id(1) * seq
+    m0 = head + tl.program_id(0) * BM
+    q = q_desc.load([m0, 0])
+    m_i = tl.full([BM], -1e30, tl.float32)
+    l_i = tl.zeros([BM], tl.float32)
+    acc = tl.zeros([BM, D], tl.float32)
+    for j in range(0, seq, BN):
+        s = tl.dot(q, k_desc.load([head + j, 0]).T) * scale
+        m_new = tl.maximum(m_i, tl.max(s, 1))
+        p = tl.exp(s - m_new[:, None])
+        alpha = tl.exp(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = tl.dot(p.to(tl.bfloat16), v_desc.load([head + j, 0]), acc * alpha[:, None])
+        m_i = m_new
+    o_desc.store([m0, 0], (acc / l_i[:, None]).to(tl.bfloat16))
+
+
+# The shapes and configurations of bench/bench_attention.cpp (BM, BN, D, num_warps, num_stages).
+ATTENTION_HEADS = 64
+ATTENTION_SHAPES = [(1024, 64), (4096, 64), (1024, 128), (4096, 128)]
+ATTENTION_CONFIGS = [(128, 64, 64, 8, 2), (128, 128, 64, 8, 2), (128, 64, 64, 8, 3), (64, 64, 64, 4, 3),
+                     (128, 64, 128, 8, 2), (128, 128, 128, 8, 2), (64, 64, 128, 4, 3), (128, 32, 128, 8, 3)]
+
+
+def attention_peers():
+    """Attention forward, bf16, non-causal, 64 heads: torch.nn.functional.scaled_dot_product_attention (flash backend)
+    and the Triton loop above per configuration, checked against a float64 reference on 64 rows."""
+    H = ATTENTION_HEADS
+
+    def alloc(size, alignment, stream):
+        return torch.empty(size, device="cuda", dtype=torch.int8)
+
+    triton.set_allocator(alloc)
+    for S, D in ATTENTION_SHAPES:
+        q, k, v = (torch.rand(H * S, D, device="cuda", dtype=torch.bfloat16) * 2 - 1 for _ in range(3))
+        o = torch.empty_like(q)
+        scale = 1.0 / math.sqrt(D)
+        flops = 4.0 * H * S * S * D
+        rows = torch.tensor([(i * 7 % H) * S + (i * 104729) % S for i in range(64)], device="cuda")
+        heads = rows // S
+        kk = k.view(H, S, D)[heads].double()
+        vv = v.view(H, S, D)[heads].double()
+        p = torch.softmax(torch.einsum("rd,rsd->rs", q[rows].double(), kk) * scale, dim=1)
+        ref = torch.einsum("rs,rsd->rd", p, vv)
+
+        def out(impl, ms, result, config=""):
+            err = float((result[rows].double() - ref).norm() / ref.norm())
+            print(json.dumps({"bench": "attention", "impl": impl, "s": S, "d": D, "heads": H, "config": config, "ms": ms,
+                              "tflops": flops / ms / 1e9, "rel_err": err}), flush=True)
+
+        q4, k4, v4 = (x.view(1, H, S, D) for x in (q, k, v))
+        sdpa = lambda: torch.nn.functional.scaled_dot_product_attention(q4, k4, v4)  # noqa: E731
+        out("torch_sdpa", time_ms(sdpa), sdpa().view(H * S, D))
+        for BM, BN, d, warps, stages in ATTENTION_CONFIGS:
+            if d != D:
+                continue
+            descs = [TensorDescriptor.from_tensor(x, [BM if x is q or x is o else BN, D]) for x in (q, k, v, o)]
+            grid = (S // BM, H)
+            config = f"BM={BM}, BN={BN}, D={D}, num_warps={warps}, num_stages={stages}"
+            try:
+                ms = time_ms(lambda: attention_fwd[grid](*descs, S, scale, BM, BN, D, num_warps=warps, num_stages=stages))
+            except Exception as e:  # noqa: BLE001 - a configuration Triton refuses (shared memory, registers)
+                print(json.dumps({"bench": "attention", "impl": "triton", "s": S, "d": D, "config": config, "refused": str(e)[:120]}),
+                      flush=True)
+                continue
+            out("triton", ms, o, config)
+        del q, k, v, o
+        torch.cuda.empty_cache()
+
+
 # bench_autotune.cpp's 8 configurations (BM, BN, BK, num_warps, num_stages).
 AUTOTUNE_CONFIGS = [(128, 256, 64, 8, 3), (128, 128, 64, 8, 4), (128, 128, 64, 4, 4), (128, 256, 64, 8, 2), (64, 256, 64, 4, 4),
                     (256, 128, 64, 8, 3), (64, 128, 64, 4, 4), (128, 64, 64, 4, 4)]
@@ -338,6 +413,8 @@ def main():
         return autotune_peers()
     if "--gemm" in sys.argv:
         return gemm_peers()
+    if "--attention" in sys.argv:
+        return attention_peers()
     if "--rows-only" in sys.argv:
         return row_peers()
     row_peers()

@@ -191,24 +191,23 @@ def config_key(config):
     return tuple(sorted(part.strip() for part in config.split(",") if "=" in part))
 
 
-def gemm_table(rows):
-    """Per type and shape: tilejit's best configuration against the library (cuBLAS) and against Triton, both with
-    tilejit's best tiles and at Triton's own best."""
-    gemm = [r for r in rows if r["bench"] == "gemm" and "tflops" in r]
-    t = Table("gemm", "GEMM, TFLOP/s (ratio: tilejit's best to each)",
-              ["shape", "tilejit", "library", "ratio", "triton same", "ratio", "triton best", "ratio", "tilejit config"])
+def peer_table(rows, bench, keys, name, libraries, title):
+    """Per shape (the values of `keys`): tilejit's best configuration against the library (`libraries`: its impl
+    names) and against Triton, both with tilejit's best tiles and at Triton's own best, in TFLOP/s."""
+    mine_all = [r for r in rows if r["bench"] == bench and "tflops" in r]
+    t = Table(bench, title, ["shape", "tilejit", "library", "ratio", "triton same", "ratio", "triton best", "ratio", "tilejit config"])
     shapes = []
-    for r in gemm:
-        key = (r["dtype"], r["m"], r["n"], r["k"])
+    for r in mine_all:
+        key = tuple(r[k] for k in keys)
         if key not in shapes:
             shapes.append(key)
     groups = []
     for key in shapes:
-        mine = [r for r in gemm if (r["dtype"], r["m"], r["n"], r["k"]) == key]
+        mine = [r for r in mine_all if tuple(r[k] for k in keys) == key]
         best = next((r for r in mine if r["impl"] == "tilejit_best"), None)
         if best is None:
             continue
-        lib = next((r for r in mine if r["impl"] in ("torch", "torch_scaled_mm")), None)
+        lib = next((r for r in mine if r["impl"] in libraries), None)
         tri = [r for r in mine if r["impl"] == "triton"]
         same = next((r for r in tri if config_key(r["config"]) == config_key(best["config"])), None)
         tri_best = max(tri, key=lambda r: r["tflops"], default=None)
@@ -216,15 +215,28 @@ def gemm_table(rows):
         for r in (lib, same, tri_best):
             cells += [f"{r['tflops']:.0f}", ratio(best["tflops"], r["tflops"])] if r else ["-", "-"]
         err = "  WRONG" if "error" in best else ""
-        name = f"{key[0]} {key[1]}x{key[2]}x{key[3]}"
-        t.add(name, f"{best['tflops']:.0f}", *cells, best["config"] + err)
+        label = name(key)
+        t.add(label, f"{best['tflops']:.0f}", *cells, best["config"] + err)
         bars = [("tilejit", best["tflops"])]
-        for label, r in (("library", lib), ("triton same tiles", same), ("triton best", tri_best)):
+        for what, r in (("library", lib), ("triton same tiles", same), ("triton best", tri_best)):
             if r:
-                bars.append((label, r["tflops"]))
-        groups.append((name, bars))
+                bars.append((what, r["tflops"]))
+        groups.append((label, bars))
     t.chart = ("TFLOP/s", True, groups)
     return t
+
+
+def gemm_table(rows):
+    """Per type and shape: tilejit's best GEMM configuration against cuBLAS (torch) and Triton."""
+    return peer_table(rows, "gemm", ("dtype", "m", "n", "k"), lambda k: f"{k[0]} {k[1]}x{k[2]}x{k[3]}",
+                      ("torch", "torch_scaled_mm"), "GEMM, TFLOP/s (ratio: tilejit's best to each)")
+
+
+def attention_table(rows):
+    """Per sequence length and head dimension: tilejit's best attention configuration against torch's
+    scaled_dot_product_attention and the same loop in Triton."""
+    return peer_table(rows, "attention", ("s", "d", "heads"), lambda k: f"bf16 S={k[0]} D={k[1]} x{k[2]} heads", ("torch_sdpa",),
+                      "Attention forward (bf16, non-causal), TFLOP/s (ratio: tilejit's best to each; library: torch SDPA)")
 
 
 def prefetch_table(rows):
@@ -264,7 +276,7 @@ def debug_table(rows):
 def tables(rows):
     out = [bandwidth_table(rows), debug_table(rows), row_table(rows), launch_table(rows), first_launch_table(rows)]
     out += autotune_tables(rows)
-    out += [gemm_table(rows), prefetch_table(rows)]
+    out += [gemm_table(rows), attention_table(rows), prefetch_table(rows)]
     return [t for t in out if t.rows]
 
 

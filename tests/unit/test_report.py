@@ -21,6 +21,13 @@ ROWS = [
     {"bench": "prefetch", "impl": "none", "config": "BT=64, C=128", "ms": 0.2, "gbps": 2000.0},
     {"bench": "prefetch", "impl": "upfront_l2", "config": "BT=64, C=128", "ms": 0.2, "gbps": 1900.0,
      "error": "3 wrong elements"},
+    {"bench": "attention", "impl": "tilejit", "s": 1024, "d": 64, "heads": 64, "config": "BM=128, BN=64, D=64, num_warps=8, num_stages=2",
+     "ms": 1.0, "tflops": 300.0},
+    {"bench": "attention", "impl": "tilejit_best", "s": 1024, "d": 64, "heads": 64,
+     "config": "BM=128, BN=64, D=64, num_warps=8, num_stages=2", "ms": 1.0, "tflops": 300.0, "rel_err": 0.001},
+    {"bench": "attention", "impl": "torch_sdpa", "s": 1024, "d": 64, "heads": 64, "config": "", "ms": 0.8, "tflops": 400.0},
+    {"bench": "attention", "impl": "triton", "s": 1024, "d": 64, "heads": 64, "config": "num_stages=2, BM=128, BN=64, D=64, num_warps=8",
+     "ms": 1.2, "tflops": 250.0},
 ]
 
 
@@ -62,6 +69,11 @@ def main():
         launch = read(out, "launch")
         expect(["tilejit", "3.00 (1.20x)"] in launch, f"launch rows {launch}")
         expect(not os.path.exists(os.path.join(out, "gemm.csv")), "no table without rows")
+
+        att = read(out, "attention")
+        row = next(r for r in att if r[0].startswith("bf16 S=1024 D=64"))
+        # tilejit 300 against torch 400 (0.75x), Triton with the same tiles (config in another order) 250 (1.20x).
+        expect(row[1:7] == ["300", "400", "0.750x", "250", "1.200x", "250"], f"attention row {row}")
         try:
             import matplotlib  # noqa: F401
             for name in ("bandwidth", "launch", "prefetch"):
