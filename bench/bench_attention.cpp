@@ -1,20 +1,21 @@
-// Attention forward benchmark on the GPU (bf16, non-causal, one head per program column): per block of BM queries,
-// a loop over the keys in blocks of BN with two wgmma products per iteration (S = Q K^T, then O += P V with P in
-// registers) and the online softmax in between; the K and V tiles of the next iterations are loaded by TMA into a
-// ring of num_stages buffers (software pipelining of a loop with two products).
+// Attention forward benchmark on the GPU (samples' attention_kernel: bf16, non-causal, one head per program column):
+// per block of BM queries, a loop over the keys in blocks of BN with two wgmma products per iteration (S = Q K^T,
+// then O += P V with P in registers) and the online softmax in between; the K and V tiles of the next iterations are
+// loaded by TMA into a ring of num_stages buffers (software pipelining of a loop with two products).
 // Shapes: batch x heads = 64, sequence 1024 and 4096, head dim 64 and 128.
 // Prints one JSON line per (shape, configuration) in TFLOP/s (4 * BH * S^2 * D flops) and checks 64 output rows of
 // the best configuration against a double-precision reference. bench/peers.py --attention times
 // torch.nn.functional.scaled_dot_product_attention (its flash backend) and a Triton kernel of the same loop.
 //
 // bench_attention [S D [BM BN num_warps num_stages]]: one shape or configuration (under a profiler).
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "../samples/sample_kernels.h"
+#include "bench_util.h"
 #include "tilejit/runtime/driver.h"
 #include "tilejit/runtime/memory.h"
 #include "tilejit/tilejit.h"
@@ -27,32 +28,12 @@ namespace {
 
 constexpr int64_t kHeads = 64;  // batch x heads, stacked along the rows of q, k, v and o
 
-/// o = softmax(q k^T * scale) v for each head: q, k, v, o are [heads * S, D], head h's rows at h * S.
-auto attention_kernel() {
-  return tilejit::kernel("attention_fwd", [](Tensor<bf16, 2> q, Tensor<bf16, 2> k, Tensor<bf16, 2> v, Tensor<bf16, 2> o,
-                                              Scalar<i32> seq, Scalar<f32> scale, Block<"BM"> BM, Block<"BN"> BN, Block<"D"> D) {
-    auto head = program_id(1) * seq;
-    auto m0 = head + program_id(0) * BM;
-    auto qt = descriptor_load(q, {m0, 0}, {BM, D});
-    auto init = std::tuple{full<f32>({BM}, -1e30), zeros<f32>({BM}), zeros<f32>({BM, D})};
-    auto [m, l, acc] = for_range(0, seq, BN, init, [&](Scalar<i32> j, Value<f32, 1> m_i, Value<f32, 1> l_i, Value<f32, 2> acc) {
-      auto s = dot(qt, descriptor_load(k, {head + j, 0}, {BN, D}).trans(), zeros<f32>({BM, BN})) * scale;
-      auto m_new = maximum(m_i, max(s, 1));
-      auto p = exp(s - m_new.expand_dims<1>());
-      auto alpha = exp(m_i - m_new);
-      auto pv = dot(p.to<bf16>(), descriptor_load(v, {head + j, 0}, {BN, D}), acc * alpha.expand_dims<1>());
-      return std::tuple{m_new, l_i * alpha + sum(p, 1), pv};
-    });
-    descriptor_store(o, {m0, 0}, (acc / l.expand_dims<1>()).to<bf16>());
-  });
-}
-
 Config cfg(int64_t bm, int64_t bn, int64_t d, int warps, int stages) {
   return Config({{"BM", bm}, {"BN", bn}, {"D", d}}, warps, stages);
 }
 
 /// Every configuration on one shape; prints TFLOP/s per configuration and the checked best.
-bool run_shape(const decltype(attention_kernel())& kern, int64_t S, int64_t D, const std::vector<Config>& configs) {
+bool run_shape(const decltype(tilejit::samples::attention_kernel())& kern, int64_t S, int64_t D, const std::vector<Config>& configs) {
   const int64_t rows = kHeads * S;
   std::vector<tilejit::bfloat16> hq(static_cast<size_t>(rows * D)), hk(hq.size()), hv(hq.size()), ho(hq.size());
   uint64_t state = 0x9E3779B97F4A7C15ull;
@@ -74,33 +55,17 @@ bool run_shape(const decltype(attention_kernel())& kern, int64_t S, int64_t D, c
     return "{\"bench\": \"attention\", \"impl\": \"tilejit\", \"s\": " + std::to_string(S) + ", \"d\": " + std::to_string(D) +
            ", \"heads\": " + std::to_string(kHeads) + ", \"config\": \"" + c.str() + "\"";
   };
-  double best = 1e30;
-  Config best_c = configs.front();
-  for (const Config& c : configs) {
-    if (c.get("D") != D) continue;
-    const dim3 grid(static_cast<uint32_t>(S / c.get("BM")), static_cast<uint32_t>(kHeads));
-    auto launch = [&] { kern.launch(nullptr, grid, c, Q, K, V, O, static_cast<int32_t>(S), scale); };
-    double ms, first_ms;
-    try {
-      const auto t0 = std::chrono::steady_clock::now();
-      launch();
-      first_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      ms = tilejit::time_median_ms(nullptr, 3, 10, [](void* u) { (*static_cast<decltype(launch)*>(u))(); }, &launch);
-    } catch (const tilejit::UserError& e) {
-      std::string why = e.what();
-      for (char& ch : why)
-        if (ch == '"' || ch == '\n') ch = '\'';
-      std::printf("%s, \"refused\": \"%s\"}\n", head(c).c_str(), why.c_str());
-      continue;
-    }
-    std::printf("%s, \"ms\": %.4f, \"tflops\": %.1f, \"first_launch_ms\": %.1f}\n", head(c).c_str(), ms, flops / ms / 1e9, first_ms);
-    std::fflush(stdout);
-    if (ms < best) best = ms, best_c = c;
-  }
-  if (best == 1e30) return false;
+  std::vector<Config> mine;
+  for (const Config& c : configs)
+    if (c.get("D") == D) mine.push_back(c);
+  auto grid_of = [&](const Config& c) { return dim3(static_cast<uint32_t>(S / c.get("BM")), static_cast<uint32_t>(kHeads)); };
+  const auto [best_i, best] = bench::sweep(mine, flops, head, [&](const Config& c) {
+    kern.launch(nullptr, grid_of(c), c, Q, K, V, O, static_cast<int32_t>(S), scale);
+  });
+  if (best_i < 0) return false;
+  const Config& best_c = mine[static_cast<size_t>(best_i)];
   // Check 64 rows (spread over heads and positions) of the best configuration against a double reference.
-  const dim3 grid(static_cast<uint32_t>(S / best_c.get("BM")), static_cast<uint32_t>(kHeads));
-  kern.launch(nullptr, grid, best_c, Q, K, V, O, static_cast<int32_t>(S), scale);
+  kern.launch(nullptr, grid_of(best_c), best_c, Q, K, V, O, static_cast<int32_t>(S), scale);
   tilejit::synchronize(nullptr);
   dout.download(ho.data(), bytes);
   double err2 = 0, ref2 = 0;
@@ -129,11 +94,7 @@ bool run_shape(const decltype(attention_kernel())& kern, int64_t S, int64_t D, c
   }
   const double rel = std::sqrt(err2 / ref2);
   const bool good = rel < 2e-2;  // P and O are rounded to bf16 (2^-9 relative each)
-  std::string line = head(best_c);
-  line.replace(line.find("\"tilejit\""), 9, "\"tilejit_best\"");
-  std::printf("%s, \"ms\": %.4f, \"tflops\": %.1f, \"rel_err\": %.2e%s}\n", line.c_str(), best, flops / best / 1e9, rel,
-              good ? "" : ", \"error\": \"wrong result\"");
-  std::fflush(stdout);
+  bench::print_best(head(best_c), best, flops, rel, good);
   return good;
 }
 
@@ -154,7 +115,7 @@ int main(int argc, char** argv) {
   if (argc >= 3) shapes = {{std::atoll(argv[1]), std::atoll(argv[2])}};
   if (argc == 7)
     configs = {cfg(std::atoll(argv[3]), std::atoll(argv[4]), std::atoll(argv[2]), std::atoi(argv[5]), std::atoi(argv[6]))};
-  const auto kern = attention_kernel();
+  const auto kern = tilejit::samples::attention_kernel();
   bool ok = true;
   for (auto [s, d] : shapes) ok &= run_shape(kern, s, d, configs);
   return ok ? 0 : 1;

@@ -12,13 +12,13 @@
 //
 // bench_gemm [bf16|e4m3|tf32|tf32_kn [M N K [BM BN BK num_warps num_stages]]]: one type, shape or configuration (under a profiler).
 #include <array>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "bench_util.h"
 #include "tilejit/runtime/driver.h"
 #include "tilejit/runtime/memory.h"
 #include "tilejit/tilejit.h"
@@ -104,38 +104,9 @@ bool run_shape(const char* dtype, const K& gemm, int64_t M, int64_t N, int64_t K
   auto grid_of = [&](const Config& c) {
     return dim3(static_cast<uint32_t>((M + c.get("BM") - 1) / c.get("BM")), static_cast<uint32_t>((N + c.get("BN") - 1) / c.get("BN")));
   };
-  double best = 1e30;
-  Config best_c = configs.front();
-  for (const Config& c : configs) {
-    const dim3 grid = grid_of(c);
-    auto launch = [&] { gemm.launch(nullptr, grid, c, A, B, C); };
-    double ms, first_ms;
-    tilejit::runtime::CompileTimes before, after;
-    try {
-      // The first launch traces, generates and compiles (NVRTC) the kernel, unless a cache has it.
-      before = tilejit::runtime::compile_times();
-      const auto t0 = std::chrono::steady_clock::now();
-      launch();
-      first_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      after = tilejit::runtime::compile_times();
-      ms = tilejit::time_median_ms(nullptr, 3, 10, [](void* u) { (*static_cast<decltype(launch)*>(u))(); }, &launch);
-    } catch (const tilejit::UserError& e) {
-      std::string why = e.what();
-      for (char& ch : why)
-        if (ch == '"' || ch == '\n') ch = '\'';
-      std::printf("%s, \"refused\": \"%s\"}\n", head(c).c_str(), why.c_str());
-      continue;
-    }
-    // Where the first launch went (compile_times() of the process, before and after): NVRTC, the rest.
-    std::printf("%s, \"ms\": %.4f, \"tflops\": %.1f, \"first_launch_ms\": %.1f, \"first_nvrtc_ms\": %.1f, \"first_trace_codegen_ms\": %.1f, "
-                "\"first_load_ms\": %.1f, \"first_disk_ms\": %.1f}\n",
-                head(c).c_str(), ms, flops / ms / 1e9, first_ms, after.nvrtc_ms - before.nvrtc_ms,
-                after.trace_ms + after.codegen_ms - before.trace_ms - before.codegen_ms, after.load_ms - before.load_ms,
-                after.disk_ms - before.disk_ms);
-    std::fflush(stdout);
-    if (ms < best) best = ms, best_c = c;
-  }
-  if (best == 1e30) return false;
+  const auto [best_i, best] = bench::sweep(configs, flops, head, [&](const Config& c) { gemm.launch(nullptr, grid_of(c), c, A, B, C); });
+  if (best_i < 0) return false;
+  const Config& best_c = configs[static_cast<size_t>(best_i)];
   // Check the best configuration's output.
   dc.fill_bytes(0);
   gemm.launch(nullptr, grid_of(best_c), best_c, A, B, C);
@@ -156,11 +127,7 @@ bool run_shape(const char* dtype, const K& gemm, int64_t M, int64_t N, int64_t K
   }
   const double rel = std::sqrt(err2 / ref2);
   const bool good = rel < 1e-2;  // bf16 output rounding is 2^-9 relative, tf32 operands 2^-10
-  std::string line = head(best_c);
-  line.replace(line.find("\"tilejit\""), 9, "\"tilejit_best\"");
-  std::printf("%s, \"ms\": %.4f, \"tflops\": %.1f, \"rel_err\": %.2e%s}\n", line.c_str(), best, flops / best / 1e9, rel,
-              good ? "" : ", \"error\": \"wrong result\"");
-  std::fflush(stdout);
+  bench::print_best(head(best_c), best, flops, rel, good);
   return good;
 }
 

@@ -5,6 +5,8 @@
 
 #include <tilejit/tilejit.h>
 
+#include "../../samples/sample_kernels.h"
+
 namespace tilejit::testing {
 
 namespace {
@@ -331,22 +333,9 @@ std::vector<EmitCase> make_cases() {
         descriptor_store(c, {0, 0}, dot(ta, descriptor_load(b, {0, 0}, {64, 64}).trans(), zeros<f32>({64, 64})));
       },
       Config{});
-  add("attention_loop", "attention's inner loop: two products per iteration, K and V tiles in a two-stage ring",
-      [](Tensor<bf16, 2> q, Tensor<bf16, 2> k, Tensor<bf16, 2> v, Tensor<f32, 2> o, Block<"BM"> BM, Block<"BN"> BN, Block<"D"> D) {
-        auto m0 = program_id(0) * BM;
-        auto qt = descriptor_load(q, {m0, 0}, {BM, D});
-        auto init = std::tuple{full<f32>({BM}, -1e30), zeros<f32>({BM}), zeros<f32>({BM, D})};
-        auto [m, l, acc] = for_range(0, k.size(0).to<i32>(), BN, init, [&](Scalar<i32> j, Value<f32, 1> m_i, Value<f32, 1> l_i, Value<f32, 2> acc) {
-          auto s = dot(qt, descriptor_load(k, {j, 0}, {BN, D}).trans(), zeros<f32>({BM, BN}));
-          auto m_new = maximum(m_i, max(s, 1));
-          auto p = exp(s - m_new.expand_dims<1>());
-          auto alpha = exp(m_i - m_new);
-          auto pv = dot(p.to<bf16>(), descriptor_load(v, {j, 0}, {BN, D}), acc * alpha.expand_dims<1>());
-          return std::tuple{m_new, l_i * alpha + sum(p, 1), pv};
-        });
-        descriptor_store(o, {m0, 0}, acc / l.expand_dims<1>());
-      },
-      Config({{"BM", 64}, {"BN", 64}, {"D", 64}}, 4, 2));
+  // The samples' attention kernel (bench/bench_attention): two products per iteration, K and V tiles in a ring.
+  cases.push_back(EmitCase{"attention_loop", "attention's inner loop (samples::attention_kernel), two stages",
+                           Config({{"BM", 64}, {"BN", 64}, {"D", 64}}, 4, 2), traced(tilejit::samples::attention_kernel()), {}});
   add("gemm_bf16", "the benchmark GEMM: bf16 in and out, K from the tensor, 128 x 256 tiles on two warpgroups",
       [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c, Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
         auto m = program_id(0) * BM, n = program_id(1) * BN;

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <string>
 
+#include "../../samples/sample_kernels.h"
 #include "emit_kernels.h"
 #include "tilejit/error.h"
 #include "tilejit/runtime/compiler.h"
@@ -288,21 +289,8 @@ TEST_CASE("f16 accumulators, K-major copies and attention's two products compile
     descriptor_store(c, {0, 0}, acc);
   }), tilejit::Config{}.stages(1));
   CHECK(loop.find("__syncthreads();  // no warpgroup still reads the K-major copy") != std::string::npos);
-  // Attention's loop (two products, K and V in a ring) at the tiles of the GPU test.
-  auto attention = tilejit::kernel("attention", [](Tensor<bf16, 2> q, Tensor<bf16, 2> k, Tensor<bf16, 2> v, Tensor<f32, 2> o,
-                                                   Block<"BM"> BM, Block<"BN"> BN, Block<"D"> D) {
-    auto m0 = program_id(0) * BM;
-    auto qt = descriptor_load(q, {m0, 0}, {BM, D});
-    auto init = std::tuple{full<f32>({BM}, -1e30), zeros<f32>({BM}), zeros<f32>({BM, D})};
-    auto [m, l, acc] = for_range(0, k.size(0).to<i32>(), BN, init, [&](Scalar<i32> j, Value<f32, 1> m_i, Value<f32, 1> l_i, Value<f32, 2> acc) {
-      auto s = dot(qt, descriptor_load(k, {j, 0}, {BN, D}).trans(), zeros<f32>({BM, BN}));
-      auto m_new = maximum(m_i, max(s, 1));
-      auto p = exp(s - m_new.expand_dims<1>());
-      auto alpha = exp(m_i - m_new);
-      return std::tuple{m_new, l_i * alpha + sum(p, 1), dot(p.to<bf16>(), descriptor_load(v, {j, 0}, {BN, D}), acc * alpha.expand_dims<1>())};
-    });
-    descriptor_store(o, {m0, 0}, acc / l.expand_dims<1>());
-  });
+  // Attention's loop (two products, K and V in a ring; the samples' kernel) at the tiles of the GPU test.
+  const auto attention = tilejit::samples::attention_kernel();
   for (auto [bm, bn, d, warps, stages] : {std::tuple{128, 64, 64, 8, 2}, {64, 64, 128, 4, 3}, {128, 128, 64, 8, 3}, {64, 128, 64, 4, 1}}) {
     const std::string src = compile("attention", attention, tilejit::Config({{"BM", bm}, {"BN", bn}, {"D", d}}, warps, stages));
     CHECK((src.find("software pipeline:") != std::string::npos) == (stages > 1));

@@ -8,8 +8,10 @@
 // values.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <string>
 
+#include "../../samples/sample_kernels.h"
 #include "gpu_harness.h"
 
 using namespace gpu_test;
@@ -64,26 +66,6 @@ auto two_products_kernel() {
     auto m = program_id(0) * BM;
     auto s = dot(descriptor_load(q, {m, 0}, {BM, D}), descriptor_load(k, {0, 0}, {BN, D}).trans(), zeros<f32>({BM, BN}));
     descriptor_store(o, {m, 0}, dot(s.to<bf16>(), descriptor_load(v, {0, 0}, {BN, D}), zeros<f32>({BM, D})));
-  });
-}
-
-/// Attention's inner loop (flash attention forward, one head): per block of keys, S = Q K^T, the online softmax's
-/// running max and sum, and O += P V with P (bf16) in registers; two products per iteration, software-pipelined.
-auto attention_kernel() {
-  return tilejit::kernel("attention_loop", [](Tensor<bf16, 2> q, Tensor<bf16, 2> k, Tensor<bf16, 2> v, Tensor<f32, 2> o, Block<"BM"> BM,
-                                              Block<"BN"> BN, Block<"D"> D) {
-    auto m0 = program_id(0) * BM;
-    auto qt = descriptor_load(q, {m0, 0}, {BM, D});
-    auto init = std::tuple{full<f32>({BM}, -1e30), zeros<f32>({BM}), zeros<f32>({BM, D})};
-    auto [m, l, acc] = for_range(0, k.size(0).to<i32>(), BN, init, [&](Scalar<i32> j, Value<f32, 1> m_i, Value<f32, 1> l_i, Value<f32, 2> acc) {
-      auto s = dot(qt, descriptor_load(k, {j, 0}, {BN, D}).trans(), zeros<f32>({BM, BN})) * 0.125f;
-      auto m_new = maximum(m_i, max(s, 1));
-      auto p = exp(s - m_new.expand_dims<1>());
-      auto alpha = exp(m_i - m_new);
-      auto pv = dot(p.to<bf16>(), descriptor_load(v, {j, 0}, {BN, D}), acc * alpha.expand_dims<1>());
-      return std::tuple{m_new, l_i * alpha + sum(p, 1), pv};
-    });
-    descriptor_store(o, {m0, 0}, acc / l.expand_dims<1>());
   });
 }
 
@@ -148,16 +130,18 @@ TEST_CASE("gpu: wgmma dots match the interpreter") {
   for (auto [bm, bn, d, warps, stages] : {std::tuple{128, 64, 64, 8, 2}, {64, 64, 128, 4, 3}, {128, 128, 64, 8, 3}, {64, 128, 64, 4, 1}}) {
     SUBCASE(("attention loop, BM " + std::to_string(bm) + " BN " + std::to_string(bn) + " D " + std::to_string(d) + " warps " +
              std::to_string(warps) + " stages " + std::to_string(stages)).c_str()) {
-      const int64_t M = 256, N = 384;
-      auto kern = attention_kernel();
-      Twin<bf16, 2> q({M, d}), k({N, d}), v({N, d});
-      Twin<f32, 2> o({M, d});
+      // Two heads of 384 keys each; the rows of a head from h * 384.
+      const int64_t heads = 2, S = 384;
+      auto kern = tilejit::samples::attention_kernel();
+      Twin<bf16, 2> q({heads * S, d}), k({heads * S, d}), v({heads * S, d}), o({heads * S, d});
       q.randomize(31, -1, 1);
       k.randomize(32, -1, 1);
       v.randomize(33, -1, 1);
       o.fill_byte(0);
-      run_both(kern, tilejit::dim3(static_cast<uint32_t>(cdiv(M, bm))), Config({{"BM", bm}, {"BN", bn}, {"D", d}}, warps, stages), 2e-2,
-               q, k, v, o);
+      int32_t seq = static_cast<int32_t>(S);
+      float scale = 1.0f / std::sqrt(static_cast<float>(d));
+      run_both(kern, tilejit::dim3(static_cast<uint32_t>(S / bm), static_cast<uint32_t>(heads)),
+               Config({{"BM", bm}, {"BN", bn}, {"D", d}}, warps, stages), 2e-2, q, k, v, o, seq, scale);
     }
   }
   for (const Tiles& t : {Tiles{64, 64, 64, 4, 2}, Tiles{128, 128, 128, 8, 3}}) {
