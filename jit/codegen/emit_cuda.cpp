@@ -239,6 +239,7 @@ void Emitter::emit_node(NodeId id) {
 void Emitter::emit_elementwise(NodeId id) {
   const ir::Node& n = g_.node(id);
   const auto ops = g_.operands(id);
+  if (n.op == Op::Cast && load_as_f32_.count(ops[0])) return;  // the load filled it
   // A value constant over runs of k registers is computed from the operands of each run's first
   // register: the compiler then folds the k copies into one (one compare per vector of a mask).
   const int k = uniform(id) ? 1 : passes::register_constancy(L_.layout, L_.axes, g_, id);

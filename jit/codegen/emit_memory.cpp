@@ -3,6 +3,27 @@
 
 namespace tilejit::codegen::detail {
 
+bool Emitter::one_fill(NodeId load, int v) const {
+  const NodeId other = g_.operand(load, 3);
+  return uniform(other) || passes::register_constancy(L_.layout, L_.axes, g_, other) >= v;
+}
+
+void Emitter::plan_loads_as_f32() {
+  for (size_t i = 0; i < g_.size(); ++i) {
+    const auto id = static_cast<NodeId>(i);
+    const ir::Node& n = g_.node(id);
+    if (L_.info.position[i] < 0 || n.op != Op::Cast || n.dtype != DType::f32 || uniform(id)) continue;
+    const NodeId x = g_.operand(id, 0);
+    const ir::Node& xn = g_.node(x);
+    if (xn.op != Op::Load || xn.dtype != DType::bf16 || uniform(x) || L_.info.users[static_cast<size_t>(x)].size() != 1 ||
+        !(lay(x).dist == lay(id).dist))
+      continue;
+    const int v = passes::vector_width(g_, L_.layout, L_.axes, L_.spec, x);
+    if (v < 2 || v % 2 != 0 || (g_.int_at(x, 0) != 0 && !one_fill(x, v))) continue;
+    load_as_f32_[x] = id;
+  }
+}
+
 void Emitter::emit_load(NodeId id) {
   const ir::Node& n = g_.node(id);
   const auto ops = g_.operands(id);
@@ -18,9 +39,19 @@ void Emitter::emit_load(NodeId id) {
   const int v = passes::vector_width(g_, L_.layout, L_.axes, L_.spec, id);
   if (v > 1) {
     // Vectors of v consecutive elements: contiguous, aligned and under one mask value (axis analysis).
+    if (const auto f = load_as_f32_.find(id); f != load_as_f32_.end()) {
+      // Its only use is .to<f32>(): the words go straight into f32 registers, two elements per word.
+      const NodeId cast = f->second;
+      line(decl_stmt(cast) + "  // " + note(id) + " and " + note(cast) + ", " + str(v) + " elements per access");
+      vector_loop(id, v, [&] {
+        const std::string to = "&" + var(cast) + "[i], " + p + " + " + at(ops[1]);
+        line("tj::ldg_bf16_f32<" + str(v) + ">(" + to + (masked ? ", " + at(ops[2]) + ", " + at(ops[3]) : std::string()) + ");");
+      });
+      return;
+    }
     line(decl_stmt(id) + "  // " + note(id) + ", " + str(v) + " elements per access");
     // A fill value constant over the vector is merged word by word (tj::ldg_or), else element by element.
-    const bool one_fill = masked && (uniform(ops[3]) || passes::register_constancy(L_.layout, L_.axes, g_, ops[3]) >= v);
+    const bool one_fill = masked && this->one_fill(id, v);
     vector_loop(id, v, [&] {
       const std::string to = "&" + var(id) + "[i], " + p + " + " + at(ops[1]);
       if (!masked) return line("tj::ldg<" + str(v) + ">(" + to + ");");

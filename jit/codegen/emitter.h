@@ -73,6 +73,7 @@ class Emitter {
     name_.resize(g_.size());
     for (const auto& [dot, m] : L_.mma.dots)
       if (m.acc == DType::f16) packed_.insert({dot, g_.operand(dot, 2)});
+    plan_loads_as_f32();
     for (const Descriptor& d : L_.tma.descriptors)
       if (d.kind == DescKind::Device) builds_[d.build_at].push_back(&d);
     for (const Descriptor& d : L_.tma.descriptors) {
@@ -482,6 +483,10 @@ class Emitter {
   /// Thread 0 issues the loads `stages - 1` iterations ahead into the stage just released.
   void refill_stage(NodeId f);
   void emit_load(NodeId id);
+  /// Fills load_as_f32_ (emit_memory.cpp).
+  void plan_loads_as_f32();
+  /// A masked vector load's fill is one value over each vector (merged word by word, tj::ldg_or).
+  bool one_fill(NodeId load, int v) const;
   void emit_store(NodeId id);
   /// `for (i = 0; i < regs; i += v) [if (element)] body` over the registers of `id`, v at a time.
   void vector_loop(NodeId id, int v, const std::function<void()>& body);
@@ -505,6 +510,9 @@ class Emitter {
   std::vector<std::string> name_;
   /// Values stored as tj::PackedF16: the f16 accumulators of wgmma dots (and the values they update in place).
   std::unordered_set<NodeId> packed_;
+  /// bf16 vector loads whose only use is a cast to f32 in the same layout: load -> the cast, which the load
+  /// fills directly (tj::ldg_bf16_f32) and which then emits nothing.
+  std::unordered_map<NodeId, NodeId> load_as_f32_;
   std::set<std::string> packed_names_;  ///< the names of the arrays decl() declared in a tj::PackedF16
   bool scratch_pending_ = false;
   std::map<std::string, std::string> helpers_;  ///< per-kernel device functions (wgmma instructions), by name

@@ -488,6 +488,16 @@ std::vector<EmitCase> make_cases() {
     unaligned.spec.tensors = {0, 0, 0};  // nothing known about either tensor
     add("softmax_unaligned", "row softmax for tensors of unknown alignment", softmax, Config{{"BN", 4096}}, unaligned);
   }
+  add("load_bf16_as_f32", "masked bf16 pointer loads whose only use is .to<f32>(): two elements per 32-bit word",
+      [](Tensor<bf16, 2> x, Tensor<bf16, 2> w, Tensor<f32, 1> y, Block<"BN"> BN) {
+        auto row = program_id(0).to<i64>();
+        auto cols = arange(0, BN);
+        auto mask = cols < x.size(1);
+        auto v = load(x, row * x.stride(0) + cols, mask, -1.0f).to<f32>();   // fused: one fill for every vector
+        auto raw = load(w, cols, mask);                                     // also read as bf16: not fused
+        store(y, row, sum(v * raw.to<f32>(), 0) + max(raw, 0).to<f32>());
+      },
+      Config{{"BN", 1024}});
   add("softmax_tma_row", "a 1 x 4096 TMA box, split into 16 operations of 256 (load and store)",
       [](Tensor<f32, 2> x, Tensor<f32, 2> y) {
         auto t = descriptor_load(x, {program_id(0), 0}, {1, 4096});

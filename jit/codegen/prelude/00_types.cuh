@@ -114,6 +114,31 @@ __device__ __forceinline__ void ldg_or(T* dst, const S* src, bool pred, S other)
   }
 }
 
+/// ldg / ldg_or of bf16 storage straight into f32 registers (a load whose only use is `.to<f32>()`): each
+/// 32-bit word gives its low element as w << 16 and its high one as w & 0xffff0000, one instruction each
+/// (through 16-bit registers the high one takes an extract and a shift). The fill of ldg_or is a word of two
+/// `other`s.
+template <int N>
+__device__ __forceinline__ void ldg_bf16_f32(float* dst, const bf16_t* src, bool pred = true, bf16_t other = 0) {
+  typedef VecShape<N, bf16_t> Shape;
+  static_assert(Shape::kPer % 2 == 0, "ldg_bf16_f32: whole 32-bit words");
+#pragma unroll
+  for (int i = 0; i < Shape::kCount; ++i) {
+    union {
+      typename Shape::V v;
+      unsigned w[Shape::kWidth / 4];
+    } u;
+#pragma unroll
+    for (int k = 0; k < Shape::kWidth / 4; ++k) u.w[k] = static_cast<unsigned>(other) * 0x10001u;
+    if (pred) u.v = reinterpret_cast<const typename Shape::V*>(src)[i];
+#pragma unroll
+    for (int k = 0; k < Shape::kWidth / 4; ++k) {
+      dst[i * Shape::kPer + 2 * k] = __uint_as_float(u.w[k] << 16);
+      dst[i * Shape::kPer + 2 * k + 1] = __uint_as_float(u.w[k] & 0xffff0000u);
+    }
+  }
+}
+
 /// The index of this program in the whole grid (x fastest).
 __device__ __forceinline__ unsigned linear_program_id() {
   return blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
