@@ -279,19 +279,20 @@ def gemm_peers():
 
 @triton.jit
 def attention_fwd(q_desc, k_desc, v_desc, o_desc, seq, scale, BM: tl.constexpr, BN: tl.constexpr, D: tl.constexpr):
-    """bench/bench_attention.cpp's loop in Triton: per block of BM queries of one head, the keys in blocks of BN,
-    S = Q K^T, the online softmax, O += P V (bf16 P), then O / l."""
+    """bench/bench_attention.cpp's loop (samples' attention_kernel) in Triton: per block of BM queries of one head,
+    the keys in blocks of BN, S = Q K^T, the online softmax in base 2, O += P V (bf16 P), then O / l."""
     head = tl.program_id(1) * seq
     m0 = head + tl.program_id(0) * BM
     q = q_desc.load([m0, 0])
     m_i = tl.full([BM], -1e30, tl.float32)
     l_i = tl.zeros([BM], tl.float32)
     acc = tl.zeros([BM, D], tl.float32)
+    scale2 = scale * 1.4426950408889634  # scores in base 2: the exponentials are exp2
     for j in range(0, seq, BN):
-        s = tl.dot(q, k_desc.load([head + j, 0]).T) * scale
+        s = tl.dot(q, k_desc.load([head + j, 0]).T) * scale2
         m_new = tl.maximum(m_i, tl.max(s, 1))
-        p = tl.exp(s - m_new[:, None])
-        alpha = tl.exp(m_i - m_new)
+        p = tl.math.exp2(s - m_new[:, None])
+        alpha = tl.math.exp2(m_i - m_new)
         l_i = l_i * alpha + tl.sum(p, 1)
         acc = tl.dot(p.to(tl.bfloat16), v_desc.load([head + j, 0]), acc * alpha[:, None])
         m_i = m_new

@@ -255,8 +255,8 @@ inline auto matmul_bias_gelu_kernel() {
 /// Attention forward (bf16, non-causal; bench/bench_attention and the tests): o = softmax(q k^T * scale) v for
 /// every head. q, k, v and o are [heads * seq, D], head h's rows from h * seq; program (i, h) computes the BM
 /// queries from i * BM of head h. A loop over the keys in blocks of BN: S = Q K^T (wgmma, K read transposed
-/// from its TMA tile), the online softmax's running max and sum, and O += P V with P (bf16) read by wgmma
-/// from registers. The loop's K and V tiles go into a ring of num_stages buffers, loaded ahead.
+/// from its TMA tile), the online softmax's running max and sum (in base 2), and O += P V with P (bf16) read
+/// by wgmma from registers. The loop's K and V tiles go into a ring of num_stages buffers, loaded ahead.
 inline auto attention_kernel() {
   return tilejit::kernel("attention_fwd", [](Tensor<bf16, 2> q, Tensor<bf16, 2> k, Tensor<bf16, 2> v, Tensor<bf16, 2> o,
                                               Scalar<i32> seq, Scalar<f32> scale, Block<"BM"> BM, Block<"BN"> BN, Block<"D"> D) {
@@ -264,11 +264,13 @@ inline auto attention_kernel() {
     auto m0 = head + program_id(0) * BM;
     auto qt = descriptor_load(q, {m0, 0}, {BM, D});
     auto init = std::tuple{full<f32>({BM}, -1e30), zeros<f32>({BM}), zeros<f32>({BM, D})};
+    // Scores in base 2 (scale * log2(e) folded in), so that the softmax's exponentials are exp2.
+    auto scale2 = scale * 1.4426950408889634f;
     auto [m, l, acc] = for_range(0, seq, BN, init, [&](Scalar<i32> j, Value<f32, 1> m_i, Value<f32, 1> l_i, Value<f32, 2> acc) {
-      auto s = dot(qt, descriptor_load(k, {head + j, 0}, {BN, D}).trans(), zeros<f32>({BM, BN})) * scale;
+      auto s = dot(qt, descriptor_load(k, {head + j, 0}, {BN, D}).trans(), zeros<f32>({BM, BN})) * scale2;
       auto m_new = maximum(m_i, max(s, 1));
-      auto p = exp(s - m_new.expand_dims<1>());
-      auto alpha = exp(m_i - m_new);
+      auto p = exp2(s - m_new.expand_dims<1>());
+      auto alpha = exp2(m_i - m_new);
       auto pv = dot(p.to<bf16>(), descriptor_load(v, {head + j, 0}, {BN, D}), acc * alpha.expand_dims<1>());
       return std::tuple{m_new, l_i * alpha + sum(p, 1), pv};
     });
