@@ -54,6 +54,17 @@ std::vector<std::string> performance_notes(const Lowered& l) {
   std::vector<std::string> notes;
   for (const auto& [id, why] : l.mma.cuda_cores)
     notes.push_back("dot at " + where(l.graph, id) + " runs on CUDA cores, not tensor cores, because " + why);
+  for (size_t i = 0; i < l.graph.size(); ++i) {
+    const auto it = l.mma.dots.find(static_cast<NodeId>(i));
+    if (it == l.mma.dots.end()) continue;
+    for (const auto& [o, name] : {std::pair{&it->second.a, "a"}, std::pair{&it->second.b, "b"}})
+      if (o->k_major_copy)
+        notes.push_back("dot at " + where(l.graph, it->first) + ": its " + name + " tile (" +
+                        std::string(it->second.in == ir::DType::f32 ? "tf32" : ir::name_of(it->second.in)) +
+                        ") is loaded M/N-major, which wgmma does not read for this type: the threads copy it K-major " +
+                        "before every product (a pass over the tile and a barrier); a tile loaded K-major (b as [N, K] " +
+                        "with .trans(), a as [M, K]) avoids the copy");
+  }
   return notes;
 }
 

@@ -549,6 +549,32 @@ TEST_CASE("a K loop with one product keeps it in flight; attention's loop with t
   CHECK(l3.pipe.loops.empty());
 }
 
+TEST_CASE("a tf32 operand loaded M/N-major is copied K-major, and a performance note says so at the dot's line") {
+  int dot_line = 0;
+  auto k = tilejit::kernel("tf32_kn", [&](Tensor<f32, 2> a, Tensor<f32, 2> b, Tensor<f32, 2> c) {
+    auto ta = descriptor_load(a, {0, 0}, {64, 32});
+    auto tb = descriptor_load(b, {0, 0}, {32, 64});  // [K, N]: N innermost
+    dot_line = __LINE__ + 1;
+    descriptor_store(c, {0, 0}, dot(ta, tb, zeros<f32>({64, 64})));
+  });
+  const auto l = lower(k);
+  REQUIRE(l.mma.dots.size() == 1);
+  const auto& m = l.mma.dots.begin()->second;
+  CHECK_FALSE(m.a.k_major_copy);
+  CHECK(m.b.k_major_copy);
+  CHECK_FALSE(m.b.mn_major);           // the copy is K-major: [N, K] = [64, 32], 128 bytes of K per row
+  CHECK(m.b.tile.rows == 64);
+  CHECK(m.b.tile.inner == 32);
+  CHECK(m.b.tile.swizzle == 128);
+  CHECK(m.b.source.rows == 32);        // as TMA writes it: [K, N], unswizzled
+  CHECK(m.b.source.swizzle == 0);
+  CHECK(l.smem.k_major_copies.count(m.b.load) == 1);
+  const auto gen = tilejit::codegen::generate(*k.trace(Config{}));
+  REQUIRE(gen.notes.size() == 1);
+  CHECK(gen.notes[0].find("planner_test.cpp:" + std::to_string(dot_line)) != std::string::npos);
+  CHECK(gen.notes[0].find("its b tile (tf32) is loaded M/N-major") != std::string::npos);
+}
+
 TEST_CASE("f16 accumulators run on wgmma for f16 and fp8 operands; bf16 operands need an f32 accumulator") {
   auto kernel = [](auto in) {
     using In = decltype(in);
