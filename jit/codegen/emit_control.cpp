@@ -70,6 +70,8 @@ void Emitter::emit_for(NodeId id) {
     // the loop, after the loop's last wgmma, and ptxas then serializes every wgmma of the kernel (C7515).
     if (pipe->second.in_flight)
       line(register_fence(g_.operand(pipe->second.dot, 2)) + "  // the accumulator's first value stays before the loop");
+    if (auto early = L_.pipe.issued_before.find(id); early != L_.pipe.issued_before.end())
+      for (NodeId l : early->second) issue_desc_load(l);
     const std::string f = str(id), s = str(pipe->second.stages);
     line("// software pipeline: " + s + " stages; the TMA loads of iteration i + " + str(pipe->second.stages - 1) +
          " are issued while iteration i computes");

@@ -86,7 +86,6 @@ void Emitter::tma_pieces(NodeId id, const std::function<void(const std::string&,
 }
 
 void Emitter::emit_desc_load(NodeId id) {
-  const ir::Node& n = g_.node(id);
   const passes::LoadPlan& lp = L_.smem.loads.at(id);
   if (auto pl = L_.pipe.loop_of.find(id); pl != L_.pipe.loop_of.end()) {
     // Issued ahead by the software pipeline; the first load of the stage waits for all of them.
@@ -100,13 +99,31 @@ void Emitter::emit_desc_load(NodeId id) {
       line("// issued ahead with the stage's other loads", id);
     return;
   }
+  const std::string bar = "&tj_bar[" + str(lp.barrier) + "]";
+  const std::string buf = "tj_buf" + str(lp.buffer);
+  if (L_.pipe.early.count(id)) {
+    line("// issued before the loop above", id);
+  } else {
+    issue_desc_load(id);
+  }
+  const std::string phase = lp.repeated ? "tj_phase" + str(lp.barrier) : "0";
+  const std::string wait = "tj::mbarrier_wait_parity(" + bar + ", " + phase + ");";
+  line(lp.all_threads_wait ? wait : "if (tid == 0) " + wait);
+  if (lp.repeated) line("tj_phase" + str(lp.barrier) + " ^= 1u;");
+  if (L_.smem.register_copies.count(id)) read_chunks(id, buf, "tile elements of this thread");
+}
+
+void Emitter::issue_desc_load(NodeId id) {
+  const ir::Node& n = g_.node(id);
+  const passes::LoadPlan& lp = L_.smem.loads.at(id);
   const ir::TmaAttrs a = ir::tma_attrs(g_, id);
   const std::string bar = "&tj_bar[" + str(lp.barrier) + "]";
   const std::string buf = "tj_buf" + str(lp.buffer);
   const int64_t bytes = n.shape.numel() * ir::size_of(n.dtype);
   std::string shape;
   for (int i = 0; i < a.rank; ++i) shape += (i ? "x" : "") + str(n.shape.dims[i]);
-  line("// " + note(id) + ": " + shape + " " + std::string(ir::name_of(n.dtype)) + " tile, " + str(bytes) + " bytes");
+  line("// " + note(id) + ": " + shape + " " + std::string(ir::name_of(n.dtype)) + " tile, " + str(bytes) + " bytes" +
+       (L_.pipe.early.count(id) ? " (issued before the loop that precedes its use: it needs nothing from it)" : ""));
   if (lp.repeated && lp.all_threads_wait && !synced_this_iteration()) sync("every thread is done with the previous tile");
   open("if (tid == 0)");
   if (lp.repeated && lp.read_by_tma_store)
@@ -116,11 +133,6 @@ void Emitter::emit_desc_load(NodeId id) {
     line("tj::tma_load_" + str(a.rank) + "d(" + buf + offset + ", " + desc_addr(id) + ", " + bar + crd + ");");
   });
   close();
-  const std::string phase = lp.repeated ? "tj_phase" + str(lp.barrier) : "0";
-  const std::string wait = "tj::mbarrier_wait_parity(" + bar + ", " + phase + ");";
-  line(lp.all_threads_wait ? wait : "if (tid == 0) " + wait);
-  if (lp.repeated) line("tj_phase" + str(lp.barrier) + " ^= 1u;");
-  if (L_.smem.register_copies.count(id)) read_chunks(id, buf, "tile elements of this thread");
 }
 
 void Emitter::emit_desc_store(NodeId id) {

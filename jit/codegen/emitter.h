@@ -491,6 +491,8 @@ class Emitter {
   /// `for (i = 0; i < regs; i += v) [if (element)] body` over the registers of `id`, v at a time.
   void vector_loop(NodeId id, int v, const std::function<void()>& body);
   void emit_desc_load(NodeId id);
+  /// Thread 0 issues the TMA load `id` (its expect-tx and copies), without waiting.
+  void issue_desc_load(NodeId id);
   void emit_desc_store(NodeId id);
   void emit_for(NodeId id);
   void emit_if(NodeId id);

@@ -123,7 +123,12 @@ std::string describe(const Lowered& l) {
     out += "software pipeline: loop %" + std::to_string(f) + " (" + where(g, f) + "), " + std::to_string(p.stages) +
            " stages of {" + loads + "} (" + std::to_string(p.stage_bytes) + " bytes each), issued " +
            std::to_string(p.stages - 1) + " iteration(s) ahead; one mbarrier per stage from " +
-           std::to_string(l.smem.ring_barriers.at(f)) + "\n";
+           std::to_string(l.smem.ring_barriers.at(f));
+    if (auto early = l.pipe.issued_before.find(f); early != l.pipe.issued_before.end()) {
+      out += "; issued before it (used after it):";
+      for (NodeId ld : early->second) out += " %" + std::to_string(ld);
+    }
+    out += "\n";
   }
   out += "shared memory: " + std::to_string(l.smem.total_bytes) + " bytes\n";
   for (const SmemBuffer& b : l.smem.buffers)

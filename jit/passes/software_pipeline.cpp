@@ -88,6 +88,21 @@ PipelinePlan plan_pipeline(const ir::Graph& g, const GraphInfo& info, const MmaP
       plan.loops.emplace(f, std::move(*p));
     }
   }
+  // Loads after a pipelined loop that need nothing from it: issued before it, awaited where they are.
+  for (const auto& [f, p] : plan.loops) {
+    if (info.in_loop(f)) continue;  // issued once: not for a loop that itself repeats
+    const auto& nodes = g.region(g.node(f).region).nodes;
+    const int at = info.position[static_cast<size_t>(f)];
+    for (NodeId l : nodes) {
+      if (g.node(l).op != Op::DescLoad || info.position[static_cast<size_t>(l)] <= at || plan.loop_of.count(l)) continue;
+      if (tma.descriptors[static_cast<size_t>(tma.of.at(l))].kind != DescKind::Host) continue;
+      bool before = true;
+      for (NodeId o : g.operands(l)) before = before && info.position[static_cast<size_t>(o)] >= 0 && info.position[static_cast<size_t>(o)] < at;
+      if (!before) continue;
+      plan.issued_before[f].push_back(l);
+      plan.early.insert(l);
+    }
+  }
   return plan;
 }
 

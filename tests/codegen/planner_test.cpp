@@ -575,6 +575,35 @@ TEST_CASE("a tf32 operand loaded M/N-major is copied K-major, and a performance 
   CHECK(gen.notes[0].find("its b tile (tf32) is loaded M/N-major") != std::string::npos);
 }
 
+TEST_CASE("a load after a pipelined K loop that needs nothing from it is issued before the loop") {
+  auto k = tilejit::kernel("bias_after_loop", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 1> bias, Tensor<f32, 2> c) {
+    auto acc = for_range(0, a.size(1).to<i32>(), 64, zeros<f32>({64, 64}), [&](Scalar<i32> kk, Value<f32, 2> acc) {
+      return dot(descriptor_load(a, {0, kk}, {64, 64}), descriptor_load(b, {kk, 0}, {64, 64}), acc);
+    });
+    auto row = descriptor_load(bias, {64}, {64});  // needs nothing from the loop
+    auto at = (sum(sum(acc, 1), 0) > 0.0f).to<i32>() * 64;
+    auto col = descriptor_load(bias, {at}, {64});  // its coordinate comes from the loop's result
+    descriptor_store(c, {0, 0}, acc + row.to<f32>().expand_dims<0>() + col.to<f32>().expand_dims<1>());
+  });
+  const auto l = lower(k, Config{}.stages(3));
+  REQUIRE(l.pipe.loops.size() == 1);
+  const tilejit::ir::NodeId f = l.pipe.loops.begin()->first;
+  REQUIRE(l.pipe.issued_before.count(f) == 1);
+  const auto& early = l.pipe.issued_before.at(f);
+  REQUIRE(early.size() == 1);
+  CHECK(l.graph.node(early[0]).shape.dims[0] == 64);
+  CHECK(l.graph.operand(early[0], 1) != tilejit::ir::kNoNode);
+  // The early load is the one at coordinate 64 (a constant); the other waits for the loop.
+  CHECK(l.graph.node(l.graph.operand(early[0], 1)).op == Op::Const);
+  int loads_after = 0;
+  for (size_t i = 0; i < l.graph.size(); ++i)
+    if (l.graph.node(static_cast<tilejit::ir::NodeId>(i)).op == Op::DescLoad && l.info.position[i] > l.info.position[static_cast<size_t>(f)] &&
+        !l.info.in_loop(static_cast<tilejit::ir::NodeId>(i)))
+      ++loads_after;
+  CHECK(loads_after == 2);
+  CHECK(l.pipe.early.size() == 1);
+}
+
 TEST_CASE("f16 accumulators run on wgmma for f16 and fp8 operands; bf16 operands need an f32 accumulator") {
   auto kernel = [](auto in) {
     using In = decltype(in);

@@ -277,12 +277,18 @@ struct PipelinedLoop {
 struct PipelinePlan {
   std::unordered_map<NodeId, PipelinedLoop> loops;  ///< For -> its pipeline
   std::unordered_map<NodeId, NodeId> loop_of;       ///< pipelined DescLoad -> its For
+  /// TMA loads after a pipelined loop (in its region, outside any loop) that need nothing the loop computes:
+  /// For -> those loads, in program order. Thread 0 issues them before the loop's prologue; their waits stay
+  /// where they are (a GEMM's bias row lands while the K loop runs).
+  std::unordered_map<NodeId, std::vector<NodeId>> issued_before;
+  std::unordered_set<NodeId> early;                 ///< the loads of issued_before
 };
 
 /// Pipelines every For loop (with num_stages >= 2) whose body holds tensor-core dots (mma) directly (none
 /// in nested loops), whose TMA loads directly in the body are read only by those dots, and whose load
 /// coordinates depend only on the loop index and values from outside the loop (through pure scalar
-/// arithmetic); their descriptors must not be rebuilt in the loop.
+/// arithmetic); their descriptors must not be rebuilt in the loop. Host-encoded TMA loads after such a loop
+/// whose operands all come before it are issued before it (PipelinePlan::issued_before).
 PipelinePlan plan_pipeline(const ir::Graph& g, const GraphInfo& info, const MmaPlan& mma, const TmaPlan& tma, int stages);
 
 // ---- shared memory ---------------------------------------------------------------
