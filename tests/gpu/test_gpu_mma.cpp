@@ -144,6 +144,21 @@ TEST_CASE("gpu: wgmma dots match the interpreter") {
                Config({{"BM", bm}, {"BN", bn}, {"D", d}}, warps, stages), 2e-2, q, k, v, o, seq, scale);
     }
   }
+  // Sample 09's GEMM with a bias row (loaded before the K loop, awaited after it) and a GELU epilogue, bf16 out.
+  for (const Tiles& t : {Tiles{128, 128, 64, 8, 3}, Tiles{64, 128, 64, 4, 2}}) {
+    SUBCASE(name("bias + GELU epilogue", 256, 256, 256, t).c_str()) {
+      const int64_t M = 256, N = 256, K = 256;
+      auto kern = tilejit::samples::matmul_bias_gelu_kernel();
+      Twin<bf16, 2> a({M, K}), b({K, N}), c({M, N});
+      Twin<bf16, 1> bias({N});
+      a.randomize(41, -1, 1);
+      b.randomize(42, -1, 1);
+      bias.randomize(43, -1, 1);
+      c.fill_byte(0);
+      run_both(kern, tilejit::dim3(static_cast<uint32_t>(M / t.bm), static_cast<uint32_t>(N / t.bn)),
+               Config({{"BM", t.bm}, {"BN", t.bn}, {"BK", t.bk}}, t.warps, t.stages), 2e-2, a, b, bias, c);
+    }
+  }
   for (const Tiles& t : {Tiles{64, 64, 64, 4, 2}, Tiles{128, 128, 128, 8, 3}}) {
     SUBCASE(name("e4m3 acc f16 nt", 192, 128, 256, t).c_str()) { check<f8e4m3, f16, true>(192, 128, 256, t, 5e-2, -1, 1); }
     SUBCASE(name("e4m3 nt", 192, 128, 256, t).c_str()) { check<f8e4m3, f32, true>(192, 128, 256, t, 2e-2, -1, 1); }
