@@ -51,25 +51,15 @@ auto gemm_e4m3() {
   });
 }
 
-auto gemm_tf32() {
-  return tilejit::kernel("gemm_tf32", [](Tensor<f32, 2> a, Tensor<f32, 2> b, Tensor<f32, 2> c, Block<"BM"> BM, Block<"BN"> BN,
-                                          Block<"BK"> BK) {
+/// tf32 with B stored [N, K] (read through .trans()), or with `b_kn` stored [K, N] (a row-major f32 matrix):
+/// wgmma reads tf32 K-major only, so then the threads copy each B tile K-major in shared memory first.
+auto gemm_tf32(bool b_kn) {
+  return tilejit::kernel(b_kn ? "gemm_tf32_kn" : "gemm_tf32", [b_kn](Tensor<f32, 2> a, Tensor<f32, 2> b, Tensor<f32, 2> c,
+                                                                     Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
     auto m = program_id(0) * BM, n = program_id(1) * BN;
     auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
-      return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {n, k}, {BN, BK}).trans(), acc);
-    });
-    descriptor_store(c, {m, n}, acc);
-  });
-}
-
-/// tf32 with B stored [K, N] (a row-major f32 matrix): wgmma reads tf32 K-major only, so the threads copy each
-/// B tile K-major in shared memory before the products.
-auto gemm_tf32_kn() {
-  return tilejit::kernel("gemm_tf32_kn", [](Tensor<f32, 2> a, Tensor<f32, 2> b, Tensor<f32, 2> c, Block<"BM"> BM, Block<"BN"> BN,
-                                             Block<"BK"> BK) {
-    auto m = program_id(0) * BM, n = program_id(1) * BN;
-    auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
-      return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {k, n}, {BK, BN}), acc);
+      auto tb = b_kn ? descriptor_load(b, {k, n}, {BK, BN}) : descriptor_load(b, {n, k}, {BN, BK}).trans();
+      return dot(descriptor_load(a, {m, k}, {BM, BK}), tb, acc);
     });
     descriptor_store(c, {m, n}, acc);
   });
@@ -175,21 +165,16 @@ int main(int argc, char** argv) {
                  return run_shape<tilejit::float8_e4m3, f8e4m3, tilejit::bfloat16, bf16>("e4m3", k, M, N, K, true, c);
                });
   }
-  if (only.empty() || only == "tf32") {
-    const auto k = gemm_tf32();
+  for (const bool kn : {false, true}) {
+    const char* type = kn ? "tf32_kn" : "tf32";
+    if (!only.empty() && only != type) continue;
+    // The K-major copies of B (two tiles) leave no room for the 128 x 256 and 256 x 128 tiles with B stored [K, N].
+    const auto k = gemm_tf32(kn);
     ok &= pick({{4096, 4096, 4096}},
-               {cfg(128, 128, 32, 8, 4), cfg(128, 128, 32, 4, 4), cfg(128, 256, 32, 8, 2), cfg(256, 128, 32, 8, 2)},
+               kn ? std::vector<Config>{cfg(128, 128, 32, 8, 4), cfg(128, 128, 32, 4, 4), cfg(128, 128, 32, 8, 3), cfg(128, 64, 32, 4, 4)}
+                  : std::vector<Config>{cfg(128, 128, 32, 8, 4), cfg(128, 128, 32, 4, 4), cfg(128, 256, 32, 8, 2), cfg(256, 128, 32, 8, 2)},
                [&](int64_t M, int64_t N, int64_t K, const std::vector<Config>& c) {
-                 return run_shape<float, f32, float, f32>("tf32", k, M, N, K, true, c);
-               });
-  }
-  if (only.empty() || only == "tf32_kn") {
-    // The K-major copies of B (two tiles) leave no room for the 128 x 256 and 256 x 128 tiles of the tf32 rows.
-    const auto k = gemm_tf32_kn();
-    ok &= pick({{4096, 4096, 4096}},
-               {cfg(128, 128, 32, 8, 4), cfg(128, 128, 32, 4, 4), cfg(128, 128, 32, 8, 3), cfg(128, 64, 32, 4, 4)},
-               [&](int64_t M, int64_t N, int64_t K, const std::vector<Config>& c) {
-                 return run_shape<float, f32, float, f32>("tf32_kn", k, M, N, K, false, c);
+                 return run_shape<float, f32, float, f32>(type, k, M, N, K, !kn, c);
                });
   }
   return ok ? 0 : 1;
