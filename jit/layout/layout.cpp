@@ -486,26 +486,50 @@ int staging_swizzle(const Layout& l, int elem_bytes) {
   return best;
 }
 
+namespace {
+/// Elements per access of a layout's copies through a staged tile: its vectors, at most 16 bytes (lds / sts split
+/// longer ones).
+int access_width(const Layout& l, int elem_bytes) { return std::min(l.vector_width(), std::max(1, 16 / elem_bytes)); }
+
+/// Bank conflicts of `src`'s writes plus `dst`'s reads through `tile`, summed over the register groups of warp 0.
+int64_t staging_cost(const Layout& src, const Layout& dst, const SharedLayout& tile) {
+  const int vs = access_width(src, tile.elem_bytes), vd = access_width(dst, tile.elem_bytes);
+  int64_t total = 0;
+  for (int r = 0; r < src.regs(); r += vs) total += bank_conflicts(src, tile, r, vs);
+  for (int r = 0; r < dst.regs(); r += vd) total += bank_conflicts(dst, tile, r, vd);
+  return total;
+}
+}  // namespace
+
 int conversion_padding(const Layout& src, const Layout& dst, int elem_bytes) {
   const ir::Shape& s = src.shape();
   if (s.rank < 2) return 0;
-  // One access moves at most 16 bytes (lds / sts split longer vectors): pad by whole accesses.
-  const int most = std::max(1, 16 / elem_bytes);
-  const int vs = std::min(src.vector_width(), most), vd = std::min(dst.vector_width(), most);
-  const int64_t unit = std::max(vs, vd);  // elements: both sides' accesses stay aligned in padded rows
-  const int64_t inner = s.dims[s.rank - 1];
-  if (inner % unit != 0) return 0;
-  auto cost = [&](int64_t pad) {
-    const SharedLayout tile{s, elem_bytes, 0, static_cast<int>(pad)};
-    int64_t total = 0;
-    for (int r = 0; r < src.regs(); r += vs) total += bank_conflicts(src, tile, r, vs);
-    for (int r = 0; r < dst.regs(); r += vd) total += bank_conflicts(dst, tile, r, vd);
-    return total;
-  };
-  int64_t best = 0, best_cost = cost(0);
+  // Pad by whole accesses: both sides' accesses stay aligned in padded rows.
+  const int64_t unit = std::max(access_width(src, elem_bytes), access_width(dst, elem_bytes));
+  if (s.dims[s.rank - 1] % unit != 0) return 0;
+  int64_t best = 0, best_cost = staging_cost(src, dst, SharedLayout{s, elem_bytes, 0, 0});
   for (int64_t k : {1, 2, 4})
-    if (const int64_t c = cost(k * unit); c < best_cost) best = k * unit, best_cost = c;
+    if (const int64_t c = staging_cost(src, dst, SharedLayout{s, elem_bytes, 0, static_cast<int>(k * unit)}); c < best_cost)
+      best = k * unit, best_cost = c;
   return static_cast<int>(best);
+}
+
+SharedLayout staging_layout(const Layout& src, const Layout& dst, int elem_bytes) {
+  const ir::Shape& s = src.shape();
+  SharedLayout best{s, elem_bytes, 0, conversion_padding(src, dst, elem_bytes)};
+  if (s.rank < 2) return best;
+  const int vs = access_width(src, elem_bytes), vd = access_width(dst, elem_bytes), unit = std::max(vs, vd);
+  int64_t best_cost = staging_cost(src, dst, best);
+  const int64_t conflict_free = (src.regs() + vs - 1) / vs + (dst.regs() + vd - 1) / vd;  // one per access
+  if (best_cost == conflict_free || s.dims[s.rank - 1] % unit != 0) return best;
+  const int64_t units = s.dims[s.rank - 1] / unit;
+  for (int div = 1; div <= 32; div *= 2)
+    for (int mod = 2; mod <= 32 && units % mod == 0; mod *= 2) {
+      SharedLayout t{s, elem_bytes, 0, 0};
+      t.xor_unit = unit, t.xor_div = div, t.xor_mod = mod;
+      if (const int64_t c = staging_cost(src, dst, t); c < best_cost) best = t, best_cost = c;
+    }
+  return best;
 }
 
 Layout permute_sources(const Layout& out, const std::vector<int64_t>& perm, const ir::Shape& src_shape) {
@@ -513,32 +537,6 @@ Layout permute_sources(const Layout& out, const std::vector<int64_t>& perm, cons
   for (Factor& x : f)
     if (x.dim != kReplicated) x.dim = static_cast<int>(perm.at(static_cast<size_t>(x.dim)));
   return Layout(src_shape, out.warps(), f);
-}
-
-SharedLayout staging_layout(const Layout& src, const Layout& dst, int elem_bytes) {
-  const ir::Shape& s = src.shape();
-  const int most = std::max(1, 16 / elem_bytes);
-  const int vs = std::min(src.vector_width(), most), vd = std::min(dst.vector_width(), most);
-  auto cost = [&](const SharedLayout& tile) {
-    int64_t total = 0;
-    for (int r = 0; r < src.regs(); r += vs) total += bank_conflicts(src, tile, r, vs);
-    for (int r = 0; r < dst.regs(); r += vd) total += bank_conflicts(dst, tile, r, vd);
-    return total;
-  };
-  SharedLayout best{s, elem_bytes, 0, conversion_padding(src, dst, elem_bytes)};
-  if (s.rank < 2) return best;
-  int64_t best_cost = cost(best);
-  const int64_t conflict_free = (src.regs() + vs - 1) / vs + (dst.regs() + vd - 1) / vd;
-  const int unit = std::max(vs, vd);
-  const int64_t units = s.dims[s.rank - 1] / unit;
-  if (best_cost == conflict_free || s.dims[s.rank - 1] % unit != 0) return best;
-  for (int div = 1; div <= 32; div *= 2)
-    for (int mod = 2; mod <= 32 && units % mod == 0; mod *= 2) {
-      SharedLayout t{s, elem_bytes, 0, 0};
-      t.xor_unit = unit, t.xor_div = div, t.xor_mod = mod;
-      if (const int64_t c = cost(t); c < best_cost) best = t, best_cost = c;
-    }
-  return best;
 }
 
 SwizzledWrites split_swizzled_writes(const Layout& l, const SharedLayout& s) {
