@@ -4,6 +4,8 @@
 
 #include <chrono>
 #include <cstdio>
+#include <initializer_list>
+#include <string>
 
 #include "program.h"
 #include "tilejit/codegen/codegen.h"
@@ -60,35 +62,31 @@ TEST_CASE("fuzz: random programs interpret and compile for sm_90a") {
   if (run < static_cast<int>(kSeeds)) MESSAGE("time budget reached after " << run << " of " << kSeeds << " programs");
 }
 
-TEST_CASE("fuzz: programs whose layout conversions pad their rows interpret and compile") {
-  // The seeds of 0-29999 whose conversion goes through a padded tile (layout::conversion_padding): the
-  // emitted code names the padding and addresses the tile through tj::padded_index.
-  for (uint64_t seed : {1985ull, 2181ull, 7881ull, 13216ull}) {
+namespace {
+/// Each seed's program stages a conversion as `note` says and addresses the tile through `index` (its emitted
+/// code names both); it interprets and compiles without spills.
+void check_staged_seeds(std::initializer_list<uint64_t> seeds, const char* note, const char* index) {
+  for (uint64_t seed : seeds) {
     CAPTURE(seed);
     const Program p = make_program(seed);
     const auto g = p.kernel->graph(p.config);
     const std::string src = tilejit::codegen::generate(*g).source;
-    CHECK(src.find("rows padded by") != std::string::npos);
-    CHECK(src.find("tj::padded_index<") != std::string::npos);
+    CHECK(src.find(note) != std::string::npos);
+    CHECK(src.find(index) != std::string::npos);
     tilejit::fuzz::HostTensors host(p);
     tilejit::interp::run(*g, p.grid, p.args(host.data()));
     CHECK(tilejit::runtime::compile_only(*p.kernel, p.config).find("0 bytes spill stores") != std::string::npos);
   }
 }
+}  // namespace
+
+TEST_CASE("fuzz: programs whose layout conversions pad their rows interpret and compile") {
+  // The seeds of 0-29999 whose conversion goes through a padded tile (layout::conversion_padding).
+  check_staged_seeds({1985ull, 2181ull, 7881ull, 13216ull}, "rows padded by", "tj::padded_index<");
+}
 
 TEST_CASE("fuzz: programs whose layout conversions swizzle their staged tile interpret and compile") {
   // The seeds of 0-29999 whose conversion goes through an XOR-swizzled tile (layout::staging_layout: no padding
-  // of whole vectors removed their conflicts): the emitted code names the swizzle and addresses the tile
-  // through tj::xor_index.
-  for (uint64_t seed : {9246ull, 22270ull, 25950ull, 26112ull}) {
-    CAPTURE(seed);
-    const Program p = make_program(seed);
-    const auto g = p.kernel->graph(p.config);
-    const std::string src = tilejit::codegen::generate(*g).source;
-    CHECK(src.find("XOR-swizzled by") != std::string::npos);
-    CHECK(src.find("tj::xor_index<") != std::string::npos);
-    tilejit::fuzz::HostTensors host(p);
-    tilejit::interp::run(*g, p.grid, p.args(host.data()));
-    CHECK(tilejit::runtime::compile_only(*p.kernel, p.config).find("0 bytes spill stores") != std::string::npos);
-  }
+  // of whole vectors removed their conflicts).
+  check_staged_seeds({9246ull, 22270ull, 25950ull, 26112ull}, "XOR-swizzled by", "tj::xor_index<");
 }
