@@ -88,13 +88,19 @@ PipelinePlan plan_pipeline(const ir::Graph& g, const GraphInfo& info, const MmaP
       plan.loops.emplace(f, std::move(*p));
     }
   }
-  // Loads after a pipelined loop that need nothing from it: issued before it, awaited where they are.
-  for (const auto& [f, p] : plan.loops) {
+  // Loads after a pipelined loop that need nothing from it: issued before it, awaited where they are. Loops in
+  // program order, so that a load after several of them is issued (once) before the first.
+  std::vector<NodeId> loops;
+  for (const auto& [f, p] : plan.loops) loops.push_back(f);
+  std::sort(loops.begin(), loops.end(),
+            [&](NodeId a, NodeId b) { return info.position[static_cast<size_t>(a)] < info.position[static_cast<size_t>(b)]; });
+  for (NodeId f : loops) {
     if (info.in_loop(f)) continue;  // issued once: not for a loop that itself repeats
     const auto& nodes = g.region(g.node(f).region).nodes;
     const int at = info.position[static_cast<size_t>(f)];
     for (NodeId l : nodes) {
-      if (g.node(l).op != Op::DescLoad || info.position[static_cast<size_t>(l)] <= at || plan.loop_of.count(l)) continue;
+      if (g.node(l).op != Op::DescLoad || info.position[static_cast<size_t>(l)] <= at || plan.loop_of.count(l) || plan.early.count(l))
+        continue;
       if (tma.descriptors[static_cast<size_t>(tma.of.at(l))].kind != DescKind::Host) continue;
       bool before = true;
       for (NodeId o : g.operands(l)) before = before && info.position[static_cast<size_t>(o)] >= 0 && info.position[static_cast<size_t>(o)] < at;

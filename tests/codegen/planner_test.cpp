@@ -602,6 +602,29 @@ TEST_CASE("a load after a pipelined K loop that needs nothing from it is issued 
       ++loads_after;
   CHECK(loads_after == 2);
   CHECK(l.pipe.early.size() == 1);
+
+  // After two pipelined loops, a load that needs neither is issued once, before the first.
+  auto two = tilejit::kernel("after_two_loops", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 1> bias, Tensor<f32, 2> c) {
+    auto loop = [&] {
+      return for_range(0, a.size(1).to<i32>(), 64, zeros<f32>({64, 64}), [&](Scalar<i32> kk, Value<f32, 2> acc) {
+        return dot(descriptor_load(a, {0, kk}, {64, 64}), descriptor_load(b, {kk, 0}, {64, 64}), acc);
+      });
+    };
+    auto first = loop();
+    auto second = loop();
+    descriptor_store(c, {0, 0}, first + second + descriptor_load(bias, {0}, {64}).to<f32>().expand_dims<0>());
+  });
+  const auto l2 = lower(two, Config{}.stages(2));
+  REQUIRE(l2.pipe.loops.size() == 2);
+  CHECK(l2.pipe.early.size() == 1);
+  REQUIRE(l2.pipe.issued_before.size() == 1);
+  const tilejit::ir::NodeId before = l2.pipe.issued_before.begin()->first;
+  for (const auto& [f, p] : l2.pipe.loops) CHECK(l2.info.position[static_cast<size_t>(before)] <= l2.info.position[static_cast<size_t>(f)]);
+  const std::string full = tilejit::codegen::generate(*two.trace(Config{}.stages(2))).source;
+  const std::string src = full.substr(full.find("extern \"C\""));  // the kernel, past the prelude's helpers
+  size_t issues = 0;
+  for (size_t at = src.find("tma_load_1d("); at != std::string::npos; at = src.find("tma_load_1d(", at + 1)) ++issues;
+  CHECK(issues == 1);
 }
 
 TEST_CASE("f16 accumulators run on wgmma for f16 and fp8 operands; bf16 operands need an f32 accumulator") {
