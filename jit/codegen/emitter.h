@@ -464,7 +464,7 @@ class Emitter {
                            const std::vector<std::string>& other, const std::string& take) const;
   void emit_dot(NodeId id);
   void emit_wgmma(NodeId id, const passes::MmaDot& m);
-  /// The device function issuing one wgmma instruction of `m`'s shape and types.
+  /// The device function issuing every wgmma instruction of one K tile of `m` in one asm statement.
   std::string wgmma_helper(const passes::MmaDot& m) const;
   std::string tile_address(NodeId load) const;
   /// The shared address of the tile an operand's instructions read: its TMA tile, or its K-major copy.

@@ -259,8 +259,8 @@ SmemPlan allocate_shared(const ir::Graph& g, const GraphInfo& info, const Layout
   // A FromLoad store of a tile chosen for an in-place store before it was seen
   // cannot happen: in-place needs a tile without other readers, stores included.
 
-  // Conversions and permutes staged through the scratch arena: rows padded where that removes bank conflicts
-  // (a transpose read down the columns of its staged tile hits one bank from every lane without it).
+  // Conversions and permutes staged through the scratch arena: rows padded or units swizzled where that removes
+  // bank conflicts (a transpose read down the columns of its staged tile hits one bank from every lane without it).
   for (NodeId id : order) {
     const Op op = g.node(id).op;
     if (op != Op::ConvertLayout && op != Op::Permute) continue;
