@@ -301,7 +301,10 @@ class Emitter {
   void copy_chunks(NodeId id, const std::string& ptr, bool to_shared, const layout::SharedLayout* staging = nullptr) {
     const ValueLayout& v = lay(id);
     const std::string n = name_[static_cast<size_t>(id)];
-    const int vw = v.dist.vector_width();
+    // A swizzled tile keeps only the elements of one unit consecutive: a longer run of registers is
+    // copied a unit at a time, each unit at its own swizzled place.
+    const int vw = staging && staging->xor_unit > 0 ? static_cast<int>(std::min<int64_t>(v.dist.vector_width(), staging->xor_unit))
+                                                    : v.dist.vector_width();
     const std::string g = both(guard(v, "i"), to_shared ? owner(v) : "");
     const std::string at = staged_index(staging, elem(v, "i"));
     const std::string call = to_shared ? "tj::sts<" + str(vw) + ">(" + ptr + " + " + at + ", &" + n + "[i]);"

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <initializer_list>
+#include <regex>
 #include <string>
 
 #include "program.h"
@@ -73,6 +74,11 @@ void check_staged_seeds(std::initializer_list<uint64_t> seeds, const char* note,
     const std::string src = tilejit::codegen::generate(*g).source;
     CHECK(src.find(note) != std::string::npos);
     CHECK(src.find(index) != std::string::npos);
+    // A vector copy into or out of a swizzled tile stays within one unit: only a unit's elements are
+    // consecutive there (a run of 8 from one xor_index read the next unit, past the tile's end on the last row).
+    static const std::regex swizzled_copy(R"(tj::(?:lds|sts)<(\d+)>\([^;]*tj::xor_index<\d+, (\d+),)");
+    for (auto it = std::sregex_iterator(src.begin(), src.end(), swizzled_copy); it != std::sregex_iterator(); ++it)
+      CHECK_MESSAGE(std::stoi((*it)[1]) <= std::stoi((*it)[2]), it->str());
     tilejit::fuzz::HostTensors host(p);
     tilejit::interp::run(*g, p.grid, p.args(host.data()));
     CHECK(tilejit::runtime::compile_only(*p.kernel, p.config).find("0 bytes spill stores") != std::string::npos);
