@@ -256,7 +256,7 @@ std::string unary(Op op, DType t, const std::string& a0) {
       case Op::Neg: e = "-" + a; break;
       case Op::Abs: e = std::string(s ? "fabsf(" : "fabs(") + a + ")"; break;
       case Op::Exp: e = std::string(s ? "expf(" : "exp(") + a + ")"; break;
-      case Op::Exp2: e = std::string(s ? "exp2f(" : "exp2(") + a + ")"; break;
+      case Op::Exp2: e = std::string(s ? "tj::exp2_f32(" : "exp2(") + a + ")"; break;
       case Op::Log: e = std::string(s ? "logf(" : "log(") + a + ")"; break;
       case Op::Log2: e = std::string(s ? "log2f(" : "log2(") + a + ")"; break;
       case Op::Sqrt: e = std::string(s ? "__fsqrt_rn(" : "__dsqrt_rn(") + a + ")"; break;

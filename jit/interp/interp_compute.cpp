@@ -187,7 +187,13 @@ void eval_unary(Op op, const Block& x, Block& out) {
     case Op::Neg: return float_map1(x, out, [](double v) { return -v; });
     case Op::Abs: return float_map1(x, out, [](double v) { return std::fabs(v); });
     case Op::Exp: return float_map1(x, out, [](double v) { return std::exp(v); });
-    case Op::Exp2: return float_map1(x, out, [](double v) { return std::exp2(v); });
+    case Op::Exp2:
+      if (out.dtype == DType::f64) return float_map1(x, out, [](double v) { return std::exp2(v); });
+      // Below f64 the GPU's ex2.approx.ftz flushes results under 2^-126 (ir.h).
+      return float_map1(x, out, [](double v) {
+        const double r = std::exp2(v);
+        return r < 0x1p-126 ? 0.0 : r;
+      });
     case Op::Log: return float_map1(x, out, [](double v) { return std::log(v); });
     case Op::Log2: return float_map1(x, out, [](double v) { return std::log2(v); });
     case Op::Sqrt: return float_map1(x, out, [](double v) { return std::sqrt(v); });
