@@ -319,7 +319,7 @@ Value<T, R> operator!(const Value<T, R>& x) {
 
 // ---- math ---------------------------------------------------------------------
 // Within a few ulp of the exact value (ir.h). exp2 below f64 is one hardware instruction and flushes
-// results under 2^-126 (arguments under -126) to +0; f64 keeps subnormal results.
+// results under 2^-126 (arguments under -126) to +0; f64 does not.
 #define TILEJIT_FLOAT_UNARY(fn, OP)                                                               \
   template <class T, int R>                                                                       \
   Value<T, R> fn(const Value<T, R>& x, std::source_location loc = std::source_location::current()) { \
