@@ -155,15 +155,20 @@ std::vector<AxisInfo> analyze_axes(const ir::Graph& g, const GraphInfo& info, co
       }
       case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge: case Op::Eq: case Op::Ne: {
         if (ir::is_float(g.node(ops[0]).dtype)) break;
-        // A contiguous run compared with a value constant over it changes at most once, and only
-        // where a multiple of both divisibilities lies: runs of gcd(contiguity, divisibilities) agree.
+        // A contiguous run r, r + 1, ... from a multiple of g = gcd(contiguity, divisibilities), compared
+        // with a value c constant over it (a multiple of g), is constant over runs of g only when the
+        // comparison is "r < c" or "r >= c": c lies on a run's boundary, so every element of a run is on
+        // the same side of it. "r <= c", "r > c", "r == c" and "r != c" change inside a run when c is its
+        // first element (arange(0, 2) == 0 is {true, false}).
         const AxisInfo &x = of(0), &y = of(1);
+        const bool x_runs = n.op == Op::Lt || n.op == Op::Ge;  // x contiguous, y constant: x < y, x >= y
+        const bool y_runs = n.op == Op::Gt || n.op == Op::Le;  // y contiguous, x constant: y < x, y >= x
         for (int d = 0; d < r; ++d) {
           const auto k = static_cast<size_t>(d);
           int64_t c = gcd2(x.constancy[k], y.constancy[k]);
-          if (y.constancy[k] >= x.contiguity[k])
+          if (x_runs && y.constancy[k] >= x.contiguity[k])
             c = std::max(c, gcd2(x.contiguity[k], gcd2(x.divisibility[k], y.divisibility[k])));
-          if (x.constancy[k] >= y.contiguity[k])
+          if (y_runs && x.constancy[k] >= y.contiguity[k])
             c = std::max(c, gcd2(y.contiguity[k], gcd2(x.divisibility[k], y.divisibility[k])));
           a.constancy[k] = c;
         }

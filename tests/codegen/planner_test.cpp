@@ -662,3 +662,49 @@ TEST_CASE("host descriptors carry the source line of their first use, not a node
     CHECK(hd.first_use.line <= static_cast<uint32_t>(op_line));
   }
 }
+
+TEST_CASE("axis analysis: a comparison of a contiguous run with a constant is constant over runs only where that is true") {
+  // x = arange(0, 16) + a against a scalar b, on either side, with every comparison; the analysis's constancy of the
+  // result must hold for the actual values (arange(0, 2) == 0 is {true, false}, not constant over runs of 2).
+  for (int a : {0, 4, 8}) {
+    for (int b : {0, 4, 7, 8, 16}) {
+      auto k = tilejit::kernel("cmp_runs", [a, b](Tensor<i32, 1> y) {
+        auto x = arange(0, 16) + a;
+        auto c = full<i32>({16}, b);
+        auto r = (x < c).to<i32>() + (x <= c).to<i32>() * 2 + (x > c).to<i32>() * 4 + (x >= c).to<i32>() * 8 + (x == c).to<i32>() * 16 +
+                 (x != c).to<i32>() * 32 + (c < x).to<i32>() * 64 + (c <= x).to<i32>() * 128 + (c > x).to<i32>() * 256 +
+                 (c >= x).to<i32>() * 512 + (c == x).to<i32>() * 1024 + (c != x).to<i32>() * 2048;
+        store(y, arange(0, 16), r);
+      });
+      const auto l = lower(k);
+      int compared = 0;
+      for (size_t i = 0; i < l.graph.size(); ++i) {
+        const auto& n = l.graph.node(static_cast<int>(i));
+        const bool cmp = n.op == Op::Lt || n.op == Op::Le || n.op == Op::Gt || n.op == Op::Ge || n.op == Op::Eq || n.op == Op::Ne;
+        if (!cmp || l.info.position[i] < 0) continue;
+        // Which operand is the run: the one with contiguity 16.
+        const auto x_first = l.axes[static_cast<size_t>(l.graph.operand(static_cast<int>(i), 0))].contiguity[0] > 1;
+        const int64_t runs = l.axes[i].constancy[0];
+        std::vector<bool> v(16);
+        for (int e = 0; e < 16; ++e) {
+          const int lhs = x_first ? e + a : b, rhs = x_first ? b : e + a;
+          switch (n.op) {
+            case Op::Lt: v[e] = lhs < rhs; break;
+            case Op::Le: v[e] = lhs <= rhs; break;
+            case Op::Gt: v[e] = lhs > rhs; break;
+            case Op::Ge: v[e] = lhs >= rhs; break;
+            case Op::Eq: v[e] = lhs == rhs; break;
+            default: v[e] = lhs != rhs; break;
+          }
+        }
+        for (int e = 0; e < 16; ++e) {
+          INFO("a = " << a << ", b = " << b << ", " << tilejit::ir::name_of(n.op) << (x_first ? " (run first)" : " (run second)")
+                      << ": constancy " << runs << ", element " << e);
+          CHECK(v[static_cast<size_t>(e)] == v[static_cast<size_t>(e - e % runs)]);
+        }
+        ++compared;
+      }
+      CHECK(compared == 12);
+    }
+  }
+}
