@@ -252,6 +252,43 @@ inline auto matmul_bias_gelu_kernel() {
   });
 }
 
+/// A persistent GEMM (Triton's tutorial 09 without warp specialization): C = A @ B^T with B stored [N, K], f32
+/// out. Launch fewer programs than output tiles (e.g. one per SM); program p computes tiles p, p + programs, ...
+/// in a loop around the usual pipelined K loop. The K loop's stage barriers keep their phases from one tile to
+/// the next, so any stage count works with any number of K steps.
+inline auto persistent_matmul_kernel() {
+  return tilejit::kernel("persistent_matmul", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> c, Block<"BM"> BM,
+                                                  Block<"BN"> BN, Block<"BK"> BK) {
+    auto tiles_n = (c.size(1).to<i32>() + BN - 1) / BN;
+    auto tiles = (c.size(0).to<i32>() + BM - 1) / BM * tiles_n;
+    for_range(program_id(0), tiles, num_programs(0), [&](Scalar<i32> t) {
+      auto m = t / tiles_n * BM, n = t % tiles_n * BN;
+      auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
+        return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {n, k}, {BN, BK}).trans(), acc);
+      });
+      descriptor_store(c, {m, n}, acc);
+    });
+  });
+}
+
+/// A fused SwiGLU: out = silu(x @ Wg^T) * (x @ Wu^T), bf16, with the gate and up rows of the weights interleaved
+/// in one [2N, K] tensor (row 2j is gate row j, row 2j + 1 up row j). One product of [BM, 2 BN] per program; the
+/// epilogue splits its columns into pairs (reshape to [BM, BN, 2]) and picks each half with where and sum.
+inline auto swiglu_kernel() {
+  return tilejit::kernel("swiglu_fused", [](Tensor<bf16, 2> x, Tensor<bf16, 2> wgu, Tensor<bf16, 2> out, Block<"BM"> BM,
+                                             Block<"BN"> BN, Block<"BK"> BK) {
+    auto m = program_id(0) * BM, n = program_id(1) * BN;
+    auto acc = for_range(0, x.size(1).to<i32>(), BK, zeros<f32>({BM, 2 * BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
+      return dot(descriptor_load(x, {m, k}, {BM, BK}), descriptor_load(wgu, {2 * n, k}, {2 * BN, BK}).trans(), acc);
+    });
+    auto pairs = acc.reshape({BM, BN, 2});
+    auto which = arange(0, 2).reshape({1, 1, 2});
+    auto g = sum(where(which == 0, pairs, 0.0f), 2);
+    auto u = sum(where(which == 1, pairs, 0.0f), 2);
+    descriptor_store(out, {m, n}, (g * sigmoid(g) * u).to<bf16>());
+  });
+}
+
 /// Attention forward (bf16, non-causal; bench/bench_attention and the tests): o = softmax(q k^T * scale) v for
 /// every head. q, k, v and o are [heads * seq, D], head h's rows from h * seq; program (i, h) computes the BM
 /// queries from i * BM of head h. A loop over the keys in blocks of BN: S = Q K^T (wgmma, K read transposed

@@ -73,15 +73,23 @@ void Emitter::emit_for(NodeId id) {
     if (auto early = L_.pipe.issued_before.find(id); early != L_.pipe.issued_before.end())
       for (NodeId l : early->second) issue_desc_load(l);
     const std::string f = str(id), s = str(pipe->second.stages);
+    const bool persists = pipe->second.ring_persists;
     line("// software pipeline: " + s + " stages; the TMA loads of iteration i + " + str(pipe->second.stages - 1) +
          " are issued while iteration i computes");
     line("const int tj_lo" + f + " = " + at(ops[0]) + ", tj_hi" + f + " = " + at(ops[1]) + ", tj_step" + f + " = " +
          at(ops[2]) + ";");
-    line("int tj_it" + f + " = 0;  // iterations done");
+    if (persists) {
+      // The ring position counts every iteration of every run: stage = position % stages, and the phase of a
+      // stage's barrier flips once per pass over the ring, whatever the trip counts of earlier runs were.
+      line("int tj_it" + f + " = tj_ring" + f + ";  // ring position: iterations done, this run's and earlier runs'");
+      line("const int tj_it0_" + f + " = tj_it" + f + ";  // ring position of this run's first iteration");
+    } else {
+      line("int tj_it" + f + " = 0;  // iterations done");
+    }
     open("if (tid == 0)");
     line("#pragma unroll");
     open("for (int tj_s = 0; tj_s < " + str(pipe->second.stages - 1) + "; ++tj_s)");
-    issue_stage(id, "tj_s", "tj_lo" + f + " + tj_s * tj_step" + f);
+    issue_stage(id, persists ? "(tj_it" + f + " + tj_s) % " + s : "tj_s", "tj_lo" + f + " + tj_s * tj_step" + f);
     close();
     close();
   }
@@ -103,6 +111,8 @@ void Emitter::emit_for(NodeId id) {
     line("tj::wgmma_wait<0>();  // the last iteration's products");
     line(register_fence(pipe->second.dot));
   }
+  if (pipe != L_.pipe.loops.end() && pipe->second.ring_persists)
+    line("tj_ring" + str(id) + " = tj_it" + str(id) + ";  // the next run goes on from here");
   scratch_pending_ = true;
   for (NodeId u : L_.info.users[static_cast<size_t>(id)]) {
     if (g_.node(u).op != Op::LoopResult) continue;

@@ -125,6 +125,13 @@ void Emitter::prologue() {
   for (NodeId id : repeated)
     line("unsigned tj_phase" + str(sm.loads.at(id).barrier) + " = 0;  // parity of the next use of mbarrier " +
          str(sm.loads.at(id).barrier) + " (" + where(id) + ")");
+  std::vector<NodeId> persistent_rings;
+  for (const auto& [f, p] : L_.pipe.loops)
+    if (p.ring_persists) persistent_rings.push_back(f);
+  std::sort(persistent_rings.begin(), persistent_rings.end());
+  for (NodeId f : persistent_rings)
+    line("int tj_ring" + str(f) + " = 0;  // iterations of the pipelined loop " + where(f) +
+         " done in earlier runs: its stage barriers' phases carry over");
 
   bool host_prefetch = false;
   for (const Descriptor& d : L_.tma.descriptors) host_prefetch = host_prefetch || d.kind == DescKind::Host;

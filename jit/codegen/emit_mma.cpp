@@ -258,11 +258,14 @@ void Emitter::release_stage(NodeId f) {
 }
 
 void Emitter::refill_stage(NodeId f) {
-  const int s = L_.pipe.loops.at(f).stages;
+  const passes::PipelinedLoop& p = L_.pipe.loops.at(f);
+  const int s = p.stages;
   const std::string it = "tj_it" + str(f);
   open("if (tid == 0)");
   line("const int tj_next = " + it + " + " + str(s - 1) + ";  // the iteration whose loads go into the freed stage");
-  issue_stage(f, "tj_next % " + str(s), "tj_lo" + str(f) + " + tj_next * tj_step" + str(f));
+  // With a persistent ring, tj_next is a ring position: the loop index counts from this run's first one.
+  const std::string run = p.ring_persists ? "(tj_next - tj_it0_" + str(f) + ")" : "tj_next";
+  issue_stage(f, "tj_next % " + str(s), "tj_lo" + str(f) + " + " + run + " * tj_step" + str(f));
   close();
 }
 

@@ -25,6 +25,7 @@ std::optional<PipelinedLoop> consider(const ir::Graph& g, const GraphInfo& info,
   const auto& nodes = g.region(body).nodes;
   PipelinedLoop p;
   p.stages = stages;
+  p.ring_persists = info.in_loop(f);
   for (NodeId id : nodes) {
     if (g.node(id).op == Op::Dot && mma.dots.count(id)) p.dots.push_back(id);
     if (g.node(id).op == Op::DescLoad) p.loads.push_back(id);

@@ -336,6 +336,11 @@ std::vector<EmitCase> make_cases() {
   // The samples' attention kernel (bench/bench_attention): two products per iteration, K and V tiles in a ring.
   cases.push_back(EmitCase{"attention_loop", "attention's inner loop (samples::attention_kernel), two stages",
                            Config({{"BM", 64}, {"BN", 64}, {"D", 64}}, 4, 2), traced(tilejit::samples::attention_kernel()), {}});
+  cases.push_back(EmitCase{"persistent_gemm", "a tile loop around a pipelined K loop (samples::persistent_matmul_kernel), 3 stages",
+                           Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 8, 3),
+                           traced(tilejit::samples::persistent_matmul_kernel()), {}});
+  cases.push_back(EmitCase{"swiglu_fused", "one product split into gate and up halves by reshape, where and sum",
+                           Config({{"BM", 128}, {"BN", 64}, {"BK", 64}}, 8, 3), traced(tilejit::samples::swiglu_kernel()), {}});
   add("gemm_bf16", "the benchmark GEMM: bf16 in and out, K from the tensor, 128 x 256 tiles on two warpgroups",
       [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c, Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
         auto m = program_id(0) * BM, n = program_id(1) * BN;

@@ -2,8 +2,9 @@
 // compared (bit-exact, or within the bound the generator derived for the program). Without a GPU the
 // programs are interpreted and compiled only.
 //
-//   fuzz_gpu [--seed-begin N] [--count N] [--seconds S] [--batch N]
+//   fuzz_gpu [--seed-begin N] [--count N] [--seconds S] [--batch N] [--print]
 //
+// --print writes every program's C++ before running it (to read a seed's program when it passes).
 // A failing program is printed with its seed and its C++. A fault leaves the CUDA context unusable: the
 // driver then prints the seed, its C++ and the seed to resume from, and exits with status 3.
 #include <atomic>
@@ -35,12 +36,17 @@ struct Options {
   uint64_t count = 10000;
   double seconds = 240;
   size_t batch = 64;
+  bool print = false;
 };
 
 Options parse(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
+    if (a == "--print") {
+      o.print = true;
+      continue;
+    }
     const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
     if (!v) {
       std::fprintf(stderr, "fuzz_gpu: %s needs a value\n", a.c_str());
@@ -51,7 +57,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--seconds") o.seconds = std::strtod(v, nullptr);
     else if (a == "--batch") o.batch = std::max<size_t>(1, std::strtoull(v, nullptr, 10));
     else {
-      std::fprintf(stderr, "usage: fuzz_gpu [--seed-begin N] [--count N] [--seconds S] [--batch N]\n");
+      std::fprintf(stderr, "usage: fuzz_gpu [--seed-begin N] [--count N] [--seconds S] [--batch N] [--print]\n");
       std::exit(2);
     }
     ++i;
@@ -143,6 +149,7 @@ int main(int argc, char** argv) {
     for (; seed < end && batch.size() < opt.batch; ++seed) {
       batch.emplace_back();
       batch.back().p = tilejit::fuzz::make_program(seed);
+      if (opt.print) std::printf("seed %llu:\n%s\n", static_cast<unsigned long long>(seed), batch.back().p.cpp().c_str());
     }
     // Inputs on this thread (it holds the CUDA context), then trace, compile and interpret in parallel
     // (the interpreter's copies are the reference).

@@ -272,6 +272,11 @@ struct PipelinedLoop {
   /// product is waited for where it is issued, and the refill follows the last one.
   bool in_flight = false;
   int64_t stage_bytes = 0;            ///< bytes every stage's loads bring (the full barrier's transaction count)
+  /// The loop runs more than once per program (it lies in another loop: a persistent GEMM's K loop inside
+  /// its tile loop). Its stage barriers then keep their phases from one run to the next, so the ring
+  /// position (iterations done, which selects the stage and the phase to wait for) is a kernel-wide
+  /// counter that each run starts from where the previous one ended, not 0.
+  bool ring_persists = false;
 };
 
 struct PipelinePlan {

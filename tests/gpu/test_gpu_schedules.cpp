@@ -1,0 +1,66 @@
+// Schedules users write around products, against the interpreter: a persistent GEMM (a tile loop around a
+// pipelined K loop) at 1-6 stages with K-step counts of every residue and grids smaller and larger than the tile
+// count, and a fused SwiGLU (one product split into two halves by reshape, where and sum).
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "../../samples/sample_kernels.h"
+#include "gpu_harness.h"
+
+using namespace gpu_test;
+using tilejit::cdiv;
+using tilejit::Config;
+
+TEST_CASE("gpu: a persistent GEMM matches the interpreter at every stage count and K-step residue") {
+  // The K loop's stage barriers keep their phases from one tile to the next: a K-step count that is not a multiple
+  // of the stages used to drift them (a hang at M = 256, N = K = 512, 3 stages; a fault at 8192^3).
+  auto kern = tilejit::samples::persistent_matmul_kernel();
+  for (int stages = 1; stages <= 6; ++stages) {
+    for (int residue = 0; residue < stages; ++residue) {
+      const int64_t M = 192, N = 128, steps = stages + residue, K = 32 * steps - (residue % 2 ? 8 : 0);  // zero fill past K
+      for (uint32_t grid : {4u, 8u}) {  // 6 tiles: some programs take two, or none
+        SUBCASE(("64x64x32 tiles, 4 warps, " + std::to_string(stages) + " stages, " + std::to_string(steps) + " K steps, " +
+                 std::to_string(grid) + " programs").c_str()) {
+          Twin<bf16, 2> a({M, K}), b({N, K});
+          Twin<f32, 2> c({M, N});
+          a.randomize(51, -1, 1);
+          b.randomize(52, -1, 1);
+          c.fill_byte(0);
+          run_both(kern, tilejit::dim3(grid), Config({{"BM", 64}, {"BN", 64}, {"BK", 32}}, 4, stages), 1e-4, a, b, c);
+        }
+      }
+    }
+  }
+  // The shapes of the reported hang (3 programs over 4 tiles, 8 K steps of 64 at 3 stages) and two warpgroups.
+  for (int stages : {2, 3, 4}) {
+    SUBCASE(("256x512x512, 128x128x64 tiles, 8 warps, 3 programs, " + std::to_string(stages) + " stages").c_str()) {
+      const int64_t M = 256, N = 512, K = 512;
+      Twin<bf16, 2> a({M, K}), b({N, K});
+      Twin<f32, 2> c({M, N});
+      a.randomize(53, -1, 1);
+      b.randomize(54, -1, 1);
+      c.fill_byte(0);
+      run_both(kern, tilejit::dim3(3), Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 8, stages), 1e-4, a, b, c);
+    }
+  }
+}
+
+TEST_CASE("gpu: a fused SwiGLU (reshape, where and sum of an accumulator) matches the interpreter") {
+  // arange(0, 2) == 0 was taken to be constant over the pair of registers holding a gate and an up value, so both
+  // read the gate's comparison: 80% of the outputs were wrong on the GPU.
+  auto kern = tilejit::samples::swiglu_kernel();
+  for (int stages : {2, 3, 4}) {
+    SUBCASE(("M 256 N 256 K 512, 128x64x64 tiles, 8 warps, " + std::to_string(stages) + " stages").c_str()) {
+      const int64_t M = 256, N = 256, K = 512;
+      Twin<bf16, 2> x({M, K}), w({2 * N, K}), out({M, N});
+      x.randomize(61, -1, 1);
+      w.randomize(62, -1, 1);
+      out.fill_byte(0);
+      // bf16 out: the GPU's and the interpreter's f32 sums differ in order, which may move a result across a bf16
+      // rounding boundary (one unit, 2^-8 relative); a wrong half of a pair is off by whole values.
+      run_both(kern, tilejit::dim3(static_cast<uint32_t>(M / 128), static_cast<uint32_t>(N / 64)),
+               Config({{"BM", 128}, {"BN", 64}, {"BK", 64}}, 8, stages), 1e-2, x, w, out);
+    }
+  }
+}
