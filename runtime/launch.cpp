@@ -164,7 +164,12 @@ codegen::GeneratedKernel generate_for(const ir::Graph& g, const codegen::Special
   }
   if (gen.plan.workspace_bytes_per_program > 0)
     logger().info("{}: {} bytes of device-built descriptors per program", gen.entry, gen.plan.workspace_bytes_per_program);
-  for (const std::string& note : gen.notes) logger().info("kernel '{}' ({}): {}", g.kernel_name, gen.entry, note);
+  for (const codegen::PerformanceNote& note : gen.notes) {
+    if (note.warning)
+      logger().warn("kernel '{}' ({}), performance: {}", g.kernel_name, gen.entry, note.text);
+    else
+      logger().info("kernel '{}' ({}): {}", g.kernel_name, gen.entry, note.text);
+  }
   return gen;
 }
 

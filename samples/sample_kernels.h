@@ -271,6 +271,28 @@ inline auto persistent_matmul_kernel() {
   });
 }
 
+/// A block-scaled GEMM (DeepSeek-V3's fine-grained scaling, here with bf16 operands): every K block of BK has a
+/// scale per row of A (a_scale [K / BK, M], read with a pointer load) and per column of B (b_scale [K / BK, N],
+/// a TMA tile), applied to that block's product before it is added: C = sum over k blocks of
+/// (A_k @ B_k^T) * a_scale[k][:, None] * b_scale[k][None, :]. The scale tile is read from registers, so it
+/// rides in the K loop's ring of stages with the operand tiles.
+inline auto block_scaled_matmul_kernel() {
+  return tilejit::kernel("block_scaled_matmul", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> a_scale,
+                                                    Tensor<f32, 2> b_scale, Tensor<f32, 2> c, Block<"BM"> BM, Block<"BN"> BN,
+                                                    Block<"BK"> BK) {
+    auto m = program_id(0) * BM, n = program_id(1) * BN;
+    auto rows = m + arange(0, BM);
+    auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
+      auto p = dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {n, k}, {BN, BK}).trans(), zeros<f32>({BM, BN}));
+      auto kb = k / BK;
+      auto sa = load(a_scale, kb * a_scale.stride(0) + rows, rows < a_scale.size(1));  // [BM]
+      auto sb = descriptor_load(b_scale, {kb, n}, {1, BN});                              // [1, BN]
+      return acc + p * sa.expand_dims<1>() * sb;
+    });
+    descriptor_store(c, {m, n}, acc);
+  });
+}
+
 /// A fused SwiGLU: out = silu(x @ Wg^T) * (x @ Wu^T), bf16, with the gate and up rows of the weights interleaved
 /// in one [2N, K] tensor (row 2j is gate row j, row 2j + 1 up row j). One product of [BM, 2 BN] per program; the
 /// epilogue splits its columns into pairs (reshape to [BM, BN, 2]) and picks each half with where and sum.

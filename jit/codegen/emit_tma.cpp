@@ -97,6 +97,13 @@ void Emitter::emit_desc_load(NodeId id) {
            id);
     else
       line("// issued ahead with the stage's other loads", id);
+    if (L_.smem.register_copies.count(id)) {
+      // A tile read from registers (not by a tensor-core dot): copied out of this iteration's stage, which
+      // is refilled only after the next iteration's barrier.
+      const int64_t elems = g_.node(id).shape.numel();
+      read_chunks(id, "(" + buffer_ptr(lp.buffer, g_.node(id).dtype) + " + tj_stage" + sv + " * " + str(elems) + ")",
+                  "tile elements of this thread, from this iteration's stage");
+    }
     return;
   }
   const std::string bar = "&tj_bar[" + str(lp.barrier) + "]";

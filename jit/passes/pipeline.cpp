@@ -50,20 +50,25 @@ std::string where(const ir::Graph& g, NodeId id) {
 }
 }  // namespace
 
-std::vector<std::string> performance_notes(const Lowered& l) {
-  std::vector<std::string> notes;
+std::vector<codegen::PerformanceNote> performance_notes(const Lowered& l) {
+  std::vector<codegen::PerformanceNote> notes;
   for (const auto& [id, why] : l.mma.cuda_cores)
-    notes.push_back("dot at " + where(l.graph, id) + " runs on CUDA cores, not tensor cores, because " + why);
+    notes.push_back({true, "dot at " + where(l.graph, id) + " runs on CUDA cores, not tensor cores, because " + why});
+  std::vector<std::pair<NodeId, std::string>> loops(l.pipe.not_pipelined.begin(), l.pipe.not_pipelined.end());
+  std::sort(loops.begin(), loops.end());
+  for (const auto& [f, why] : loops)
+    notes.push_back({true, "the loop at " + where(l.graph, f) + " is not software-pipelined (its TMA loads are issued " +
+                               "and awaited where they are used, and the tensor cores wait for them) because " + why});
   for (size_t i = 0; i < l.graph.size(); ++i) {
     const auto it = l.mma.dots.find(static_cast<NodeId>(i));
     if (it == l.mma.dots.end()) continue;
     for (const auto& [o, name] : {std::pair{&it->second.a, "a"}, std::pair{&it->second.b, "b"}})
       if (o->k_major_copy)
-        notes.push_back("dot at " + where(l.graph, it->first) + ": its " + name + " tile (" +
-                        std::string(it->second.in == ir::DType::f32 ? "tf32" : ir::name_of(it->second.in)) +
-                        ") is loaded M/N-major, which wgmma does not read for this type: the threads copy it K-major " +
-                        "before every product (a pass over the tile and a barrier); a tile loaded K-major (b as [N, K] " +
-                        "with .trans(), a as [M, K]) avoids the copy");
+        notes.push_back({false, "dot at " + where(l.graph, it->first) + ": its " + name + " tile (" +
+                                    std::string(it->second.in == ir::DType::f32 ? "tf32" : ir::name_of(it->second.in)) +
+                                    ") is loaded M/N-major, which wgmma does not read for this type: the threads copy it " +
+                                    "K-major before every product (a pass over the tile and a barrier); a tile loaded " +
+                                    "K-major (b as [N, K] with .trans(), a as [M, K]) avoids the copy"});
   }
   return notes;
 }
@@ -124,12 +129,19 @@ std::string describe(const Lowered& l) {
            " stages of {" + loads + "} (" + std::to_string(p.stage_bytes) + " bytes each), issued " +
            std::to_string(p.stages - 1) + " iteration(s) ahead; one mbarrier per stage from " +
            std::to_string(l.smem.ring_barriers.at(f));
+    out += "; " + std::to_string(p.dots.size()) + " product(s), " +
+           (p.in_flight ? "the last kept in flight into the next iteration" : "each awaited where it is issued");
+    if (p.ring_persists) out += "; the ring position carries over from one run of the loop to the next";
     if (auto early = l.pipe.issued_before.find(f); early != l.pipe.issued_before.end()) {
       out += "; issued before it (used after it):";
       for (NodeId ld : early->second) out += " %" + std::to_string(ld);
     }
     out += "\n";
   }
+  std::vector<std::pair<NodeId, std::string>> refused(l.pipe.not_pipelined.begin(), l.pipe.not_pipelined.end());
+  std::sort(refused.begin(), refused.end());
+  for (const auto& [f, why] : refused)
+    out += "not pipelined: loop %" + std::to_string(f) + " (" + where(g, f) + "), because " + why + "\n";
   out += "shared memory: " + std::to_string(l.smem.total_bytes) + " bytes\n";
   for (const SmemBuffer& b : l.smem.buffers)
     out += "  [" + std::to_string(b.offset) + ", " + std::to_string(b.offset + b.bytes) + ") " + b.role + " %" +

@@ -21,20 +21,6 @@ int tile_bytes(const ir::Graph& g, NodeId value, ir::DType dtype) {
   return static_cast<int>(g.node(value).shape.numel()) * ir::size_of(dtype);
 }
 
-/// Whether `user` reads operand slot `k` from registers (false: it can read a shared-memory tile in place).
-bool reads_registers(const ir::Graph& g, NodeId user, size_t k) {
-  switch (g.node(user).op) {
-    case Op::Permute: case Op::Reshape: case Op::ConvertLayout:
-      return false;
-    case Op::Dot:
-      return k == 2;
-    case Op::DescStore:
-      return k + 1 != g.operands(user).size();
-    default:
-      return true;
-  }
-}
-
 /// Operand slots of `user` that name `value`.
 std::vector<size_t> slots_of(const ir::Graph& g, NodeId user, NodeId value) {
   std::vector<size_t> s;
@@ -45,6 +31,19 @@ std::vector<size_t> slots_of(const ir::Graph& g, NodeId user, NodeId value) {
 }
 
 }  // namespace
+
+bool reads_registers(const ir::Graph& g, NodeId user, size_t slot) {
+  switch (g.node(user).op) {
+    case Op::Permute: case Op::Reshape: case Op::ConvertLayout:
+      return false;
+    case Op::Dot:
+      return slot == 2;
+    case Op::DescStore:
+      return slot + 1 != g.operands(user).size();
+    default:
+      return true;
+  }
+}
 
 std::vector<int> reduction_scratch(const ir::Graph& g, const Layout& layout, NodeId id) {
   const ir::Node& n = g.node(id);

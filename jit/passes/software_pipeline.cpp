@@ -19,8 +19,27 @@ bool inside(const GraphInfo& info, NodeId id, NodeId f) {
   return false;
 }
 
+std::string where(const ir::Graph& g, NodeId id) {
+  const ir::Location& l = g.location(id);
+  if (l.file.empty()) return "%" + std::to_string(id);
+  const auto slash = l.file.find_last_of('/');
+  return (slash == std::string::npos ? l.file : l.file.substr(slash + 1)) + ":" + std::to_string(l.line);
+}
+
+/// True when every reader of `v` takes it from registers (none reads its shared-memory tile in place).
+bool read_from_registers(const ir::Graph& g, const GraphInfo& info, NodeId v) {
+  for (NodeId u : info.users[static_cast<size_t>(v)]) {
+    const auto ops = g.operands(u);
+    for (size_t k = 0; k < ops.size(); ++k)
+      if (ops[k] == v && !reads_registers(g, u, k)) return false;
+  }
+  return true;
+}
+
+/// The pipeline of loop `f`, or nullopt with `why` saying what keeps it from being pipelined (empty when
+/// the loop has no tensor-core dot and TMA load directly in its body: nothing to pipeline).
 std::optional<PipelinedLoop> consider(const ir::Graph& g, const GraphInfo& info, const MmaPlan& mma, const TmaPlan& tma,
-                                      NodeId f, int stages) {
+                                      NodeId f, int stages, std::string& why) {
   const auto body = static_cast<uint32_t>(g.int_at(f, 0));
   const auto& nodes = g.region(body).nodes;
   PipelinedLoop p;
@@ -34,7 +53,10 @@ std::optional<PipelinedLoop> consider(const ir::Graph& g, const GraphInfo& info,
   p.dot = p.dots.back();
   // No tensor-core product in a nested loop or if (its waits would not be ordered with the ring's).
   for (const auto& [d, m] : mma.dots)
-    if (inside(info, d, f) && std::find(p.dots.begin(), p.dots.end(), d) == p.dots.end()) return std::nullopt;
+    if (inside(info, d, f) && std::find(p.dots.begin(), p.dots.end(), d) == p.dots.end()) {
+      why = "the tensor-core dot at " + where(g, d) + " lies in a loop or if nested in it";
+      return std::nullopt;
+    }
   // In flight across iterations: the last product accumulates in place into a loop-carried value read only by
   // it, and its result is only yielded.
   const NodeId acc = g.operand(p.dot, 2);
@@ -55,20 +77,37 @@ std::optional<PipelinedLoop> consider(const ir::Graph& g, const GraphInfo& info,
     return true;
   };
   for (NodeId l : p.loads) {
-    // Read only by the loop's dots (directly or through the transpose they absorb).
+    // Read only by the loop's dots (directly or through the transpose they absorb), or only from registers:
+    // the threads copy such a tile out of its stage, which is refilled only after the next iteration's wait.
     const bool operand = std::any_of(p.dots.begin(), p.dots.end(), [&](NodeId d) {
       const MmaDot& m = mma.dots.at(d);
       return l == m.a.load || l == m.b.load;
     });
-    if (!operand) return std::nullopt;
+    if (!operand && !read_from_registers(g, info, l)) {
+      why = "its TMA load at " + where(g, l) + " is read in place (by a view, a transpose, a store or a CUDA-core dot), " +
+            "not only by tensor-core dots or register arithmetic";
+      return std::nullopt;
+    }
     const Descriptor& d = tma.descriptors[static_cast<size_t>(tma.of.at(l))];
-    if (d.kind == DescKind::Device && d.rebuilt_in_loop) return std::nullopt;
+    if (d.kind == DescKind::Device && d.rebuilt_in_loop) {
+      why = "the descriptor of its TMA load at " + where(g, l) + " is built on the device in every iteration " +
+            "(make the view before the loop)";
+      return std::nullopt;
+    }
     if (d.kind == DescKind::Array) {
       const auto s = detail::resolve_tensor(g, g.operand(l, 0));
-      if (!computable(g.operand(s.array_elem, 1))) return std::nullopt;
+      if (!computable(g.operand(s.array_elem, 1))) {
+        why = "the tensor-array index of its TMA load at " + where(g, l) + " depends on values the loop computes";
+        return std::nullopt;
+      }
     }
     for (size_t k = 1; k < g.operands(l).size(); ++k)
-      if (!computable(g.operand(l, static_cast<int>(k)))) return std::nullopt;
+      if (!computable(g.operand(l, static_cast<int>(k)))) {
+        why = "the coordinates of its TMA load at " + where(g, l) +
+              " depend on values the loop computes (only the loop index and values from before the loop can be " +
+              "computed ahead)";
+        return std::nullopt;
+      }
     p.stage_bytes += g.node(l).shape.numel() * ir::size_of(g.node(l).dtype);
   }
   for (NodeId id : nodes)
@@ -84,9 +123,12 @@ PipelinePlan plan_pipeline(const ir::Graph& g, const GraphInfo& info, const MmaP
   for (size_t i = 0; i < g.size(); ++i) {
     const auto f = static_cast<NodeId>(i);
     if (g.node(f).op != Op::For || info.position[i] < 0) continue;
-    if (auto p = consider(g, info, mma, tma, f, stages)) {
+    std::string why;
+    if (auto p = consider(g, info, mma, tma, f, stages, why)) {
       for (NodeId l : p->loads) plan.loop_of[l] = f;
       plan.loops.emplace(f, std::move(*p));
+    } else if (!why.empty()) {
+      plan.not_pipelined.emplace(f, std::move(why));
     }
   }
   // Loads after a pipelined loop that need nothing from it: issued before it, awaited where they are. Loops in

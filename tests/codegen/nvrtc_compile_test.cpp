@@ -219,7 +219,7 @@ void compile_combos(const char* what, ComboResult& r) {
       // The dot is on wgmma; M/N-major tf32 / 8-bit tiles are copied K-major, which a note says.
       const size_t copied = tilejit::ir::size_of(In::code) == 2 ? 0 : (AT ? 1 : 0) + (BT ? 0 : 1);
       CHECK(gen.notes.size() == copied);
-      for (const auto& n : gen.notes) CHECK(n.find("the threads copy it K-major") != std::string::npos);
+      for (const auto& n : gen.notes) CHECK(n.text.find("the threads copy it K-major") != std::string::npos);
       const CompiledBinary bin = compile_cuda(gen, "mma_combo");
       char line[200];
       std::snprintf(line, sizeof line, "%-8s %-40s %3d registers, spills %d/%d, %6d bytes smem, %6.1f ms", what, c.str().c_str(),
@@ -265,7 +265,7 @@ TEST_CASE("f16 accumulators, K-major copies and attention's two products compile
   auto compile = [](const char* what, const auto& k, const tilejit::Config& c) {
     INFO(what);
     const auto gen = tilejit::codegen::generate(*k.trace(c));
-    for (const auto& n : gen.notes) CHECK(n.find("CUDA cores") == std::string::npos);  // every dot on wgmma
+    for (const auto& n : gen.notes) CHECK(n.text.find("CUDA cores") == std::string::npos);  // every dot on wgmma
     const CompiledBinary bin = compile_cuda(gen, "edge");
     CHECK(bin.spill_stores == 0);
     CHECK_FALSE(bin.wgmma_serialized);

@@ -8,6 +8,7 @@
 
 #include "tilejit/error.h"
 #include "tilejit/passes/passes.h"
+#include "../../samples/sample_kernels.h"
 
 using namespace tilejit::dsl;
 using tilejit::Config;
@@ -499,9 +500,9 @@ TEST_CASE("a dot left on CUDA cores is a performance note naming its line and th
   });
   const auto small = tilejit::codegen::generate(*k.trace(Config{{"BM", 32}}));
   REQUIRE(small.notes.size() == 1);
-  CHECK(small.notes[0].find("planner_test.cpp:" + std::to_string(dot_line)) != std::string::npos);
-  CHECK(small.notes[0].find("runs on CUDA cores") != std::string::npos);
-  CHECK(small.notes[0].find("M=32 is not a multiple of 64") != std::string::npos);
+  CHECK(small.notes[0].text.find("planner_test.cpp:" + std::to_string(dot_line)) != std::string::npos);
+  CHECK(small.notes[0].text.find("runs on CUDA cores") != std::string::npos);
+  CHECK(small.notes[0].text.find("M=32 is not a multiple of 64") != std::string::npos);
   CHECK(tilejit::codegen::generate(*k.trace(Config{{"BM", 64}})).notes.empty());
 }
 
@@ -571,8 +572,8 @@ TEST_CASE("a tf32 operand loaded M/N-major is copied K-major, and a performance 
   CHECK(l.smem.k_major_copies.count(m.b.load) == 1);
   const auto gen = tilejit::codegen::generate(*k.trace(Config{}));
   REQUIRE(gen.notes.size() == 1);
-  CHECK(gen.notes[0].find("planner_test.cpp:" + std::to_string(dot_line)) != std::string::npos);
-  CHECK(gen.notes[0].find("its b tile (tf32) is loaded M/N-major") != std::string::npos);
+  CHECK(gen.notes[0].text.find("planner_test.cpp:" + std::to_string(dot_line)) != std::string::npos);
+  CHECK(gen.notes[0].text.find("its b tile (tf32) is loaded M/N-major") != std::string::npos);
 }
 
 TEST_CASE("a load after a pipelined K loop that needs nothing from it is issued before the loop") {
@@ -627,6 +628,40 @@ TEST_CASE("a load after a pipelined K loop that needs nothing from it is issued 
   CHECK(issues == 1);
 }
 
+TEST_CASE("a TMA load in a K loop read from registers rides in the ring; one read in place leaves the loop unpipelined, with a warning") {
+  // The block scales of a DeepSeek-style GEMM: a TMA tile multiplied into each product.
+  const auto l = tilejit::passes::lower(*tilejit::samples::block_scaled_matmul_kernel().trace(
+                                            Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 8, 3)),
+                                        tilejit::codegen::Options{});
+  REQUIRE(l.pipe.loops.size() == 1);
+  const auto& p = l.pipe.loops.begin()->second;
+  CHECK(p.loads.size() == 3);
+  CHECK(p.dots.size() == 1);
+  CHECK(p.stage_bytes == 2 * 128 * 64 * 2 + 128 * 4);
+  CHECK(l.pipe.not_pipelined.empty());
+  const auto gen = tilejit::codegen::generate(*tilejit::samples::block_scaled_matmul_kernel().trace(
+      Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 8, 3)));
+  CHECK(gen.source.find("from this iteration's stage") != std::string::npos);
+  for (const auto& n : gen.notes) CHECK_FALSE(n.warning);
+
+  // The same tile stored straight back (read in place by the store) keeps the loop from being pipelined.
+  static int load_line = 0;
+  auto k = tilejit::kernel("scale_stored", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> s, Tensor<f32, 2> c) {
+    auto acc = for_range(0, a.size(1).to<i32>(), 64, zeros<f32>({64, 64}), [&](Scalar<i32> kk, Value<f32, 2> acc) {
+      load_line = __LINE__ + 1;
+      auto sb = descriptor_load(s, {kk / 64, 0}, {1, 64});
+      descriptor_store(s, {kk / 64 + 1, 0}, sb);
+      return dot(descriptor_load(a, {0, kk}, {64, 64}), descriptor_load(b, {0, kk}, {64, 64}).trans(), acc);
+    });
+    descriptor_store(c, {0, 0}, acc);
+  });
+  const auto g2 = tilejit::codegen::generate(*k.trace(Config{}.stages(3)));
+  REQUIRE(g2.notes.size() == 1);
+  CHECK(g2.notes[0].warning);
+  CHECK(g2.notes[0].text.find("is not software-pipelined") != std::string::npos);
+  CHECK(g2.notes[0].text.find("planner_test.cpp:" + std::to_string(load_line) + " is read in place") != std::string::npos);
+}
+
 TEST_CASE("f16 accumulators run on wgmma for f16 and fp8 operands; bf16 operands need an f32 accumulator") {
   auto kernel = [](auto in) {
     using In = decltype(in);
@@ -642,7 +677,8 @@ TEST_CASE("f16 accumulators run on wgmma for f16 and fp8 operands; bf16 operands
   CHECK(e4m3_in.source.find("wgmma.mma_async.sync.aligned.m64n64k32.f16.e4m3.e4m3") != std::string::npos);
   const auto bf16_in = tilejit::codegen::generate(*kernel(bf16{}).trace(Config{}));
   REQUIRE(bf16_in.notes.size() == 1);
-  CHECK(bf16_in.notes[0].find("bf16 x bf16 -> f16 has no wgmma instruction") != std::string::npos);
+  CHECK(bf16_in.notes[0].warning);
+  CHECK(bf16_in.notes[0].text.find("bf16 x bf16 -> f16 has no wgmma instruction") != std::string::npos);
 }
 
 TEST_CASE("host descriptors carry the source line of their first use, not a node id of the lowered graph") {

@@ -89,6 +89,14 @@ struct Options {
   std::function<void(std::string_view pass, const ir::Graph&)> dump_ir;
 };
 
+/// Something about a kernel's speed the user may want to change, one sentence naming the source line. A
+/// warning (a dot left on CUDA cores, a loop with products left unpipelined) costs a large factor and is
+/// logged at warn level; the rest (e.g. an operand copied K-major) at info level.
+struct PerformanceNote {
+  bool warning = false;
+  std::string text;
+};
+
 struct GeneratedKernel {
   std::string entry;   ///< extern "C" name: "tj_<kernel>_<16 hex digits of the graph hash>"
   std::string source;  ///< complete CUDA C++ translation unit (prelude included), no cuda.h needed
@@ -96,7 +104,7 @@ struct GeneratedKernel {
   /// The compiler hands it to NVRTC as a header, which NVRTC precompiles once per process.
   size_t prelude_begin = 0, prelude_end = 0;
   LaunchPlan plan;
-  std::vector<std::string> notes;  ///< passes::performance_notes: what the user may change for speed
+  std::vector<PerformanceNote> notes;  ///< passes::performance_notes: what the user may change for speed
 };
 
 /// Lowers a verified graph to CUDA C++. Throws UserError for programs the GPU

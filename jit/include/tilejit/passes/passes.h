@@ -281,6 +281,9 @@ struct PipelinedLoop {
 
 struct PipelinePlan {
   std::unordered_map<NodeId, PipelinedLoop> loops;  ///< For -> its pipeline
+  /// Loops with tensor-core dots and TMA loads that are not pipelined (num_stages >= 2), with the reason
+  /// ("its TMA load at f.cpp:12 ..."): a performance warning names it.
+  std::unordered_map<NodeId, std::string> not_pipelined;
   std::unordered_map<NodeId, NodeId> loop_of;       ///< pipelined DescLoad -> its For
   /// TMA loads after a pipelined loop (in its region, outside any loop) that need nothing the loop computes:
   /// For -> those loads, in program order. Thread 0 issues them before the loop's prologue; their waits stay
@@ -290,7 +293,8 @@ struct PipelinePlan {
 };
 
 /// Pipelines every For loop (with num_stages >= 2) whose body holds tensor-core dots (mma) directly (none
-/// in nested loops), whose TMA loads directly in the body are read only by those dots, and whose load
+/// in nested loops), whose TMA loads directly in the body are read only by those dots or only from registers
+/// (a block scale multiplied into a product: the threads copy it out of its stage of the ring), and whose load
 /// coordinates depend only on the loop index and values from outside the loop (through pure scalar
 /// arithmetic); their descriptors must not be rebuilt in the loop. Host-encoded TMA loads after such a loop
 /// whose operands all come before it are issued before it (PipelinePlan::issued_before).
@@ -362,6 +366,10 @@ struct SmemPlan {
 SmemPlan allocate_shared(const ir::Graph& g, const GraphInfo& info, const Layout& layout, const TmaPlan& tma,
                          const MmaPlan& mma, const PipelinePlan& pipe);
 
+/// Whether `user` reads its operand slot `slot` from registers (false: it can read a shared-memory tile in
+/// place: a permute, reshape or layout conversion, a dot's operands a and b, the value a TMA store writes).
+bool reads_registers(const ir::Graph& g, NodeId user, size_t slot);
+
 /// Bytes of the scratch arena op `id` needs (0 when it exchanges no data).
 int scratch_bytes_of(const ir::Graph& g, const Layout& layout, const SmemPlan& smem, const MmaPlan& mma, NodeId id);
 
@@ -426,8 +434,9 @@ Lowered lower(const ir::Graph& g, const codegen::Options& options, const DumpHoo
 /// Human-readable plan: one line per descriptor, the shared-memory map.
 std::string describe(const Lowered& l);
 
-/// What the user may want to change for speed, one sentence each, naming the source line: a dot left
-/// on CUDA cores (and why). The runtime logs them at info level when it generates the kernel.
-std::vector<std::string> performance_notes(const Lowered& l);
+/// What the user may want to change for speed, one sentence each, naming the source line: warnings for a
+/// dot left on CUDA cores and for a loop with tensor-core dots left unpipelined (and why), notes for an
+/// operand copied K-major. The runtime logs them (warn / info) when it generates the kernel.
+std::vector<codegen::PerformanceNote> performance_notes(const Lowered& l);
 
 }  // namespace tilejit::passes
