@@ -9,7 +9,13 @@ namespace tilejit {
 
 Config::Config(std::initializer_list<std::pair<std::string, int64_t>> values, int num_warps, int num_stages,
                std::source_location loc) {
-  for (const auto& [k, v] : values) set(k, v, loc);
+  for (const auto& [k, v] : values) {
+    // set() replaces a value on purpose; in one literal list a repeated name is a mistake.
+    if (has(k))
+      throw UserError("the configuration names '" + k + "' twice", k + "=" + std::to_string(get(k)) + " and " + k + "=" + std::to_string(v),
+                      "each name once", loc);
+    set(k, v, loc);
+  }
   warps(num_warps, loc);
   stages(num_stages, loc);
 }

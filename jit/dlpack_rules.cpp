@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include "tilejit/arg_rules.h"
+#include "tilejit/checked.h"
 #include "tilejit/error.h"
 #include "tilejit/tma_rules.h"
 
@@ -117,7 +119,7 @@ TensorArg tensor_arg(const Fields& f, ir::DType want, int rank, std::string_view
     if (f.shape[i] < 0)
       throw UserError(tensor_rule(name, "shape[" + s(d) + "]", "sizes are not negative"), s(f.shape[i]), ">= 0", loc);
     a.sizes[i] = f.shape[i];
-    numel *= f.shape[i];
+    numel = checked::mul(numel, f.shape[i]).value_or(INT64_MAX);  // only tested against 0 below
   }
   int64_t row = 1;
   for (int d = rank - 1; d >= 0; --d) {
@@ -136,6 +138,10 @@ TensorArg tensor_arg(const Fields& f, ir::DType want, int rank, std::string_view
     throw UserError(tensor_rule(name, "data", "null for a tensor of " + s(numel) + " elements"), "null", "an address",
                     loc);
   a.data = static_cast<char*>(f.data) + f.byte_offset;
+  a.read_only = opt.read_only;
+  args::Extent extent;
+  if (auto v = args::tensor_extent(a, extent))
+    throw UserError(tensor_rule(name, "shape, strides", v->rule), v->value, v->limit, loc);
 
   if (opt.tma) {
     const auto v = tma::check_global(want, reinterpret_cast<uint64_t>(a.data), {a.sizes.data(), static_cast<size_t>(rank)},

@@ -5,17 +5,17 @@
 
 namespace tilejit {
 
-void check_grid(const std::string& kernel, dim3 grid) {
+void check_grid(const std::string& kernel, dim3 grid, const std::string& file, unsigned line) {
   const uint32_t dims[3] = {grid.x, grid.y, grid.z};
   const uint32_t limits[3] = {0x7fffffffu, 65535u, 65535u};
   static const char* names[3] = {"grid.x", "grid.y", "grid.z"};
   for (int a = 0; a < 3; ++a) {
     if (dims[a] == 0)
       throw UserError(std::string(names[a]) + " of kernel '" + kernel + "' is zero: a grid runs at least one program per dimension",
-                      "0", "1.." + std::to_string(limits[a]));
+                      "0", "1.." + std::to_string(limits[a]), file, line);
     if (dims[a] > limits[a])
       throw UserError(std::string(names[a]) + " of kernel '" + kernel + "' is too large", std::to_string(dims[a]),
-                      std::to_string(limits[a]));
+                      std::to_string(limits[a]), file, line);
   }
 }
 

@@ -18,8 +18,10 @@
 #include "launch_internal.h"
 #include "log_internal.h"
 #include "tensor_map.h"
+#include "tilejit/arg_rules.h"
 #include "tilejit/error.h"
 #include "tilejit/interp/interp.h"
+#include "tilejit/tma_rules.h"
 #include "tilejit/passes/passes.h"
 #include "tilejit/runtime/compiler.h"
 #include "tilejit/runtime/disk_cache.h"
@@ -78,6 +80,7 @@ struct Entry {
   std::unique_ptr<CachedDescriptor[]> desc_cache;
   std::vector<size_t> offset;  // byte offset of each parameter slot in the packed buffer
   size_t param_bytes = 0;
+  args::GraphFacts arg_facts;  // what the argument checks need of the graph, found once
 };
 
 struct KernelRuntime {
@@ -86,6 +89,7 @@ struct KernelRuntime {
   std::atomic<Entry*> last{nullptr};            // the most recently launched entry: the hot path
   std::vector<Config> compiled_without_gpu;     // configurations warmed up where no GPU can load them
   std::vector<std::pair<Config, int64_t>> workspace_per_program;  // workspace_bytes() without an entry
+  std::vector<Config> resources_checked;  // configurations check_resources() accepted
 };
 
 KernelRuntime& runtime_of(const KernelBase& k) {
@@ -292,6 +296,22 @@ std::shared_ptr<Library> load_library(const KernelBase& k, const codegen::Genera
   return it->second;
 }
 
+// A configuration value that no Block parameter reads is most likely a misspelt name: warned once
+// per compiled or interpreted configuration (a grid function may read a value the kernel does not).
+void warn_unused_config_values(const KernelBase& k, const ir::Graph& g, const Config& config) {
+  for (const auto& [name, value] : config.values()) {
+    bool used = false;
+    for (const ir::Param& p : g.params) used = used || (p.kind == ir::Param::Config && p.name == name);
+    if (used) continue;
+    std::string names;
+    for (const ir::Param& p : g.params)
+      if (p.kind == ir::Param::Config) names += (names.empty() ? "" : ", ") + p.name;
+    logger().warn("kernel '{}' ({}:{}): configuration value {}={} is not one of its Block parameters ({}); it is ignored",
+                  k.name(), g.kernel_location.file, g.kernel_location.line, name, value,
+                  names.empty() ? "it has none" : "Block names: " + names);
+  }
+}
+
 void check_arg_count(const KernelBase& k, size_t given, size_t params) {
   if (given != params)
     throw UserError("kernel '" + k.name() + "' takes one argument per parameter", std::to_string(given) + " arguments",
@@ -328,6 +348,8 @@ Entry& entry_for(const KernelBase& k, const Config& config, std::span<const uint
   e->ctx = ctx;
   e->graph = traced(k, config);
   e->relevant = passes::relevant_specialization(*e->graph);
+  e->arg_facts = args::graph_facts(*e->graph);
+  warn_unused_config_values(k, *e->graph, config);
   check_arg_count(k, facts.size(), e->relevant.size());
   for (size_t i = 0; i < facts.size(); ++i) e->spec.push_back(facts[i] & e->relevant[i]);
   e->gen = generated(*e->graph, codegen::Specialization{e->spec});
@@ -393,22 +415,8 @@ TensorMapBytes host_descriptor(Entry& e, int index, const TensorArg& t) {
   return c.bytes;
 }
 
-void check_args(const KernelBase& k, const ir::Graph& g, std::span<const KernelArg> args) {
-  check_arg_count(k, args.size(), g.params.size());
-  for (size_t i = 0; i < args.size(); ++i) {
-    const ir::Param& p = g.params[i];
-    const KernelArg& a = args[i];
-    const bool ok = (p.kind == ir::Param::Tensor && a.kind == KernelArg::Tensor) ||
-                    (p.kind == ir::Param::TensorArray && a.kind == KernelArg::TensorArray) ||
-                    (p.kind == ir::Param::Scalar && a.kind == KernelArg::Scalar) ||
-                    (p.kind == ir::Param::Config && a.kind == KernelArg::Config);
-    if (!ok) throw UserError("argument " + std::to_string(i) + " of kernel '" + k.name() + "' has the wrong kind", "", "");
-    if (a.kind == KernelArg::Tensor && a.tensor.data == nullptr)
-      throw UserError("tensor argument " + std::to_string(i) + " of kernel '" + k.name() + "' is a null pointer", "nullptr",
-                      "a device address");
-    if (a.kind == KernelArg::TensorArray && a.array.empty())
-      throw UserError("tensor array argument " + std::to_string(i) + " of kernel '" + k.name() + "' is empty", "0 tensors", ">= 1");
-  }
+void check_args(const ir::Graph& g, std::span<const KernelArg> args, const args::CallSite& at) {
+  args::check_launch_args(g, args, at, args::Mode{.gpu = true});
 }
 
 // The bytes of a scalar argument in the kernel's parameter type.
@@ -461,7 +469,8 @@ CUdeviceptr stream_workspace(CUcontext ctx, CUstream s, size_t need) {
 }
 
 // Runs the interpreter on launch arguments, staging device memory through the host.
-void interpret_launch(const KernelBase& k, Stream stream, dim3 grid, const Config& config, std::span<const KernelArg> args) {
+void interpret_launch(const KernelBase& k, Stream stream, dim3 grid, const Config& config, std::span<const KernelArg> args,
+                      const args::CallSite& at) {
   auto g = k.graph(config);
   std::vector<KernelArg> host(args.begin(), args.end());
   struct Staged {
@@ -491,7 +500,7 @@ void interpret_launch(const KernelBase& k, Stream stream, dim3 grid, const Confi
     if (a.kind == KernelArg::TensorArray)
       for (auto& t : a.array) stage(t);
   }
-  interp::run(*g, grid, host);
+  interp::run(*g, grid, host, &at);
   for (auto& s : staged) TILEJIT_CHECK_CU(driver().cuMemcpyHtoD_v2(s.dev, s.buf.get(), s.bytes));
 }
 
@@ -524,7 +533,7 @@ DeviceTarget current_target() {
 VariantResources compile_variant(const KernelBase& k, const Config& config, std::span<const KernelArg> args,
                                  const DeviceTarget& target) {
   const auto graph = traced(k, config);
-  check_args(k, *graph, args);
+  check_args(*graph, args, args::CallSite::of(graph->kernel_location));
   const std::vector<uint16_t> relevant = passes::relevant_specialization(*graph);
   codegen::Specialization spec;
   for (size_t i = 0; i < args.size(); ++i) spec.tensors.push_back(specialization_bits(args[i]) & relevant[i]);
@@ -622,6 +631,30 @@ void warmup(const KernelBase& kernel, const Config& config, std::span<const Kern
   entry_for(kernel, config, facts, ctx, nullptr);
 }
 
+void check_resources(const KernelBase& kernel, const Config& config, const std::source_location& where) {
+  KernelRuntime& rt = runtime_of(kernel);
+  {
+    std::lock_guard lock(rt.m);
+    for (const Config& c : rt.resources_checked)
+      if (c == config) return;
+  }
+  const auto g = kernel.graph(config);
+  warn_unused_config_values(kernel, *g, config);
+  const codegen::LaunchPlan plan = codegen::generate(*g, codegen_options()).plan;
+  if (plan.shared_bytes > tma::kMaxSharedBytes)
+    throw UserError("kernel '" + kernel.name() + "' needs more shared memory per program than a Hopper GPU offers per block "
+                    "(launch() would refuse it; the interpreter applies the same limit)",
+                    std::to_string(plan.shared_bytes) + " bytes with configuration {" + config.str() + "}",
+                    std::to_string(tma::kMaxSharedBytes) + " bytes (227 KiB)", where);
+  if (plan.threads > kMaxThreadsPerBlock)
+    throw UserError("kernel '" + kernel.name() + "' needs more threads per program than a GPU block holds "
+                    "(launch() would refuse it; the interpreter applies the same limit)",
+                    std::to_string(plan.threads) + " threads with configuration {" + config.str() + "}",
+                    std::to_string(kMaxThreadsPerBlock), where);
+  std::lock_guard lock(rt.m);
+  rt.resources_checked.push_back(config);
+}
+
 size_t workspace_bytes(const KernelBase& kernel, dim3 grid, const Config& config) {
   // The per-program size is a property of the generated code: from a loaded entry when there is
   // one, else generated once per configuration and remembered.
@@ -643,11 +676,12 @@ size_t workspace_bytes(const KernelBase& kernel, dim3 grid, const Config& config
 }
 
 void launch(const KernelBase& kernel, Stream stream, dim3 grid, const Config& config, std::span<const KernelArg> args,
-            const LaunchOptions& options) {
-  check_grid(kernel.name(), grid);
+            const LaunchOptions& options, const std::source_location& where) {
+  const args::CallSite at = args::CallSite::of(where);
+  check_grid(kernel.name(), grid, at.file, at.line);
   if (knobs().interpret || !driver_available()) {
-    check_args(kernel, *kernel.graph(config), args);
-    interpret_launch(kernel, stream, grid, config, args);
+    check_args(*kernel.graph(config), args, at);
+    interpret_launch(kernel, stream, grid, config, args, at);
     return;
   }
   auto& d = driver();
@@ -666,7 +700,7 @@ void launch(const KernelBase& kernel, Stream stream, dim3 grid, const Config& co
   if (args.size() > kInlineArgs) facts = (heap_facts = std::make_unique<uint16_t[]>(args.size())).get();
   for (size_t i = 0; i < args.size(); ++i) facts[i] = specialization_bits(args[i]);
   Entry& e = entry_for(kernel, config, std::span<const uint16_t>(facts, args.size()), ctx, s);
-  check_args(kernel, *e.graph, args);
+  args::check_launch_args(*e.graph, e.arg_facts, args, at, args::Mode{.gpu = true});
   const codegen::LaunchPlan& plan = e.gen.plan;
 
   // The parameters, packed in one aligned buffer (on the stack unless the kernel has unusually

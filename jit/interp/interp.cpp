@@ -4,7 +4,9 @@
 #include <bit>
 
 #include "interp_internal.h"
+#include "tilejit/arg_rules.h"
 #include "tilejit/error.h"
+#include "tilejit/ir/effects.h"
 #include "tilejit/tma_rules.h"
 
 namespace tilejit::interp {
@@ -45,19 +47,25 @@ class Machine {
   Machine(const ir::Graph& g, dim3 grid, std::span<const KernelArg> args)
       : g_(g), grid_(grid), args_(args), vals_(g.size()), tens_(g.size()), aux_(g.size(), -1), invariant_(g.size(), 0) {}
 
-  void run() {
-    check_grid(g_.kernel_name, grid_);
-    check_args();
+  void run(const args::CallSite& at) {
+    check_grid(g_.kernel_name, grid_, at.file, at.line);
+    args::check_launch_args(g_, args_, at, args::Mode{});
     prepare();
-    for (uint32_t z = 0; z < grid_.z; ++z)
-      for (uint32_t y = 0; y < grid_.y; ++y)
-        for (uint32_t x = 0; x < grid_.x; ++x) {
-          pid_[0] = x;
-          pid_[1] = y;
-          pid_[2] = z;
-          eval_region(0);
-          invariants_ready_ = true;
-        }
+    snapshot_written();
+    try {
+      for (uint32_t z = 0; z < grid_.z; ++z)
+        for (uint32_t y = 0; y < grid_.y; ++y)
+          for (uint32_t x = 0; x < grid_.x; ++x) {
+            pid_[0] = x;
+            pid_[1] = y;
+            pid_[2] = z;
+            eval_region(0);
+            invariants_ready_ = true;
+          }
+    } catch (const UserError&) {
+      restore_written();
+      throw;
+    }
   }
 
  private:
@@ -68,38 +76,27 @@ class Machine {
              str(pid_[2]) + ")";
     throw UserError(rule, value, limit, loc.file, loc.line);
   }
-  [[noreturn]] void fail_args(const std::string& rule, const std::string& value, const std::string& limit) const {
-    throw UserError(rule, value, limit, g_.kernel_location.file, g_.kernel_location.line);
-  }
 
   // ---- once per run -------------------------------------------------------------------
-  void check_tensor_arg(const TensorArg& a, const ir::Param& param, const std::string& what) const {
-    if (a.dtype != param.dtype)
-      fail_args("interpret: " + what + " has the wrong element type", std::string(ir::name_of(a.dtype)),
-                std::string(ir::name_of(param.dtype)));
-    if (a.rank != param.rank) fail_args("interpret: " + what + " has the wrong rank", str(a.rank), str(param.rank));
-    for (int d = 0; d < a.rank; ++d)
-      if (a.sizes[static_cast<size_t>(d)] < 0)
-        fail_args("interpret: " + what + " has a negative size", "size[" + str(d) + "] = " + str(a.sizes[static_cast<size_t>(d)]),
-                  ">= 0");
-  }
-
-  void check_args() const {
-    if (args_.size() != g_.params.size())
-      fail_args("interpret: wrong number of kernel arguments (configuration parameters included)", str(static_cast<int64_t>(args_.size())),
-                str(static_cast<int64_t>(g_.params.size())));
-    static constexpr const char* kKind[] = {"a tensor", "a tensor array", "a scalar", "a configuration value"};
-    for (size_t p = 0; p < args_.size(); ++p) {
-      const ir::Param& param = g_.params[p];
-      const KernelArg& a = args_[p];
-      const std::string what = "argument " + str(static_cast<int64_t>(p)) + " (" + param.name + ")";
-      if (static_cast<int>(a.kind) != static_cast<int>(param.kind))
-        fail_args("interpret: " + what + " has the wrong kind", kKind[a.kind], kKind[param.kind]);
-      if (param.kind == ir::Param::Tensor) check_tensor_arg(a.tensor, param, what);
-      if (param.kind == ir::Param::TensorArray)
-        for (size_t k = 0; k < a.array.size(); ++k)
-          check_tensor_arg(a.array[k], param, what + " element " + str(static_cast<int64_t>(k)));
+  /// Copies the bytes of every tensor argument the kernel may write, so that a program that fails
+  /// leaves the arguments as they were: a rejected launch writes nothing, as on the GPU, where the
+  /// same rules are checked before the kernel starts.
+  void snapshot_written() {
+    for (int p : ir::written_params(g_)) {
+      const KernelArg& a = args_[static_cast<size_t>(p)];
+      auto save = [&](const TensorArg& t) {
+        const TensorValue v = tensor_of_arg(t, p, -1);
+        if (v.root_hi <= v.root_lo) return;
+        Saved s{const_cast<std::byte*>(v.root_lo), std::vector<std::byte>(v.root_lo, v.root_hi)};
+        saved_.push_back(std::move(s));
+      };
+      if (a.kind == KernelArg::Tensor) save(a.tensor);
+      for (const TensorArg& t : a.array) save(t);
     }
+  }
+  void restore_written() {
+    // In reverse, so that overlapping arguments end with the oldest bytes.
+    for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) std::copy(it->bytes.begin(), it->bytes.end(), it->at);
   }
 
   static bool is_tensor_op(Op op) {
@@ -263,7 +260,7 @@ class Machine {
         return;
       case Op::MakeView: {
         const auto rank = static_cast<size_t>(g_.int_at(id, 0));
-        int64_t sz[kMaxTensorRank], st[kMaxTensorRank];
+        int64_t sz[kMaxTensorRank] = {}, st[kMaxTensorRank] = {};
         for (size_t d = 0; d < rank; ++d) {
           sz[d] = scalar_i(ops[2 + d]);
           st[d] = scalar_i(ops[2 + rank + d]);
@@ -495,13 +492,18 @@ class Machine {
   std::vector<ir::TmaAttrs> tma_;
   bool invariants_ready_ = false;
   uint32_t pid_[3] = {0, 0, 0};
+  struct Saved {
+    std::byte* at;
+    std::vector<std::byte> bytes;
+  };
+  std::vector<Saved> saved_;
 };
 
 }  // namespace
 
-void run(const ir::Graph& g, dim3 grid, std::span<const KernelArg> args) {
+void run(const ir::Graph& g, dim3 grid, std::span<const KernelArg> args, const args::CallSite* call_site) {
   Machine m(g, grid, args);
-  m.run();
+  m.run(call_site ? *call_site : args::CallSite::of(g.kernel_location));
 }
 
 }  // namespace tilejit::interp

@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "interp_internal.h"
+#include "tilejit/arg_rules.h"
+#include "tilejit/checked.h"
 #include "tilejit/error.h"
 #include "tilejit/tma_rules.h"
 
@@ -20,17 +22,18 @@ struct Range {
   bool empty() const { return lo > hi; }
 };
 
-/// Element offsets the sizes and strides of `t` reach.
+/// Element offsets the sizes and strides of `t` reach, formed with overflow checks: a view whose
+/// offsets do not fit in 64 bits is an OpError (a wrapped range would admit offsets before the base).
 Range view_range(const TensorValue& t) {
-  Range r{0, 0};
-  for (int d = 0; d < t.rank; ++d) {
-    const int64_t n = t.sizes[static_cast<size_t>(d)];
-    if (n <= 0) return Range{};
-    const int64_t span = (n - 1) * t.strides[static_cast<size_t>(d)];
-    if (span < 0) r.lo += span;
-    else r.hi += span;
-  }
-  return r;
+  TensorArg a;
+  a.data = t.base;
+  a.dtype = t.dtype;
+  a.rank = t.rank;
+  a.sizes = t.sizes;
+  a.strides = t.strides;
+  args::Extent e;
+  if (auto v = args::tensor_extent(a, e)) throw OpError{v->rule, v->value, v->limit};
+  return e.empty() ? Range{} : Range{e.lo, e.hi};
 }
 
 /// Element offsets an access through `t` may touch: inside its own extent and inside the argument it derives from.
@@ -120,7 +123,12 @@ TensorValue merge_view(const ir::Graph& g, const TensorValue& t, std::span<const
 
 TensorValue make_view(const TensorValue& t, int64_t offset, std::span<const int64_t> sizes, std::span<const int64_t> strides) {
   TensorValue v = t;
-  v.base = at(t, offset);
+  const std::optional<int64_t> bytes = checked::mul(offset, ir::size_of(t.dtype));
+  if (!bytes)
+    throw OpError{"make_view: the byte offset of the view overflows 64 bits",
+                  "offset " + s(offset) + " x " + s(ir::size_of(t.dtype)) + " bytes", "|offset x element size| < 2^63"};
+  // Unsigned arithmetic: the address is compared with the argument's bounds before any access.
+  v.base = reinterpret_cast<std::byte*>(static_cast<uintptr_t>(addr(t.base)) + static_cast<uintptr_t>(*bytes));
   v.rank = static_cast<int>(sizes.size());
   v.sizes.fill(0);
   v.strides.fill(0);
@@ -191,10 +199,10 @@ void check_tma_global(const ir::Graph& g, const char* what, const TensorValue& t
   const std::span<const int64_t> strides(t.strides.data(), static_cast<size_t>(rank));
   if (auto v = tma::check_global(t.dtype, static_cast<uint64_t>(addr(t.base)), sizes, strides))
     throw OpError{w + ": " + v->rule + " (" + tensor_name(g, t) + ")", v->value, v->limit};
-  // Sizes and strides are positive here, so the view spans [base, base + extent).
+  // Sizes and strides are positive here and view_range checked that the byte extent fits.
   const Range r = view_range(t);
   const int64_t es = ir::size_of(t.dtype);
-  const intptr_t lo = addr(t.base), hi = addr(t.base) + static_cast<intptr_t>((r.hi + 1) * es);
+  const intptr_t lo = addr(t.base), hi = static_cast<intptr_t>(static_cast<uintptr_t>(lo) + static_cast<uintptr_t>((r.hi + 1) * es));
   if (lo < addr(t.root_lo) || hi > addr(t.root_hi)) {
     const intptr_t root = addr(t.root_lo);
     throw OpError{w + ": " + tensor_name(g, t) + " reaches outside the tensor argument it is made from",

@@ -49,4 +49,12 @@ std::vector<int> written_params(const Graph& g) {
   return out;
 }
 
+NodeId first_write(const Graph& g, int param) {
+  for (NodeId id = 0; id < static_cast<NodeId>(g.size()); ++id) {
+    const Op op = g.node(id).op;
+    if ((op == Op::Store || op == Op::AtomicAdd || op == Op::DescStore) && root_param(g, g.operand(id, 0)) == param) return id;
+  }
+  return kNoNode;
+}
+
 }  // namespace tilejit::ir

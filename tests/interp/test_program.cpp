@@ -357,3 +357,25 @@ TEST_CASE("the samples' attention kernel computes softmax(q k^T * scale) v for e
   // (measured: 8.0e-3); a wrong scale, maximum or head offset moves O by its own size.
   CHECK(std::sqrt(err2 / ref2) < 3e-2);
 }
+
+TEST_CASE("a run rejected in a later program leaves the tensors it writes as they were") {
+  // Programs 0-2 store inside y; program 3 stores past its end. A rejected run writes nothing,
+  // as on the GPU, whose launch is refused before the kernel starts.
+  auto k = tilejit::kernel("late_failure", [](dsl::Tensor<dsl::f32, 1> y, dsl::Tensor<dsl::i32, 1> counts) {
+    using namespace tilejit::dsl;
+    const Scalar<i32> z = 0;
+    atomic_add(counts, z, 1);
+    store(y, program_id(0) * 4 + arange(0, 4), 1.0f);
+  });
+  std::vector<float> y(12, 0.0f);
+  std::vector<int32_t> counts(1, 7);
+  CHECK_THROWS_AS(k.interpret(dim3(4), Config{}, tilejit::TensorView<dsl::f32, 1>(y.data(), {12}),
+                              tilejit::TensorView<dsl::i32, 1>(counts.data(), {1})),
+                  tilejit::UserError);
+  for (float v : y) CHECK(v == 0.0f);
+  CHECK(counts[0] == 7);
+  // The same kernel over a grid that fits writes every program's part.
+  k.interpret(dim3(3), Config{}, tilejit::TensorView<dsl::f32, 1>(y.data(), {12}), tilejit::TensorView<dsl::i32, 1>(counts.data(), {1}));
+  for (float v : y) CHECK(v == 1.0f);
+  CHECK(counts[0] == 10);
+}

@@ -242,3 +242,32 @@ TEST_CASE("dlpack: a kernel interpreted on host tensors given through DLPack") {
   for (int r = 0; r < 4; ++r)
     for (int c = 0; c < 8; ++c) CHECK(out[static_cast<size_t>(r * 8 + c)] == 2.0f * in[static_cast<size_t>(r * 16 + c)]);
 }
+
+TEST_CASE("dlpack: a read-only tensor may be read by a kernel, and a kernel that writes it is refused before it runs") {
+  auto twice = tilejit::kernel("dlpack_read_only", [](Tensor<f32, 2> x, Tensor<f32, 2> y, Block<"B"> B) {
+    auto t = descriptor_load(x, {program_id(0) * B, 0}, {B, 8});
+    descriptor_store(y, {program_id(0) * B, 0}, t * 2.0f);
+  });
+  std::vector<float> in(4 * 8, 1.0f), out(4 * 8, 0.0f);
+  int64_t shape[2] = {4, 8};
+  Versioned x{}, y{};
+  x.version = {1, 1};
+  y.version = {1, 1};
+  x.flags = y.flags = 1;  // DLPACK_FLAG_BITMASK_READ_ONLY
+  x.dl_tensor = DLTensor{in.data(), {kDLCPU, 0}, 2, {kDLFloat, 32, 1}, shape, nullptr, 0};
+  y.dl_tensor = DLTensor{out.data(), {kDLCPU, 0}, 2, {kDLFloat, 32, 1}, shape, nullptr, 0};
+  const DLPackOptions read_only{.device = DLPackDevice::host, .read_only = true};
+  const auto X = from_dlpack<f32, 2>(x, "x", read_only);
+  CHECK(X.read_only());
+  y.flags = 0;
+  twice.interpret(tilejit::dim3(2), tilejit::Config{{"B", 2}}, X, from_dlpack<f32, 2>(y, "y", host));
+  CHECK(out[31] == 2.0f);
+  y.flags = 1;
+  std::fill(out.begin(), out.end(), 5.0f);
+  const std::string msg = refusal([&] {
+    twice.interpret(tilejit::dim3(2), tilejit::Config{{"B", 2}}, X, from_dlpack<f32, 2>(y, "y", read_only));
+  });
+  CHECK(has(msg, "argument 1 (arg1) is a read-only view, and the kernel writes it"));
+  CHECK(has(msg, "a writable tensor (a non-const pointer)"));
+  for (float v : out) CHECK(v == 5.0f);
+}

@@ -89,7 +89,11 @@ TEST_CASE("box rules: shared memory and fill") {
 TEST_CASE("global rules: address, sizes, strides") {
   CHECK(rule(global(DType::f32, 4096, {8, 4}, {4, 1})).empty());
   CHECK(rule(global(DType::f32, 4096 + 8, {8, 4}, {4, 1})).find("16-byte aligned") != std::string::npos);
-  CHECK(rule(global(DType::f32, 4096, {8, int64_t{1} << 32}, {int64_t{1} << 32, 1})).empty());
+  // The descriptor admits sizes up to 2^32, but coordinates are signed 32-bit: 2^31 is the last size
+  // whose every element has a coordinate.
+  CHECK(rule(global(DType::f32, 4096, {8, int64_t{1} << 31}, {int64_t{1} << 31, 1})).empty());
+  CHECK(rule(global(DType::f32, 4096, {(int64_t{1} << 31) + 1, 4}, {4, 1})).find("coordinates are signed 32-bit") !=
+        std::string::npos);
   CHECK(rule(global(DType::f32, 4096, {8, (int64_t{1} << 32) + 1}, {(int64_t{1} << 32) + 4, 1})).find("size out of range") !=
         std::string::npos);
   CHECK(rule(global(DType::f32, 4096, {0, 4}, {4, 1})).find("size out of range") != std::string::npos);

@@ -52,6 +52,7 @@ TensorView<T, R> view_of(const TensorArg& a) {
     sizes[d] = a.sizes[d];
     strides[d] = a.strides[d];
   }
+  if (a.read_only) return TensorView<T, R>(static_cast<const void*>(a.data), sizes, strides);
   return TensorView<T, R>(a.data, sizes, strides);
 }
 

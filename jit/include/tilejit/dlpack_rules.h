@@ -29,6 +29,7 @@ struct DLPackOptions {
   /// descriptor_load / descriptor_store; turn it off for tensors only used by pointer loads.
   bool tma = true;
   /// The kernel only reads the tensor: accept one its producer marks read-only (DLPack 1.x flag).
+  /// The view is then read-only: a launch whose kernel writes it is a UserError before it runs.
   bool read_only = false;
 };
 

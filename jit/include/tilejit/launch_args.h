@@ -3,7 +3,10 @@
 
 #include <array>
 #include <cstdint>
+#include <source_location>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "tilejit/ir/dtype.h"
@@ -19,8 +22,22 @@ struct dim3 {
 };
 
 /// Throws UserError unless every dimension of `grid` is at least 1 and within the limits of
-/// every CUDA GPU (x < 2^31, y and z <= 65535): checked by launch() and interpret() alike.
-void check_grid(const std::string& kernel, dim3 grid);
+/// every CUDA GPU (x < 2^31, y and z <= 65535): checked by launch() and interpret() alike. The
+/// error names `file`:`line`, the call that gave the grid.
+void check_grid(const std::string& kernel, dim3 grid, const std::string& file, unsigned line);
+
+/// A parameter that also records the line of the call it is passed to, for calls whose last
+/// parameters are a pack (launch(stream, ...), interpret(grid, ...)) and so cannot end with a
+/// defaulted std::source_location. Converts implicitly from anything convertible to T.
+template <class T>
+struct Located {
+  T value;
+  std::source_location where;
+  template <class U>
+    requires std::is_convertible_v<U&&, T>
+  Located(U&& v, std::source_location w = std::source_location::current())  // NOLINT: implicit by design
+      : value(std::forward<U>(v)), where(w) {}
+};
 
 /// ceil(a / b) for positive b.
 constexpr int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -30,13 +47,15 @@ constexpr int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 inline constexpr int kMaxTensorRank = 8;
 
 /// A tensor argument: base address (host or device), sizes and strides in elements,
-/// outermost dimension first.
+/// outermost dimension first. A read-only one (from a const pointer or a read-only DLPack
+/// tensor) may not be passed for a parameter the kernel writes.
 struct TensorArg {
   void* data = nullptr;
   ir::DType dtype = ir::DType::f32;
   int rank = 0;
   std::array<int64_t, kMaxTensorRank> sizes{};
   std::array<int64_t, kMaxTensorRank> strides{};
+  bool read_only = false;
 };
 
 /// One kernel argument, in the order of the kernel lambda's parameters

@@ -26,6 +26,9 @@ inline constexpr int kMaxBox = 256;
 inline constexpr int kMaxBoxPieces = 64;
 inline constexpr int kMaxElementStride = 8;
 inline constexpr uint64_t kMaxGlobalDim = uint64_t{1} << 32;
+/// Largest size tilejit accepts per TMA dimension: coordinates are signed 32-bit, so elements at
+/// 2^31 and beyond (which kMaxGlobalDim would admit) have no coordinate.
+inline constexpr int64_t kMaxCoordinateExtent = int64_t{1} << 31;
 inline constexpr uint64_t kMaxGlobalStrideBytes = uint64_t{1} << 40;
 inline constexpr int kGlobalAddressAlign = 16;
 inline constexpr int kGlobalStrideAlign = 16;

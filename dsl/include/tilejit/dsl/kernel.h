@@ -3,14 +3,20 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstddef>
+#include <cstdint>
+#include <cstdio>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <tuple>
 #include <type_traits>
 #include <vector>
 
+#include "tilejit/arg_rules.h"
+#include "tilejit/checked.h"
 #include "tilejit/config.h"
 #include "tilejit/dsl/control.h"
 #include "tilejit/dsl/tma.h"
@@ -48,6 +54,9 @@ template <::tilejit::detail::FixedString N> struct is_config_int<Block<N>> : std
 
 /// A tensor on the host or the device given to a kernel: base address, sizes and
 /// strides in elements (outermost first). Row-major strides are the default.
+/// A view made from a `const` pointer is read-only: launching or interpreting a kernel that
+/// writes it is a UserError before anything runs (a kernel store would otherwise overwrite a
+/// `const` object, or fault on read-only pages).
 template <class T, int R>
 class TensorView {
   static_assert(dsl::is_dtype_v<T>, "tilejit: TensorView<T, R>: T must be an element type");
@@ -57,22 +66,34 @@ class TensorView {
   using dtype = dsl::tag_t<T>;
   static constexpr int rank = R;
 
-  TensorView(const void* data, const std::array<int64_t, R>& sizes) : data_(const_cast<void*>(data)), sizes_(sizes) {
-    int64_t s = 1;
-    for (int d = R - 1; d >= 0; --d) {
-      strides_[static_cast<size_t>(d)] = s;
-      s *= sizes_[static_cast<size_t>(d)];
-    }
+  TensorView(void* data, const std::array<int64_t, R>& sizes) : data_(data), sizes_(sizes) { set_row_major(); }
+  TensorView(void* data, const std::array<int64_t, R>& sizes, const std::array<int64_t, R>& strides)
+      : data_(data), sizes_(sizes), strides_(strides) {}
+  /// Read-only views.
+  TensorView(const void* data, const std::array<int64_t, R>& sizes)
+      : data_(const_cast<void*>(data)), sizes_(sizes), read_only_(true) {
+    set_row_major();
   }
   TensorView(const void* data, const std::array<int64_t, R>& sizes, const std::array<int64_t, R>& strides)
-      : data_(const_cast<void*>(data)), sizes_(sizes), strides_(strides) {}
+      : data_(const_cast<void*>(data)), sizes_(sizes), strides_(strides), read_only_(true) {}
+  /// A null base (refused when the kernel runs, unless the tensor is empty in the interpreter).
+  TensorView(std::nullptr_t, const std::array<int64_t, R>& sizes) : TensorView(static_cast<void*>(nullptr), sizes) {}
+  TensorView(std::nullptr_t, const std::array<int64_t, R>& sizes, const std::array<int64_t, R>& strides)
+      : TensorView(static_cast<void*>(nullptr), sizes, strides) {}
 
   void* data() const { return data_; }
   const std::array<int64_t, R>& sizes() const { return sizes_; }
   const std::array<int64_t, R>& strides() const { return strides_; }
-  int64_t numel() const {
+  /// True for a view made from a const pointer or a read-only DLPack tensor.
+  bool read_only() const { return read_only_; }
+  /// The element count; UserError when it does not fit in 64 bits.
+  int64_t numel(std::source_location loc = std::source_location::current()) const {
     int64_t n = 1;
-    for (int64_t s : sizes_) n *= s;
+    for (int64_t s : sizes_) {
+      const std::optional<int64_t> m = checked::mul(n, s);
+      if (!m) throw UserError("TensorView::numel: the element count overflows 64 bits", "a size of " + std::to_string(s), "a product within 2^63", loc);
+      n = *m;
+    }
     return n;
   }
 
@@ -83,13 +104,25 @@ class TensorView {
     a.rank = R;
     std::copy(sizes_.begin(), sizes_.end(), a.sizes.begin());
     std::copy(strides_.begin(), strides_.end(), a.strides.begin());
+    a.read_only = read_only_;
     return a;
   }
 
  private:
+  // Row-major strides; a product that overflows is left to the argument checks, which refuse the
+  // tensor by its sizes (the strides wrap only when the element count does not fit in 64 bits).
+  void set_row_major() {
+    int64_t s = 1;
+    for (int d = R - 1; d >= 0; --d) {
+      strides_[static_cast<size_t>(d)] = s;
+      s = checked::mul(s, sizes_[static_cast<size_t>(d)]).value_or(INT64_MAX);
+    }
+  }
+
   void* data_;
   std::array<int64_t, R> sizes_{};
   std::array<int64_t, R> strides_{};
+  bool read_only_ = false;
 };
 
 /// Several tensors of one type and rank, for a TensorArray<T, R> parameter.
@@ -167,9 +200,55 @@ constexpr size_t host_arity(std::index_sequence<I...>) {
   return ((is_config_param_v<std::tuple_element_t<I, Args>> ? 0 : 1) + ... + 0);
 }
 
-/// Converts one host argument for parameter type P.
+/// "5000000000", "1e+300": a number as the user wrote it, for messages.
+inline std::string number_str(double x) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", x);
+  return buf;
+}
+
+/// Throws UserError when host argument `pos` (for Scalar<T> parameter `param`) is outside the
+/// range of T: an integer beyond its bounds, or a finite number that would round to infinity.
+template <class T, class A>
+void check_scalar_range(const A& a, size_t pos, size_t param, const std::string& kernel, const std::source_location& loc) {
+  constexpr ir::DType d = dsl::dtype_v<T>;
+  const std::string rule = "kernel '" + kernel + "': scalar argument " + std::to_string(pos) + " (parameter arg" +
+                           std::to_string(param) + ", Scalar<" + std::string(ir::name_of(d)) + ">) is out of its type's range";
+  if constexpr (d == ir::DType::i1) {
+    return;  // any value converts to a bool
+  } else if constexpr (dsl::is_float_v<T>) {
+    const auto x = static_cast<double>(a);
+    if (std::isfinite(x) && !std::isfinite(ir::round_to(d, x)))
+      throw UserError(rule, number_str(x), "a number that rounds to a finite " + std::string(ir::name_of(d)), loc);
+  } else {
+    int64_t lo = INT64_MIN, hi = INT64_MAX;
+    switch (d) {
+      case ir::DType::i8: lo = -128; hi = 127; break;
+      case ir::DType::u8: lo = 0; hi = 255; break;
+      case ir::DType::i32: lo = INT32_MIN; hi = INT32_MAX; break;
+      default: break;
+    }
+    bool in;
+    std::string value;
+    if constexpr (std::is_integral_v<A> && std::is_signed_v<A>) {
+      in = static_cast<int64_t>(a) >= lo && static_cast<int64_t>(a) <= hi;
+      value = std::to_string(static_cast<int64_t>(a));
+    } else if constexpr (std::is_integral_v<A>) {
+      in = static_cast<uint64_t>(a) <= static_cast<uint64_t>(hi);
+      value = std::to_string(static_cast<uint64_t>(a));
+    } else {
+      // 2^63 is exactly representable; every double below it and at or above -2^63 fits int64.
+      const auto x = static_cast<double>(a);
+      in = x >= static_cast<double>(lo) && (d == ir::DType::i64 ? x < 9223372036854775808.0 : x <= static_cast<double>(hi));
+      value = number_str(x);
+    }
+    if (!in) throw UserError(rule, value, std::to_string(lo) + ".." + std::to_string(hi), loc);
+  }
+}
+
+/// Converts one host argument for parameter type P (host argument `pos`, parameter `param`).
 template <class P, class A>
-KernelArg to_kernel_arg(const A& a) {
+KernelArg to_kernel_arg(const A& a, size_t pos, size_t param, const std::string& kernel, const std::source_location& loc) {
   KernelArg k;
   if constexpr (dsl::detail::is_tensor_v<P>) {
     static_assert(requires { typename A::dtype; a.arg(); },
@@ -192,6 +271,7 @@ KernelArg to_kernel_arg(const A& a) {
   } else {
     using T = typename P::dtype;
     static_assert(std::is_arithmetic_v<A> || dsl::is_dtype_v<A>, "tilejit: a Scalar<T> parameter takes a number");
+    check_scalar_range<T>(a, pos, param, kernel, loc);
     k.kind = KernelArg::Scalar;
     k.dtype = dsl::dtype_v<T>;
     if constexpr (dsl::is_float_v<T>) {
@@ -230,30 +310,36 @@ class Kernel {
   /// The IR of this kernel for `config`.
   std::shared_ptr<const ir::Graph> trace(const Config& config) const { return base_->graph(config); }
 
-  /// Converts host arguments (one per non-configuration parameter) to KernelArgs.
+  /// Converts host arguments (one per non-configuration parameter) to KernelArgs; a scalar out of
+  /// its type's range is a UserError located at `loc`.
   template <class... A>
-  std::array<KernelArg, kParams> bind(const A&... args) const {
+  std::array<KernelArg, kParams> bind_at(const std::source_location& loc, const A&... args) const {
     static_assert(sizeof...(A) == detail::host_arity<Args>(std::make_index_sequence<kParams>{}),
                   "tilejit: wrong number of kernel arguments (configuration parameters such as Block<\"BM\"> "
                   "are not passed; their values come from the Config)");
     std::array<KernelArg, kParams> out;  // on the stack: the launch path allocates nothing
-    bind_from<0>(out, args...);
+    bind_from<0, 0>(out, loc, args...);
     return out;
+  }
+  template <class... A>
+  std::array<KernelArg, kParams> bind(const A&... args) const {
+    return bind_at(std::source_location::current(), args...);
   }
 
   /// Launches the kernel on the GPU (device pointers in the TensorViews) on `stream`.
   /// Compiles on first use per configuration and device. See runtime::launch.
+  /// UserErrors about the call (grid, arguments) name the caller's line.
   template <class... A>
-  void launch(Stream stream, dim3 grid, const Config& config, const A&... args) const {
-    const auto bound = bind(args...);
-    runtime::launch(*base_, stream, grid, config, bound);
+  void launch(Located<Stream> stream, dim3 grid, const Config& config, const A&... args) const {
+    const auto bound = bind_at(stream.where, args...);
+    runtime::launch(*base_, stream.value, grid, config, bound, {}, stream.where);
   }
 
   /// Like launch(), with a caller-owned workspace for device-built descriptors.
   template <class... A>
-  void launch_with(const LaunchOptions& options, Stream stream, dim3 grid, const Config& config, const A&... args) const {
-    const auto bound = bind(args...);
-    runtime::launch(*base_, stream, grid, config, bound, options);
+  void launch_with(const LaunchOptions& options, Located<Stream> stream, dim3 grid, const Config& config, const A&... args) const {
+    const auto bound = bind_at(stream.where, args...);
+    runtime::launch(*base_, stream.value, grid, config, bound, options, stream.where);
   }
 
   /// Compiles and loads the kernel for each configuration without launching it (see runtime::warmup).
@@ -274,36 +360,40 @@ class Kernel {
   }
 
   /// Runs the kernel in the CPU interpreter on host buffers.
+  /// UserErrors about the call (grid, arguments) name the caller's line; a program that fails
+  /// leaves the tensors the kernel writes as they were.
   template <class... A>
-  void interpret(dim3 grid, const Config& config, const A&... args) const {
+  void interpret(Located<dim3> grid, const Config& config, const A&... args) const {
     const auto g = trace(config);
-    const auto bound = bind(args...);
-    interp::run(*g, grid, bound);
+    const auto bound = bind_at(grid.where, args...);
+    const args::CallSite at = args::CallSite::of(grid.where);
+    runtime::check_resources(*base_, config, grid.where);
+    interp::run(*g, grid.value, bound, &at);
   }
 
  private:
-  template <size_t I, class... A>
-  void bind_from(std::array<KernelArg, kParams>& out) const {
+  template <size_t I, size_t Pos>
+  void bind_from(std::array<KernelArg, kParams>& out, const std::source_location& loc) const {
     if constexpr (I < kParams) {
       using P = std::tuple_element_t<I, Args>;
       static_assert(detail::is_config_param_v<P>, "internal: argument count mismatch");
       KernelArg k;
       k.kind = KernelArg::Config;
       out[I] = k;
-      bind_from<I + 1>(out);
+      bind_from<I + 1, Pos>(out, loc);
     }
   }
-  template <size_t I, class A0, class... A>
-  void bind_from(std::array<KernelArg, kParams>& out, const A0& a0, const A&... rest) const {
+  template <size_t I, size_t Pos, class A0, class... A>
+  void bind_from(std::array<KernelArg, kParams>& out, const std::source_location& loc, const A0& a0, const A&... rest) const {
     using P = std::tuple_element_t<I, Args>;
     if constexpr (detail::is_config_param_v<P>) {
       KernelArg k;
       k.kind = KernelArg::Config;
       out[I] = k;
-      bind_from<I + 1>(out, a0, rest...);
+      bind_from<I + 1, Pos>(out, loc, a0, rest...);
     } else {
-      out[I] = detail::to_kernel_arg<P>(a0);
-      bind_from<I + 1>(out, rest...);
+      out[I] = detail::to_kernel_arg<P>(a0, Pos, I, base_->name(), loc);
+      bind_from<I + 1, Pos + 1>(out, loc, rest...);
     }
   }
 
@@ -331,70 +421,71 @@ class Autotuned {
   /// The grid of a configuration (required): `dim3(const Config&)`, or
   /// `dim3(const Config&, const TuneArgs&)` to read the arguments' sizes.
   template <class G>
-  Autotuned& grid(G g) {
+  Autotuned& grid(G g, std::source_location loc = std::source_location::current()) {
     if constexpr (std::is_invocable_r_v<dim3, const G&, const Config&, const TuneArgs&>) {
-      tuner_->set_grid(std::move(g));
+      tuner_->set_grid(std::move(g), loc);
     } else {
       static_assert(std::is_invocable_r_v<dim3, const G&, const Config&>,
                     "tilejit: the grid function takes (const tilejit::Config&) or (const tilejit::Config&, const "
                     "tilejit::TuneArgs&) and returns a tilejit::dim3");
-      tuner_->set_grid([g = std::move(g)](const Config& c, const TuneArgs&) { return g(c); });
+      tuner_->set_grid([g = std::move(g)](const Config& c, const TuneArgs&) { return g(c); }, loc);
     }
     return *this;
   }
   /// Replaces the default tuning key (each tensor's element type and sizes rounded up to powers
   /// of two, plus the key scalars): launches whose keys are equal share a decision.
-  Autotuned& key(KeyFn fn) {
-    tuner_->set_key(std::move(fn));
+  Autotuned& key(KeyFn fn, std::source_location loc = std::source_location::current()) {
+    tuner_->set_key(std::move(fn), loc);
     return *this;
   }
   /// Makes the values of these scalar arguments (positions among launch's arguments) part of the
   /// default key.
-  Autotuned& key_scalars(std::initializer_list<size_t> args) {
-    for (size_t a : args) tuner_->add_key_scalar(a);
+  Autotuned& key_scalars(std::initializer_list<size_t> args, std::source_location loc = std::source_location::current()) {
+    for (size_t a : args) tuner_->add_key_scalar(a, loc);
     return *this;
   }
   /// Drops the configurations for which `fn` returns true, before anything is compiled.
-  Autotuned& prune(PruneFn fn) {
-    tuner_->set_prune(std::move(fn));
+  Autotuned& prune(PruneFn fn, std::source_location loc = std::source_location::current()) {
+    tuner_->set_prune(std::move(fn), loc);
     return *this;
   }
   /// Sets the value `name` (a Block name, num_warps, num_stages or programs_per_sm) of every
   /// candidate to `fn(candidate, args)`, in the order the heuristics are added, before pruning.
-  Autotuned& heuristic(std::string name, HeuristicFn fn) {
-    tuner_->add_heuristic(std::move(name), std::move(fn));
+  /// A name the kernel lacks is a UserError at the first tuning, naming this line.
+  Autotuned& heuristic(std::string name, HeuristicFn fn, std::source_location loc = std::source_location::current()) {
+    tuner_->add_heuristic(std::move(name), std::move(fn), loc);
     return *this;
   }
   /// How candidates are timed (budget, runs, L2 flush).
-  Autotuned& options(const TuneOptions& o) {
-    tuner_->set_options(o);
+  Autotuned& options(const TuneOptions& o, std::source_location loc = std::source_location::current()) {
+    tuner_->set_options(o, loc);
     return *this;
   }
   /// Measures candidates with `t` instead of CUDA events (tests; see TuneTimer).
-  Autotuned& timer(std::shared_ptr<TuneTimer> t) {
-    tuner_->set_timer(std::move(t));
+  Autotuned& timer(std::shared_ptr<TuneTimer> t, std::source_location loc = std::source_location::current()) {
+    tuner_->set_timer(std::move(t), loc);
     return *this;
   }
 
   /// Launches the configuration chosen for these arguments, tuning first when their key is new.
   /// After a tuning the arguments' data is as after one plain launch of the chosen configuration.
   template <class... A>
-  void launch(Stream stream, const A&... args) const {
-    const auto bound = kernel_.bind(args...);
-    tuner_->launch(stream, bound);
+  void launch(Located<Stream> stream, const A&... args) const {
+    const auto bound = kernel_.bind_at(stream.where, args...);
+    tuner_->launch(stream.value, bound, {}, stream.where);
   }
   /// Like launch(), with a caller-owned workspace for device-built descriptors.
   template <class... A>
-  void launch_with(const LaunchOptions& options, Stream stream, const A&... args) const {
-    const auto bound = kernel_.bind(args...);
-    tuner_->launch(stream, bound, options);
+  void launch_with(const LaunchOptions& options, Located<Stream> stream, const A&... args) const {
+    const auto bound = kernel_.bind_at(stream.where, args...);
+    tuner_->launch(stream.value, bound, options, stream.where);
   }
   /// Chooses (tuning when needed) and compiles the configuration for these arguments' key without
   /// launching; their data is left as it was. Call it before capturing launches in a CUDA graph.
   template <class... A>
-  Config tune(Stream stream, const A&... args) const {
-    const auto bound = kernel_.bind(args...);
-    return tuner_->tune(stream, bound);
+  Config tune(Located<Stream> stream, const A&... args) const {
+    const auto bound = kernel_.bind_at(stream.where, args...);
+    return tuner_->tune(stream.value, bound);
   }
   /// The candidates a tuning for these arguments considers (heuristics applied, pruned).
   template <class... A>

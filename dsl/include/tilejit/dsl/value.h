@@ -8,11 +8,13 @@
 #include <array>
 #include <bit>
 #include <cmath>
+#include <optional>
 #include <source_location>
 #include <string>
 #include <type_traits>
 
 #include "tilejit/dsl/dtypes.h"
+#include "tilejit/checked.h"
 #include "tilejit/dsl/trace.h"
 
 namespace tilejit::dsl {
@@ -56,6 +58,11 @@ inline ir::NodeId constant(ir::DType d, double fv, int64_t iv) {
   return g.add(ir::Op::Const, d, ir::Shape{}, {}, {iv});
 }
 
+/// The shape `dims` of a new block; UserError unless every dimension is positive and the element
+/// count (formed with overflow checks) is at most checked::kMaxBlockElements.
+template <size_t N>
+ir::Shape block_shape(const int64_t (&dims)[N], const char* what, const std::source_location& loc);
+
 /// Result shape of numpy-style broadcasting; throws UserError on a mismatch.
 inline ir::Shape broadcast_shape(const ir::Shape& a, const ir::Shape& b, const char* what) {
   ir::Shape r;
@@ -68,6 +75,11 @@ inline ir::Shape broadcast_shape(const ir::Shape& a, const ir::Shape& b, const c
                       "each dimension equal or 1");
     r.dims[i] = da == 1 ? db : da;
   }
+  // Dimensions are at most 2^20 each, so the product of five fits in int64.
+  if (r.numel() > checked::kMaxBlockElements)
+    user_error_here(std::string(what) + ": block too large", a.str() + " and " + b.str() + " broadcast to " + r.str() + " = " +
+                                                                std::to_string(r.numel()) + " elements",
+                    std::to_string(checked::kMaxBlockElements));
   return r;
 }
 
@@ -138,7 +150,7 @@ class Value {
                                        std::source_location loc = std::source_location::current()) const {
     static_assert(N <= ir::kMaxRank, "tilejit: reshape: blocks have at most 5 dimensions");
     ir::Graph& g = detail::graph_at(loc);
-    const ir::Shape r = ir::Shape::of(std::span<const int64_t>(dims, N));
+    const ir::Shape r = detail::block_shape(dims, "reshape", loc);
     if (r.numel() != shape().numel())
       detail::user_error("reshape: the new shape must have the same number of elements",
                          shape().str() + " -> " + r.str(), std::to_string(shape().numel()) + " elements", loc);
@@ -177,7 +189,7 @@ class Value {
                                             std::source_location loc = std::source_location::current()) const {
     static_assert(static_cast<int>(N) >= R, "tilejit: broadcast_to: the target rank must not be smaller");
     ir::Graph& g = detail::graph_at(loc);
-    const ir::Shape r = ir::Shape::of(std::span<const int64_t>(dims, N));
+    const ir::Shape r = detail::block_shape(dims, "broadcast_to", loc);
     const ir::Shape b = detail::broadcast_shape(shape(), r, "broadcast_to");
     if (!(b == r))
       detail::user_error("broadcast_to: the block does not broadcast to the target shape", shape().str() + " -> " + r.str(),
@@ -386,8 +398,12 @@ inline Value<i32, 1> arange(int64_t start, int64_t end, std::source_location loc
   if (end <= start)
     detail::user_error("arange: end must be greater than start", "start " + std::to_string(start) + ", end " + std::to_string(end),
                        "end > start", loc);
-  if (end - start > (1 << 20))
-    detail::user_error("arange: block too large", std::to_string(end - start) + " elements", "1048576", loc);
+  const std::optional<int64_t> count = checked::sub(end, start);
+  if (!count || *count > checked::kMaxBlockElements)
+    detail::user_error("arange: block too large",
+                       (count ? std::to_string(*count) : std::to_string(end) + " - (" + std::to_string(start) + "), over 2^63") +
+                           " elements",
+                       std::to_string(checked::kMaxBlockElements), loc);
   ir::Graph& g = detail::graph_at(loc);
   return Value<i32, 1>(detail::node, g.add(ir::Op::Arange, ir::DType::i32, ir::Shape{end - start}, {}, {start}));
 }
@@ -396,14 +412,21 @@ namespace detail {
 template <size_t N>
 ir::Shape block_shape(const int64_t (&dims)[N], const char* what, const std::source_location& loc) {
   static_assert(N >= 1 && N <= ir::kMaxRank, "tilejit: blocks have 1 to 5 dimensions");
-  int64_t total = 1;
-  for (size_t i = 0; i < N; ++i) {
+  for (size_t i = 0; i < N; ++i)
     if (dims[i] < 1)
       user_error(std::string(what) + ": block dimensions must be positive", "dimension " + std::to_string(i) + " = " + std::to_string(dims[i]),
                  ">= 1", loc);
-    total *= dims[i];
+  // The element count is formed with overflow checks: {2^32, 2^32} must not wrap to 0 and pass.
+  std::optional<int64_t> total = 1;
+  std::string product;
+  for (size_t i = 0; i < N; ++i) {
+    product += (i ? " x " : "") + std::to_string(dims[i]);
+    if (total) total = checked::mul(*total, dims[i]);
   }
-  if (total > (1 << 20)) user_error(std::string(what) + ": block too large", std::to_string(total) + " elements", "1048576", loc);
+  if (!total || *total > checked::kMaxBlockElements)
+    user_error(std::string(what) + ": block too large",
+               (total ? std::to_string(*total) : product + " (over 2^63)") + " elements",
+               std::to_string(checked::kMaxBlockElements), loc);
   return ir::Shape::of(std::span<const int64_t>(dims, N));
 }
 }  // namespace detail

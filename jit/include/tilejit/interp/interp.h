@@ -3,6 +3,7 @@
 
 #include <span>
 
+#include "tilejit/arg_rules.h"
 #include "tilejit/ir/ir.h"
 #include "tilejit/launch_args.h"
 
@@ -12,7 +13,10 @@ namespace tilejit::interp {
 /// buffers named by `args` (one per graph parameter). Deterministic. Errors in
 /// the program (out-of-bounds unmasked access, a TMA
 /// descriptor rule broken by the runtime sizes) raise UserError naming the
-/// op's source line and the program id.
-void run(const ir::Graph& g, dim3 grid, std::span<const KernelArg> args);
+/// op's source line and the program id. The grid and the arguments are checked before any
+/// program runs (UserErrors located at `call_site`, or at the kernel's definition when null), and
+/// a UserError raised by a program restores the tensors the kernel writes, so a rejected run
+/// leaves them as they were.
+void run(const ir::Graph& g, dim3 grid, std::span<const KernelArg> args, const args::CallSite* call_site = nullptr);
 
 }  // namespace tilejit::interp

@@ -14,4 +14,8 @@ namespace tilejit::ir {
 /// these tensors between timed runs.
 std::vector<int> written_params(const Graph& g);
 
+/// The first Store, AtomicAdd or DescStore (in node order) that writes parameter `param`, for
+/// messages that point at the write; kNoNode when none reaches it by a known path.
+NodeId first_write(const Graph& g, int param);
+
 }  // namespace tilejit::ir

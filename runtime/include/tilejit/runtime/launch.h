@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <source_location>
 #include <span>
 #include <string>
 
@@ -32,8 +33,10 @@ namespace runtime {
 /// With TILEJIT_INTERPRET=1, or on a machine without a CUDA driver, runs the
 /// interpreter instead (tensor data is copied to the host and back when it is
 /// device memory).
+/// UserErrors about the call (grid, arguments) name `where`, the user's call.
 void launch(const KernelBase& kernel, Stream stream, dim3 grid, const Config& config,
-            std::span<const KernelArg> args, const LaunchOptions& options = {});
+            std::span<const KernelArg> args, const LaunchOptions& options = {},
+            const std::source_location& where = std::source_location::current());
 
 /// Compiles and loads the kernel for `config` on the current device without launching it (so
 /// that a later launch, e.g. under CUDA graph capture, finds it ready). Without a GPU driver it
@@ -61,6 +64,15 @@ CompileTimes compile_times();
 
 /// compile_times().compiles: NVRTC compilations this process has run for launches and warm-ups.
 uint64_t compile_count();
+
+/// Threads one program (CUDA block) may have on every CUDA GPU.
+inline constexpr int kMaxThreadsPerBlock = 1024;
+
+/// The GPU's per-block limits applied without a GPU (by interpret()): shared memory (227 KiB on
+/// sm_90) and threads, from the generated code of `config`, so that a configuration the interpreter
+/// accepts also launches. UserError naming `where`. Checked once per configuration.
+void check_resources(const KernelBase& kernel, const Config& config,
+                     const std::source_location& where = std::source_location::current());
 
 /// Bytes of workspace a launch over `grid` needs (0 when every descriptor is host-encoded).
 size_t workspace_bytes(const KernelBase& kernel, dim3 grid, const Config& config);

@@ -1,0 +1,231 @@
+// Hostile inputs at the kernel boundary: overflowing sizes, TMA extents, read-only views, scalars out of range, call sites.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "error_check.h"
+#include "tilejit/runtime/log.h"
+
+using namespace tilejit::dsl;
+using tilejit::Config;
+using tilejit::TensorView;
+using tilejit::test::bad_line;
+using tilejit::test::catch_user_error;
+using tilejit::test::check_user_error;
+using tilejit::test::trace_error;
+
+namespace {
+const std::string kFile = "hostile_errors_test.cpp";
+constexpr int64_t k2p32 = int64_t{1} << 32;
+}  // namespace
+
+TEST_SUITE("error") {
+TEST_CASE("zeros({2^32, 2^32}): the element count does not wrap to 0") {
+  auto k = tilejit::kernel("zeros_wrap", [](Tensor<f32, 1> y, Block<"M"> M) {
+    bad_line = __LINE__; auto z = zeros<f32>({M, M});
+    store(y, arange(0, 1), sum(sum(z, 1), 0).reshape({1}));
+  });
+  const Config c{{"M", k2p32}};
+  check_user_error(trace_error(k, c), {"full: block too large", "4294967296 x 4294967296 (over 2^63) elements", "1048576"}, kFile);
+  // warmup traces the kernel first, so it refuses the configuration too.
+  check_user_error(catch_user_error([&] { k.warmup({c}); }),
+                   {"full: block too large", "4294967296 x 4294967296 (over 2^63) elements", "1048576"}, kFile);
+}
+
+TEST_CASE("a product of dimensions that stays in 64 bits but exceeds the block limit") {
+  auto k = tilejit::kernel("zeros_big", [](Tensor<f32, 1>) {
+    bad_line = __LINE__; (void)full<i32>({65536, 65536, 16}, 1);
+  });
+  check_user_error(trace_error(k), {"full: block too large", "68719476736 elements", "1048576"}, kFile);
+}
+
+TEST_CASE("reshape to dimensions beyond 32 bits is refused instead of truncated") {
+  auto k = tilejit::kernel("reshape_wrap", [](Tensor<f32, 1>) {
+    auto a = zeros<f32>({4});
+    bad_line = __LINE__; (void)a.reshape({k2p32 + 4});
+  });
+  check_user_error(trace_error(k), {"reshape: block too large", "4294967300 elements", "1048576"}, kFile);
+}
+
+TEST_CASE("broadcasting two blocks into more than 2^20 elements") {
+  auto k = tilejit::kernel("broadcast_big", [](Tensor<f32, 1>) {
+    auto a = zeros<i32>({2048}).reshape({2048, 1});
+    // An operator has no source_location of its own: its errors name the line of the last DSL call.
+    bad_line = __LINE__; auto b = zeros<i32>({2048}).reshape({1, 2048}); (void)(a + b);
+  });
+  check_user_error(trace_error(k), {"add: block too large", "[2048, 1] and [1, 2048] broadcast to [2048, 2048] = 4194304 elements",
+                                    "1048576"}, kFile);
+}
+
+TEST_CASE("arange whose length overflows 64 bits") {
+  auto k = tilejit::kernel("arange_wrap", [](Tensor<f32, 1>) {
+    bad_line = __LINE__; (void)arange(INT64_MIN + 1, INT64_MAX);
+  });
+  check_user_error(trace_error(k), {"arange: block too large",
+                                    "9223372036854775807 - (-9223372036854775807), over 2^63 elements", "1048576"}, kFile);
+}
+
+TEST_CASE("a tensor whose offsets overflow 64 bits cannot write before its base") {
+  // 2^62 elements with stride 4: (2^62 - 1) * 4 wraps to -4, which let a store at offset -4 pass.
+  auto k = tilejit::kernel("offset_wrap", [](Tensor<f32, 1> y) { store(y, arange(0, 4) - 4, 1.0f); });
+  alignas(16) float buf[16] = {};
+  const TensorView<f32, 1> y(buf + 8, {int64_t{1} << 62}, {4});
+  const auto e = catch_user_error([&] { bad_line = __LINE__; k.interpret(tilejit::dim3(1), Config{}, y); });
+  check_user_error(e, {"kernel 'offset_wrap': argument 0 (arg0): the tensor's element offsets overflow 64 bits",
+                       "size[0] = 4611686018427387904, stride[0] = 4",
+                       "offsets (size - 1) x stride, summed over the dimensions, within 64 bits"}, kFile);
+  for (float v : buf) CHECK(v == 0.0f);
+}
+
+TEST_CASE("a TMA tensor with more rows than a 32-bit coordinate reaches") {
+  // [2^31 + 64, 16] u8: a load at row 2^31 + 8 read zero fill. The sizes are refused before any
+  // program runs, so the buffer behind them is never read.
+  auto k = tilejit::kernel("tma_rows", [](Tensor<u8, 2> x, Tensor<u8, 2> y) {
+    descriptor_store(y, {0, 0}, descriptor_load(x, {program_id(0) * 16, 0}, {16, 16}));
+  });
+  alignas(16) static uint8_t xs[256], ys[256];
+  const int64_t rows = (int64_t{1} << 31) + 64;
+  const TensorView<u8, 2> X(xs, {rows, 16}), Y(ys, {16, 16});
+  const auto e = catch_user_error([&] { bad_line = __LINE__; k.interpret(tilejit::dim3(1), Config{}, X, Y); });
+  REQUIRE(e.has_value());
+  CHECK(std::string(e->rule()).find("whose coordinates are signed 32-bit") != std::string::npos);
+  check_user_error(e, {"kernel 'tma_rows': argument 0 (arg0) is used through TMA", "size[0] = 2147483712", "<= 2^31 = 2147483648"},
+                   kFile);
+}
+
+TEST_CASE("a kernel that stores through a view of a const vector is refused before it runs") {
+  auto k = tilejit::kernel("store_const", [](Tensor<f32, 1> x, Tensor<f32, 1> y) {
+    store(y, arange(0, 16), load(x, arange(0, 16)));
+  });
+  const std::vector<float> in(16, 2.0f);
+  std::vector<float> out(16, 0.0f);
+  // Reading through a const view is fine.
+  k.interpret(tilejit::dim3(1), Config{}, TensorView<f32, 1>(in.data(), {16}), TensorView<f32, 1>(out.data(), {16}));
+  CHECK(out[15] == 2.0f);
+  const std::vector<float> frozen(16, 1.0f);
+  const auto e = catch_user_error([&] {
+    bad_line = __LINE__; k.interpret(tilejit::dim3(1), Config{}, TensorView<f32, 1>(in.data(), {16}), TensorView<f32, 1>(frozen.data(), {16}));
+  });
+  REQUIRE(e.has_value());
+  CHECK(std::string(e->rule()).find(kFile) != std::string::npos);  // names the store's line
+  check_user_error(e, {"kernel 'store_const': argument 1 (arg1) is a read-only view, and the kernel writes it",
+                       "a const pointer or a read-only DLPack tensor", "a writable tensor (a non-const pointer)"}, kFile);
+  for (float v : frozen) CHECK(v == 1.0f);
+  // launch() without a GPU interprets, with the same check at the launch line.
+  const auto l = catch_user_error([&] {
+    bad_line = __LINE__; k.launch(nullptr, tilejit::dim3(1), Config{}, TensorView<f32, 1>(in.data(), {16}), TensorView<f32, 1>(frozen.data(), {16}));
+  });
+  check_user_error(l, {"is a read-only view, and the kernel writes it", "a const pointer or a read-only DLPack tensor",
+                       "a writable tensor (a non-const pointer)"}, kFile);
+}
+
+TEST_CASE("a scalar argument out of its type's range") {
+  auto k = tilejit::kernel("scalar_range", [](Tensor<i64, 1> y, Scalar<i32> a, Scalar<f16> h) {
+    store(y, arange(0, 1), (a.to<i64>() + h.to<i32>().to<i64>()).reshape({1}));
+  });
+  std::vector<int64_t> ys(1);
+  const TensorView<i64, 1> Y(ys.data(), {1});
+  check_user_error(catch_user_error([&] { bad_line = __LINE__; k.interpret(tilejit::dim3(1), Config{}, Y, 5e9, 1.0f); }),
+                   {"kernel 'scalar_range': scalar argument 1 (parameter arg1, Scalar<i32>) is out of its type's range",
+                    "5000000000", "-2147483648..2147483647"}, kFile);
+  check_user_error(catch_user_error([&] { bad_line = __LINE__; k.interpret(tilejit::dim3(1), Config{}, Y, int64_t{-5000000000}, 1.0f); }),
+                   {"scalar argument 1 (parameter arg1, Scalar<i32>) is out of its type's range", "-5000000000",
+                    "-2147483648..2147483647"}, kFile);
+  check_user_error(catch_user_error([&] { bad_line = __LINE__; k.interpret(tilejit::dim3(1), Config{}, Y, 1, 1e5); }),
+                   {"scalar argument 2 (parameter arg2, Scalar<f16>) is out of its type's range", "100000",
+                    "a number that rounds to a finite f16"}, kFile);
+  k.interpret(tilejit::dim3(1), Config{}, Y, INT32_MAX, 65504.0);
+  CHECK(ys[0] == int64_t{INT32_MAX} + 65504);
+}
+
+TEST_CASE("call-site errors name the user's line: grid, null pointer, empty tensor array") {
+  auto k = tilejit::kernel("sites", [](Tensor<f32, 1> y) { store(y, arange(0, 4), 1.0f); });
+  std::vector<float> ys(4);
+  const TensorView<f32, 1> Y(ys.data(), {4});
+  check_user_error(catch_user_error([&] { bad_line = __LINE__; k.interpret(tilejit::dim3(0), Config{}, Y); }),
+                   {"grid.x of kernel 'sites' is zero", "0", "1..2147483647"}, kFile);
+  check_user_error(catch_user_error([&] { bad_line = __LINE__; k.launch(nullptr, tilejit::dim3(1, 70000), Config{}, Y); }),
+                   {"grid.y of kernel 'sites' is too large", "70000", "65535"}, kFile);
+  check_user_error(catch_user_error([&] { bad_line = __LINE__; k.interpret(tilejit::dim3(1), Config{}, TensorView<f32, 1>(nullptr, {4})); }),
+                   {"kernel 'sites': argument 0 (arg0) is a null pointer", "nullptr", "an address (the tensor has elements)"}, kFile);
+  check_user_error(catch_user_error([&] { bad_line = __LINE__; k.launch(nullptr, tilejit::dim3(1), Config{}, TensorView<f32, 1>(nullptr, {4})); }),
+                   {"kernel 'sites': argument 0 (arg0) is a null pointer", "nullptr", "a device address"}, kFile);
+  auto a = tilejit::kernel("sites_array", [](TensorArray<f32, 1> xs, Tensor<f32, 1> y) {
+    store(y, arange(0, 4), load(xs[0], arange(0, 4)));
+  });
+  check_user_error(catch_user_error([&] { bad_line = __LINE__; a.launch(nullptr, tilejit::dim3(1), Config{}, tilejit::TensorArrayView<f32, 1>{}, Y); }),
+                   {"kernel 'sites_array': argument 0 (arg0), a tensor array, is empty", "0 tensors", ">= 1"}, kFile);
+}
+
+TEST_CASE("a configuration literal that names a value twice") {
+  const auto e = catch_user_error([] { bad_line = __LINE__; tilejit::Config c{{"BM", 64}, {"BM", 128}}; });
+  check_user_error(e, {"the configuration names 'BM' twice", "BM=64 and BM=128", "each name once"}, kFile);
+}
+
+TEST_CASE("autotuner misuse names the user's line") {
+  auto k = tilejit::kernel("tuned_sites", [](Tensor<f32, 1> y, Block<"B"> B) { store(y, arange(0, 4), 1.0f); (void)B; });
+  std::vector<float> ys(4);
+  const TensorView<f32, 1> Y(ys.data(), {4});
+  auto bad_index = k.autotune({{"B", {4}}}).grid([](const Config&, const tilejit::TuneArgs& a) {
+    bad_line = __LINE__; return tilejit::dim3(static_cast<uint32_t>(a.size(3, 0)));
+  });
+  const auto e = catch_user_error([&] { bad_index.launch(nullptr, Y); });
+  // bad_line was set inside the grid function, after catch_user_error reset it.
+  check_user_error(e, {"autotune: there is no launch argument 3", "3", "1 arguments, numbered from 0"}, kFile);
+
+  auto t = k.autotune({{"B", {4}}}).grid([](const Config&) { return tilejit::dim3(1); });
+  t.launch(nullptr, Y);
+  check_user_error(catch_user_error([&] { bad_line = __LINE__; t.options(tilejit::TuneOptions{}); }),
+                   {"autotune: the timing options of kernel 'tuned_sites' set after its first launch", "the timing options",
+                    "set every option before the first launch or tune()"}, kFile);
+
+  unsigned heuristic_line = 0;
+  auto h = k.autotune({{"B", {4}}}).grid([](const Config&) { return tilejit::dim3(1); });
+  heuristic_line = __LINE__; h.heuristic("BN", [](const Config&, const tilejit::TuneArgs&) { return 8; });
+  check_user_error(catch_user_error([&] { (void)h.candidates(Y); }),
+                   {"autotune: a heuristic of kernel 'tuned_sites' sets 'BN', which is not one of its Block parameters", "BN",
+                    "Block names: B, num_warps, num_stages, programs_per_sm"}, kFile, heuristic_line);
+}
+
+TEST_CASE("interpret() refuses what launch() would refuse: shared memory over 227 KiB") {
+  // Two f32 tiles of 256 x 128 staged through shared memory: 256 KiB.
+  auto k = tilejit::kernel("smem_big", [](Tensor<f32, 2> x, Tensor<f32, 2> y) {
+    auto a = descriptor_load(x, {0, 0}, {256, 128});
+    auto b = descriptor_load(x, {256, 0}, {256, 128});
+    descriptor_store(y, {0, 0}, a + b);
+  });
+  alignas(16) static float xs[16 * 128], ys[16 * 128];
+  const TensorView<f32, 2> X(xs, {16, 128}), Y(ys, {16, 128});
+  const auto e = catch_user_error([&] { k.interpret(tilejit::dim3(1), Config{}, X, Y); });
+  // The error of launch(): the shared-memory plan of the generated code, located in the kernel.
+  REQUIRE(e.has_value());
+  CHECK(std::string(e->rule()).find("shared memory: the kernel needs more than one sm_90 program can have") != std::string::npos);
+  CHECK(e->limit() == "232448 bytes");
+  CHECK(e->file().ends_with("/" + kFile));
+  for (float v : ys) CHECK(v == 0.0f);
+}
+}  // TEST_SUITE
+
+namespace {
+std::vector<std::string> g_warnings;
+}  // namespace
+
+TEST_CASE("a configuration value that no Block parameter reads is a warning naming it") {
+  auto k = tilejit::kernel("extra_value", [](Tensor<f32, 1> y, Block<"B"> B) { store(y, arange(0, 4), 1.0f); (void)B; });
+  std::vector<float> ys(4);
+  g_warnings.clear();
+  tilejit::set_log_level(tilejit::LogLevel::warn);
+  tilejit::set_log_callback([](tilejit::LogLevel level, std::string_view message) {
+    if (level >= tilejit::LogLevel::warn) g_warnings.emplace_back(message);
+  });
+  k.interpret(tilejit::dim3(1), Config{{"B", 4}, {"BX", 8}}, TensorView<f32, 1>(ys.data(), {4}));
+  tilejit::set_log_callback(nullptr);
+  bool found = false;
+  for (const std::string& w : g_warnings)
+    found = found || w.find("configuration value BX=8 is not one of its Block parameters (Block names: B)") != std::string::npos;
+  CHECK(found);
+  CHECK(ys[3] == 1.0f);
+}
