@@ -56,38 +56,38 @@ size_t TuneArgs::count() const {
                                            [](const KernelArg& a) { return a.kind != KernelArg::Config; }));
 }
 
-const KernelArg& TuneArgs::arg(size_t i, std::source_location loc) const {
+const KernelArg& TuneArgs::arg(size_t i) const {
   size_t host = 0;
   for (const KernelArg& a : bound_) {
     if (a.kind == KernelArg::Config) continue;
     if (host++ == i) return a;
   }
   throw UserError("autotune: there is no launch argument " + std::to_string(i), std::to_string(i),
-                  std::to_string(count()) + " arguments, numbered from 0", loc);
+                  std::to_string(count()) + " arguments, numbered from 0");
 }
 
-const TensorArg& TuneArgs::tensor(size_t i, std::source_location loc) const {
-  const KernelArg& a = arg(i, loc);
+const TensorArg& TuneArgs::tensor(size_t i) const {
+  const KernelArg& a = arg(i);
   if (a.kind != KernelArg::Tensor)
     throw UserError("autotune: launch argument " + std::to_string(i) + " is not a tensor", kind_name(a),
-                    "a TensorView argument", loc);
+                    "a TensorView argument");
   return a.tensor;
 }
 
-int64_t TuneArgs::size(size_t i, int dim, std::source_location loc) const {
-  const TensorArg& t = tensor(i, loc);
+int64_t TuneArgs::size(size_t i, int dim) const {
+  const TensorArg& t = tensor(i);
   if (dim < 0 || dim >= t.rank)
     throw UserError(
         "autotune: tensor argument " + std::to_string(i) + " has no dimension " + std::to_string(dim),
-        std::to_string(dim), "0.." + std::to_string(t.rank - 1), loc);
+        std::to_string(dim), "0.." + std::to_string(t.rank - 1));
   return t.sizes[static_cast<size_t>(dim)];
 }
 
-double TuneArgs::scalar(size_t i, std::source_location loc) const {
-  const KernelArg& a = arg(i, loc);
+double TuneArgs::scalar(size_t i) const {
+  const KernelArg& a = arg(i);
   if (a.kind != KernelArg::Scalar)
     throw UserError("autotune: launch argument " + std::to_string(i) + " is not a scalar", kind_name(a),
-                    "a number", loc);
+                    "a number");
   return ir::is_float(a.dtype) ? a.f : static_cast<double>(a.i);
 }
 
@@ -170,11 +170,17 @@ struct Pending {
   std::exception_ptr error;
 };
 
+// A decision of this process: tuned here (no origin), or loaded from the export file `origin`.
+struct ProcessDecision {
+  Config config;
+  std::string origin;
+};
+
 // The decisions of this process (tuned, read from disk or loaded from an export file) by file id,
 // and the tunings in progress.
 struct ProcessDecisions {
   std::mutex m;
-  std::map<std::string, Config> decided;
+  std::map<std::string, ProcessDecision> decided;
   std::map<std::string, std::shared_ptr<Pending>> pending;
 };
 ProcessDecisions& process_decisions() {
@@ -195,6 +201,18 @@ void* current_context() {
 
 int64_t round_up_pow2(int64_t v) {
   return v <= 1 ? v : static_cast<int64_t>(std::bit_ceil(static_cast<uint64_t>(v)));
+}
+
+bool is_candidate(const Config& c, const std::vector<Config>& candidates) {
+  return std::find(candidates.begin(), candidates.end(), c) != candidates.end();
+}
+
+// Why a stored configuration is refused: the rule, the value and what is allowed.
+std::string not_a_candidate(const Config& c, const std::vector<Config>& candidates) {
+  std::string list;
+  for (size_t i = 0; i < candidates.size() && i < 8; ++i) list += (i ? "}, {" : "{") + candidates[i].str();
+  list += candidates.size() > 8 ? "}, ... (" + std::to_string(candidates.size()) + " in all)" : "}";
+  return "its configuration {" + c.str() + "} is not one of the current candidates (" + list + ")";
 }
 
 std::string first_line(std::string_view text) { return std::string(text.substr(0, text.find('\n'))); }
@@ -464,11 +482,11 @@ std::shared_ptr<TuneTimer> cuda_event_timer(const TuneOptions& options) {
 
 namespace autotune {
 
-size_t load_decisions(const std::filesystem::path& path) {
-  const std::vector<Decision> decisions = read_decisions_file(path);
+size_t load_decisions(const std::filesystem::path& path, std::source_location where) {
+  const std::vector<Decision> decisions = read_decisions_file(path, where);
   ProcessDecisions& p = process_decisions();
   std::lock_guard lock(p.m);
-  for (const Decision& d : decisions) p.decided[d.id.file_id()] = d.config;
+  for (const Decision& d : decisions) p.decided[d.id.file_id()] = {d.config, path.string()};
   return decisions.size();
 }
 
@@ -559,45 +577,44 @@ Autotuner::Autotuner(std::shared_ptr<const KernelBase> kernel, TuneSpace space)
 
 Autotuner::~Autotuner() = default;
 
-void Autotuner::check_settable(const char* what, const std::source_location& loc) const {
+void Autotuner::check_settable(const char* what) const {
   if (started_.load())
     throw UserError(
         "autotune: " + std::string(what) + " of kernel '" + kernel_->name() + "' set after its first launch",
-        what, "set every option before the first launch or tune()", loc);
+        what, "set every option before the first launch or tune()");
 }
 
-void Autotuner::set_grid(GridFn grid, std::source_location loc) {
-  check_settable("the grid function", loc);
+void Autotuner::set_grid(GridFn grid) {
+  check_settable("the grid function");
   grid_ = std::move(grid);
 }
-void Autotuner::set_key(KeyFn key, std::source_location loc) {
-  check_settable("the key function", loc);
+void Autotuner::set_key(KeyFn key) {
+  check_settable("the key function");
   key_fn_ = std::move(key);
 }
-void Autotuner::add_key_scalar(size_t arg, std::source_location loc) {
-  check_settable("a key scalar", loc);
+void Autotuner::add_key_scalar(size_t arg) {
+  check_settable("a key scalar");
   key_scalars_.push_back(arg);
 }
-void Autotuner::set_prune(PruneFn prune, std::source_location loc) {
-  check_settable("the pruning function", loc);
+void Autotuner::set_prune(PruneFn prune) {
+  check_settable("the pruning function");
   prune_ = std::move(prune);
 }
-void Autotuner::add_heuristic(std::string name, HeuristicFn fn, std::source_location loc) {
-  check_settable("a heuristic", loc);
+void Autotuner::add_heuristic(std::string name, HeuristicFn fn) {
+  check_settable("a heuristic");
   heuristics_.emplace_back(std::move(name), std::move(fn));
-  heuristic_locs_.push_back(loc);
 }
-void Autotuner::set_options(const TuneOptions& options, std::source_location loc) {
-  check_settable("the timing options", loc);
+void Autotuner::set_options(const TuneOptions& options) {
+  check_settable("the timing options");
   if (!(options.budget_ms > 0) || options.min_runs < 1 || options.max_runs < options.min_runs)
     throw UserError("autotune: the timing options must have a positive budget and 1 <= min_runs <= max_runs",
                     fmt::format("budget_ms={}, min_runs={}, max_runs={}", options.budget_ms, options.min_runs,
                                 options.max_runs),
-                    "budget_ms > 0, 1 <= min_runs <= max_runs", loc);
+                    "budget_ms > 0, 1 <= min_runs <= max_runs");
   options_ = options;
 }
-void Autotuner::set_timer(std::shared_ptr<TuneTimer> timer, std::source_location loc) {
-  check_settable("the timer", loc);
+void Autotuner::set_timer(std::shared_ptr<TuneTimer> timer) {
+  check_settable("the timer");
   timer_ = std::move(timer);
 }
 
@@ -631,38 +648,12 @@ std::vector<Config> Autotuner::candidates(std::span<const KernelArg> args) const
         "autotune: the pruning function of kernel '" + kernel_->name() + "' dropped every configuration",
         std::to_string(space.size()) + " configurations for key " + key_text(args), "at least one left",
         std::string(kernel_->where().file_name()), kernel_->where().line());
-  // A heuristic must set a value the kernel has: a Block name of the traced kernel or a field. The
-  // names come from the first candidate that traces (the others are reported as unusable later).
-  std::shared_ptr<const ir::Graph> graph;
-  for (size_t c = 0; c < out.size() && !heuristics_.empty() && !graph; ++c) {
-    try {
-      graph = kernel_->graph(out[c]);
-    } catch (const UserError&) {
-    }
-  }
-  for (size_t h = 0; graph && h < heuristics_.size(); ++h) {
-    const std::string& name = heuristics_[h].first;
-    if (name == "num_warps" || name == "num_stages" || name == "programs_per_sm") continue;
-    const bool known = std::any_of(graph->params.begin(), graph->params.end(),
-                                   [&](const ir::Param& p) { return p.kind == ir::Param::Config && p.name == name; });
-    if (!known) {
-      std::string names;
-      for (const ir::Param& p : graph->params)
-        if (p.kind == ir::Param::Config) names += (names.empty() ? "" : ", ") + p.name;
-      throw UserError("autotune: a heuristic of kernel '" + kernel_->name() + "' sets '" + name +
-                          "', which is not one of its Block parameters",
-                      name, (names.empty() ? std::string("no Block parameters") : "Block names: " + names) +
-                                ", num_warps, num_stages, programs_per_sm",
-                      heuristic_locs_[h]);
-    }
-  }
   return out;
 }
 
-void Autotuner::launch(Stream stream, std::span<const KernelArg> args, const LaunchOptions& options,
-                       std::source_location where) {
+void Autotuner::launch(Stream stream, std::span<const KernelArg> args, const LaunchOptions& options) {
   const Decided& d = decide(stream, args, options);
-  runtime::launch(*kernel_, stream, grid_(d.config, TuneArgs(args)), d.config, args, options, where);
+  runtime::launch(*kernel_, stream, grid_(d.config, TuneArgs(args)), d.config, args, options);
 }
 
 Config Autotuner::tune(Stream stream, std::span<const KernelArg> args, const LaunchOptions& options) {
@@ -754,7 +745,16 @@ Config Autotuner::choose(Stream stream, std::span<const KernelArg> args, const L
   bool mine = false;
   {
     std::lock_guard lock(table.m);
-    if (auto it = table.decided.find(fid); it != table.decided.end()) return it->second;
+    if (auto it = table.decided.find(fid); it != table.decided.end()) {
+      // Tuned here, or loaded with load_decisions: the latter is used only if it is a candidate.
+      if (is_candidate(it->second.config, configs)) return it->second.config;
+      detail::logger().warn("autotune: ignoring the decision for kernel '{}', key {} {}: {}; tuning again", id.kernel,
+                            id.key,
+                            it->second.origin.empty() ? "tuned earlier in this process"
+                                                      : "loaded from " + it->second.origin,
+                            not_a_candidate(it->second.config, configs));
+      table.decided.erase(it);
+    }
     if (auto it = table.pending.find(fid); it != table.pending.end()) {
       pending = it->second;
     } else {
@@ -771,7 +771,7 @@ Config Autotuner::choose(Stream stream, std::span<const KernelArg> args, const L
   const auto finish = [&](const Config* config, std::exception_ptr error) {
     {
       std::lock_guard lock(table.m);
-      if (config) table.decided[fid] = *config;
+      if (config) table.decided[fid] = {*config, {}};
       table.pending.erase(fid);
     }
     std::lock_guard lock(pending->m);
@@ -800,13 +800,19 @@ Config Autotuner::resolve(Stream stream, std::span<const KernelArg> args, const 
                   id.sm_count > 0 ? fmt::format(" ({} SMs)", id.sm_count) : std::string());
   const bool keep = measured && knobs().cache;
   if (keep) {
-    if (std::optional<Decision> d = DecisionStore(knobs().cache_dir).load(id)) {
-      g_counters.disk_decisions.fetch_add(1);
-      if (print)
-        print_line(header + ": decided earlier (" +
-                   (DecisionStore(knobs().cache_dir).directory() / (id.file_id() + ".json")).string() +
-                   "): {" + d->config.str() + "}");
-      return d->config;
+    const DecisionStore store(knobs().cache_dir);
+    if (std::optional<Decision> d = store.load(id)) {
+      // A file that passed its checksum may still name a configuration this tuner would never
+      // launch (written by hand with a valid checksum, or by another build): used only if it is
+      // a candidate, else tuned again, which replaces the file.
+      if (is_candidate(d->config, configs)) {
+        g_counters.disk_decisions.fetch_add(1);
+        if (print)
+          print_line(header + ": decided earlier (" + store.path_of(id).string() + "): {" + d->config.str() + "}");
+        return d->config;
+      }
+      detail::logger().warn("autotune: ignoring the decision file {}: {}; tuning again replaces it",
+                            store.path_of(id).string(), not_a_candidate(d->config, configs));
     }
   }
   if (target.gpu) {

@@ -37,6 +37,7 @@ constexpr auto kStaleTempAge = std::chrono::hours(1);
 constexpr char kStatsMagic[8] = {'T', 'J', 'S', 'T', 'A', 'T', 'S', '1'};
 constexpr std::string_view kStatsName = "stats";
 constexpr std::size_t kStatsSize = 64;
+constexpr std::uint64_t kMaxStatsBytes = 4096;  // what is read of a stats file (64 bytes when valid)
 
 // ---- serialisation -------------------------------------------------------------------------
 
@@ -262,12 +263,12 @@ CacheStats DiskCache::stats() const {
 }
 
 CacheStats DiskCache::folder_stats() const {
-  Fd file(::open((dir_ / kStatsName).c_str(), O_RDONLY | O_CLOEXEC));
+  std::string data, error;
+  Fd file = detail::open_regular(dir_ / kStatsName, kMaxStatsBytes, error);
   if (file.fd < 0) return {};
   while (::flock(file.fd, LOCK_SH) != 0 && errno == EINTR) {
   }
-  std::string data, error;
-  if (!read_all(file.fd, data, error)) return {};
+  if (!read_all(file.fd, data, error, kMaxStatsBytes)) return {};
   return decode_stats(data).value_or(CacheStats{});
 }
 
@@ -279,16 +280,21 @@ void DiskCache::count(const CacheStats& delta) {
   // The folder's counters: read, add and rewrite under an exclusive lock. No O_CREAT of the folder
   // itself, so a miss on a folder that does not exist yet leaves nothing behind.
   const fs::path path = dir_ / kStatsName;
-  Fd file(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+  // Anything but a small regular file under the name (a FIFO, a link to a device) keeps no counters:
+  // checked before the open, which could otherwise have effects, and on what was opened.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !detail::refusal(st, kMaxStatsBytes).empty()) return;
+  Fd file(::open(path.c_str(), O_RDWR | O_CREAT | O_NONBLOCK | O_CLOEXEC, 0644));
   if (file.fd < 0) {
     if (errno != ENOENT) detail::logger().debug("compile cache: cannot update {}: {}", path.string(), std::strerror(errno));
     return;
   }
+  if (::fstat(file.fd, &st) != 0 || !detail::refusal(st, kMaxStatsBytes).empty()) return;
   while (::flock(file.fd, LOCK_EX) != 0) {
     if (errno != EINTR) return;
   }
   std::string data, error;
-  if (!read_all(file.fd, data, error)) return;
+  if (!read_all(file.fd, data, error, kMaxStatsBytes)) return;
   CacheStats total;
   if (auto old = decode_stats(data)) {
     total = *old;
@@ -320,17 +326,23 @@ void DiskCache::warn_io(const std::string& message) {
 std::optional<CacheEntry> DiskCache::load(const CacheKey& key) {
   const fs::path path = path_of(key);
   const auto miss = [this] { count({.misses = 1}); };
-  Fd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  std::string data, error;
+  bool refused = false;
+  Fd file = detail::open_regular(path, kMaxEntryBytes, error, &refused);
+  if (refused) {
+    // A FIFO, a link to a device or a huge file under an entry's name: never read, and removed
+    // (the name only: a link's target is left alone) so that the next store replaces it.
+    detail::logger().warn("compile cache: ignoring and removing {}: {}", path.string(), error);
+    ::unlink(path.c_str());
+    count({.misses = 1, .corrupt = 1});
+    return std::nullopt;
+  }
   if (file.fd < 0) {
-    if (errno != ENOENT && errno != ENOTDIR) {
-      detail::logger().debug("compile cache: cannot open {}: {}", path.string(), std::strerror(errno));
-    }
+    if (!error.empty()) detail::logger().debug("compile cache: cannot open {}: {}", path.string(), error);
     miss();
     return std::nullopt;
   }
-  std::string data;
-  std::string error;
-  if (!read_all(file.fd, data, error)) {
+  if (!read_all(file.fd, data, error, kMaxEntryBytes)) {
     detail::logger().warn("compile cache: cannot read {}: {}", path.string(), error);
     miss();
     return std::nullopt;
@@ -378,6 +390,11 @@ bool DiskCache::store(const CacheKey& key, const CacheEntry& entry, double compi
   const std::string final_name = id_of(key) + std::string(kEntrySuffix);
   const fs::path final_path = dir_ / final_name;
   const std::string data = encode_entry(echo, entry, compile_ms);
+  if (data.size() > kMaxEntryBytes) {
+    warn_io("an entry of " + std::to_string(data.size()) + " bytes is more than the limit of " +
+            std::to_string(kMaxEntryBytes) + " bytes per entry");
+    return false;
+  }
   if (std::string error = detail::write_atomically(final_path, data); !error.empty()) {
     warn_io(error);
     return false;
@@ -436,15 +453,21 @@ std::vector<CacheEntryInfo> DiskCache::list() const {
   for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (!is_entry_name(name)) continue;
-    Fd file(::open(it->path().c_str(), O_RDONLY | O_CLOEXEC));
-    if (file.fd < 0) continue;
-    std::string data, error;
-    if (!read_all(file.fd, data, error)) continue;
     CacheEntryInfo info;
     info.file = name;
-    info.size = data.size();
     std::error_code tec;
     info.mtime = fs::last_write_time(it->path(), tec);
+    std::string data, error;
+    bool refused = false;
+    Fd file = detail::open_regular(it->path(), kMaxEntryBytes, error, &refused);
+    if (refused) {  // listed as unreadable, with the size it claims
+      struct stat st {};
+      if (::stat(it->path().c_str(), &st) == 0 && S_ISREG(st.st_mode)) info.size = static_cast<std::uint64_t>(st.st_size);
+      out.push_back(std::move(info));
+      continue;
+    }
+    if (file.fd < 0 || !read_all(file.fd, data, error, kMaxEntryBytes)) continue;
+    info.size = data.size();
     ParsedEntry parsed;
     std::string reason;
     info.valid = parse_entry(data, parsed, reason);
@@ -461,21 +484,26 @@ std::vector<CacheEntryInfo> DiskCache::list() const {
   return out;
 }
 
-std::size_t DiskCache::clear() {
+std::size_t DiskCache::clear(std::string* error) {
   std::size_t removed = 0;
   std::vector<fs::path> victims;
+  std::string first_error;
   std::error_code ec;
   fs::directory_iterator it(dir_, ec);
   for (; !ec && it != fs::directory_iterator(); it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (is_entry_name(name) || is_temp_name(name)) victims.push_back(it->path());
   }
+  if (ec && ec != std::errc::no_such_file_or_directory) first_error = "cannot read " + dir_.string() + ": " + ec.message();
   for (const fs::path& p : victims) {
     std::error_code rec;
     if (fs::remove(p, rec)) ++removed;
+    else if (rec && first_error.empty()) first_error = "cannot remove " + p.string() + ": " + rec.message();
   }
   std::error_code sec;
   fs::remove(dir_ / kStatsName, sec);
+  if (sec && first_error.empty()) first_error = "cannot remove " + (dir_ / kStatsName).string() + ": " + sec.message();
+  if (error) *error = first_error;
   return removed;
 }
 

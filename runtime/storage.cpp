@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -114,14 +115,14 @@ Fd::~Fd() {
   if (fd >= 0) ::close(fd);
 }
 
-bool read_all(int fd, std::string& out, std::string& error) {
+bool read_all(int fd, std::string& out, std::string& error, std::uint64_t max_bytes) {
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     error = std::strerror(errno);
     return false;
   }
   out.clear();
-  out.reserve(static_cast<std::size_t>(st.st_size));
+  if (st.st_size > 0) out.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(static_cast<std::uint64_t>(st.st_size), max_bytes)));
   char buf[1 << 16];
   for (;;) {
     const ssize_t n = ::read(fd, buf, sizeof buf);
@@ -131,6 +132,10 @@ bool read_all(int fd, std::string& out, std::string& error) {
       return false;
     }
     if (n == 0) return true;
+    if (static_cast<std::uint64_t>(n) > max_bytes - out.size()) {  // grew past the bound while read
+      error = "it grew past the limit of " + std::to_string(max_bytes) + " bytes while being read";
+      return false;
+    }
     out.append(buf, static_cast<std::size_t>(n));
   }
 }
@@ -178,14 +183,61 @@ std::string write_atomically(const std::filesystem::path& path, std::string_view
   return {};
 }
 
-bool read_file(const std::filesystem::path& path, std::string& out, std::string& error) {
+namespace {
+
+const char* file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a folder";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+}  // namespace
+
+std::string refusal(const struct stat& st, std::uint64_t max_bytes) {
+  if (!S_ISREG(st.st_mode))
+    return std::string("it is ") + file_kind(st.st_mode) + ", and only regular files are read";
+  if (static_cast<std::uint64_t>(st.st_size) > max_bytes)
+    return "it holds " + std::to_string(st.st_size) + " bytes, more than the limit of " + std::to_string(max_bytes);
+  return {};
+}
+
+Fd open_regular(const std::filesystem::path& path, std::uint64_t max_bytes, std::string& error, bool* refused) {
   error.clear();
-  Fd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (refused) *refused = false;
+  // Checked before opening (opening some devices has effects), and again on the descriptor, which
+  // is what is read (the name may have been replaced in between).
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    if (errno != ENOENT && errno != ENOTDIR) error = std::strerror(errno);
+    return Fd(-1);
+  }
+  if (error = refusal(st, max_bytes); !error.empty()) {
+    if (refused) *refused = true;
+    return Fd(-1);
+  }
+  Fd file(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
   if (file.fd < 0) {
     if (errno != ENOENT && errno != ENOTDIR) error = std::strerror(errno);
-    return false;
+    return file;
   }
-  return read_all(file.fd, out, error);
+  if (::fstat(file.fd, &st) != 0) {
+    error = std::strerror(errno);
+    return Fd(-1);
+  }
+  if (error = refusal(st, max_bytes); !error.empty()) {
+    if (refused) *refused = true;
+    return Fd(-1);
+  }
+  return file;
+}
+
+bool read_file(const std::filesystem::path& path, std::string& out, std::string& error, std::uint64_t max_bytes) {
+  Fd file = open_regular(path, max_bytes, error);
+  if (file.fd < 0) return false;
+  return read_all(file.fd, out, error, max_bytes);
 }
 
 }  // namespace tilejit::detail

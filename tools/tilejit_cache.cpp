@@ -2,7 +2,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <string>
+#include <system_error>
 
 #include "tilejit/error.h"
 #include "tilejit/runtime/decisions.h"
@@ -36,12 +38,30 @@ std::string age(std::filesystem::file_time_type t) {
 }
 
 
+int fail(const std::string& message) {
+  std::fprintf(stderr, "tilejit-cache: %s\n", message.c_str());
+  return 1;
+}
+
+// Empty when `dir` can be the cache folder: an existing folder, or (when it was not named with
+// --dir) one that does not exist yet; else what is wrong with it.
+std::string folder_problem(const std::filesystem::path& dir, bool named) {
+  std::error_code ec;
+  const auto st = std::filesystem::status(dir, ec);
+  if (st.type() == std::filesystem::file_type::not_found) return named ? dir.string() + ": no such folder" : "";
+  if (ec) return dir.string() + ": " + ec.message();
+  if (st.type() != std::filesystem::file_type::directory) return dir.string() + ": not a folder";
+  return {};
+}
+
 // The `decisions` subcommands.
 int decisions(const std::string& cmd, const std::string& file, const std::filesystem::path& dir) {
   const tilejit::DecisionStore store(dir);
   if (cmd == "clear") {
-    std::printf("removed %zu decisions from %s\n", store.clear(), store.directory().c_str());
-    return 0;
+    std::string error;
+    const size_t removed = store.clear(&error);
+    std::printf("removed %zu decisions from %s\n", removed, store.directory().c_str());
+    return error.empty() ? 0 : fail(error);
   }
   if (cmd == "import") {
     const std::vector<tilejit::Decision> in = tilejit::read_decisions_file(file);
@@ -76,12 +96,13 @@ int decisions(const std::string& cmd, const std::string& file, const std::filesy
 
 int main(int argc, char** argv) try {
   std::string cmd = "list", file;
-  bool decision_cmd = false;
+  bool decision_cmd = false, named_dir = false;
   std::filesystem::path dir = tilejit::knobs().cache_dir;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--dir" && i + 1 < argc) {
       dir = argv[++i];
+      named_dir = true;
     } else if (a == "decisions" && !decision_cmd) {
       decision_cmd = true;
     } else if (a == "list" || a == "stats" || a == "clear" || (decision_cmd && (a == "export" || a == "import"))) {
@@ -92,11 +113,15 @@ int main(int argc, char** argv) try {
       return usage();
     }
   }
-  if (decision_cmd) return cmd == "stats" ? usage() : decisions(cmd, file, dir);
+  if (decision_cmd && cmd == "stats") return usage();
+  if (std::string problem = folder_problem(dir, named_dir); !problem.empty()) return fail(problem);
+  if (decision_cmd) return decisions(cmd, file, dir);
   tilejit::DiskCache cache(dir);
   if (cmd == "clear") {
-    std::printf("removed %zu files from %s\n", cache.clear(), cache.directory().c_str());
-    return 0;
+    std::string error;
+    const size_t removed = cache.clear(&error);
+    std::printf("removed %zu files from %s\n", removed, cache.directory().c_str());
+    return error.empty() ? 0 : fail(error);
   }
   const auto entries = cache.list();
   if (cmd == "stats") {
@@ -128,6 +153,7 @@ int main(int argc, char** argv) try {
                 static_cast<unsigned long long>(e.size), age(e.mtime).c_str(), e.file.c_str(), e.valid ? "" : "  (unreadable)");
   return 0;
 } catch (const tilejit::Error& e) {
-  std::fprintf(stderr, "tilejit-cache: %s\n", e.what());
-  return 1;
+  return fail(e.what());
+} catch (const std::exception& e) {  // out of memory, a filesystem error: reported, never an abort
+  return fail(std::string("unexpected error: ") + e.what());
 }

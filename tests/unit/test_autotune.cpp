@@ -2,6 +2,8 @@
 // unusable candidates, in-place safety in the interpreter, one tuning per key under threads, decisions on
 // disk.
 #include <doctest/doctest.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -9,7 +11,9 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
+#include <mutex>
 #include <random>
 #include <thread>
 #include <vector>
@@ -21,6 +25,7 @@
 #include "tilejit/runtime/decisions.h"
 #include "tilejit/runtime/driver.h"
 #include "tilejit/runtime/knobs.h"
+#include "tilejit/runtime/log.h"
 #include "tilejit/tilejit.h"
 
 using namespace tilejit::dsl;
@@ -507,4 +512,225 @@ TEST_CASE(
   r.threads = 2048;
   CHECK(tilejit::detail::resource_problem(r, sm90) ==
         "needs 2048 threads per program; the GPU runs at most 1024");
+}
+
+namespace {
+
+// The warnings logged while alive.
+struct Warnings {
+  static inline std::mutex mutex;
+  static inline std::vector<std::string> seen;
+  Warnings() {
+    std::lock_guard lock(mutex);
+    seen.clear();
+    tilejit::set_log_callback([](tilejit::LogLevel level, std::string_view message) {
+      if (level < tilejit::LogLevel::warn) return;
+      std::lock_guard l(mutex);
+      seen.emplace_back(message);
+    });
+  }
+  ~Warnings() { tilejit::set_log_callback(nullptr); }
+  bool has(const std::string& a, const std::string& b = {}) const {
+    std::lock_guard lock(mutex);
+    for (const std::string& w : seen)
+      if (w.find(a) != std::string::npos && w.find(b) != std::string::npos) return true;
+    return false;
+  }
+};
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
+// A kernel tuned once over B in {64, 128, 256} (B=256 wins); its decision file and a timer to tune
+// it again with.
+struct TunedOnce {
+  float salt = fresh_salt();
+  std::vector<float> xs = std::vector<float>(700, 1.0f), ys = std::vector<float>(700, 0.0f);
+  tilejit::TensorView<f32, 1> X{xs.data(), {700}}, Y{ys.data(), {700}};
+  std::shared_ptr<ScriptedTimer> timer =
+      std::make_shared<ScriptedTimer>(std::map<int64_t, double>{{64, 0.4}, {128, 0.5}, {256, 0.1}});
+  std::filesystem::path file;
+  tilejit::Decision decision;
+
+  TunedOnce() {
+    const tilejit::DecisionStore store(tilejit::knobs().cache_dir);
+    for (const auto& f : store.list())  // earlier runs' decisions of this kernel
+      if (f.decision && f.decision->id.kernel == "tuned_once") std::filesystem::remove(store.directory() / f.file);
+    auto k = accumulate_kernel(salt, "tuned_once");
+    REQUIRE(k.autotune({{"B", {64, 128, 256}}}).grid(grid_1d).timer(timer).tune(nullptr, X, Y) ==
+            Config{{"B", 256}});
+    for (const auto& f : store.list())
+      if (f.decision && f.decision->id.kernel == "tuned_once") {
+        REQUIRE(file.empty());
+        file = store.directory() / f.file;
+        decision = *f.decision;
+      }
+    REQUIRE(!file.empty());
+    tilejit::autotune::forget_decisions();
+  }
+  // A new kernel object with the same code, tuned (or not) through the decision on disk.
+  Config tune_again() {
+    auto k = accumulate_kernel(salt, "tuned_once");
+    return k.autotune({{"B", {64, 128, 256}}}).grid(grid_1d).timer(timer).tune(nullptr, X, Y);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a stored decision outside the search space is a warning naming the file, a tuning and a new file") {
+  for (const auto& [what, config] : std::vector<std::pair<std::string, Config>>{
+           {"a value the space does not have", Config{{"B", 5}}},
+           {"a missing value", Config{{"C", 64}}},
+           {"other warps", Config({{"B", 256}}, 8)}}) {
+    INFO(what);
+    TunedOnce t;
+    tilejit::Decision forged = t.decision;  // with a valid checksum: only the space can refuse it
+    forged.config = config;
+    std::ofstream(t.file) << tilejit::decision_to_json(forged);
+    Warnings warnings;
+    CHECK(t.tune_again() == Config{{"B", 256}});
+    CHECK(t.timer->calls == 6);  // tuned again, rather than launching B=5 (or failing at each launch)
+    CHECK(warnings.has(t.file.string(), "is not one of the current candidates"));
+    CHECK(tilejit::DecisionStore(tilejit::knobs().cache_dir).load(t.decision.id)->config == Config{{"B", 256}});
+  }
+}
+
+TEST_CASE("a decision file edited by hand, or of version 1, fails its checksum: a warning and a tuning") {
+  TunedOnce t;
+  const std::string good = slurp(t.file);
+  for (const std::string& bad :
+       {replaced(good, "\"B\": 256", "\"B\": 128"),  // a candidate, but not what was measured
+        replaced(replaced(good, "\"version\": 2", "\"version\": 1"), "\"checksum\"", "\"old_checksum\"")}) {
+    std::ofstream(t.file) << bad;
+    tilejit::autotune::forget_decisions();
+    Warnings warnings;
+    const int calls = t.timer->calls;
+    CHECK(t.tune_again() == Config{{"B", 256}});
+    CHECK(t.timer->calls == calls + 3);
+    CHECK(warnings.has(t.file.string(), "tuning again replaces it"));
+    CHECK(tilejit::DecisionStore(tilejit::knobs().cache_dir).load(t.decision.id)->config == Config{{"B", 256}});
+  }
+  std::string error;
+  CHECK_FALSE(tilejit::decision_from_json(replaced(good, "\"B\": 256", "\"B\": 128"), error));
+  CHECK(error.find("checksum mismatch") != std::string::npos);
+  CHECK_FALSE(tilejit::decision_from_json(replaced(good, "\"version\": 2", "\"version\": 1"), error));
+  CHECK(error.find("version 1 files carry no checksum") != std::string::npos);
+}
+
+TEST_CASE("integers out of range and numbers no double holds are errors, never truncated or thrown past") {
+  tilejit::Decision d;
+  d.id = {"k", "s", "sp", "key", "dev", 1, "v"};
+  d.config = Config{{"B", 16}};
+  const std::string good = tilejit::decision_to_json(d);
+  std::string error;
+  REQUIRE(tilejit::decision_from_json(good, error));
+  // Each edit keeps the checksum of the original, which is checked after the values' own rules: the
+  // error names the rule of the edited value.
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {replaced(good, "\"num_warps\": 4", "\"num_warps\": 4294967300"), "\"num_warps\" is 4294967300, outside 1..32"},
+      {replaced(good, "\"num_stages\": 2", "\"num_stages\": -1"), "\"num_stages\" is -1, outside 1..8"},
+      {replaced(good, "\"B\": 16", "\"B\": 18446744073709551615"), "\"B\" is 18446744073709551615"},
+      {replaced(good, "\"sm_count\": 1", "\"sm_count\": 4294967297"), "\"sm_count\" is 4294967297, outside"},
+      {replaced(good, "\"time_ms\": null", "\"time_ms\": 1e999"), "number overflow"},
+      {replaced(good, "\"candidates\": 0", "\"candidates\": 1e999"), "number overflow"},
+      {replaced(good, "\"tuned_at\": 0", "\"tuned_at\": \"yesterday\""), "\"tuned_at\" is missing or not an integer"},
+  };
+  for (const auto& [text, expected] : cases) {
+    INFO(expected);
+    std::optional<tilejit::Decision> parsed;
+    CHECK_NOTHROW(parsed = tilejit::decision_from_json(text, error));
+    CHECK_FALSE(parsed);
+    CHECK(error.find(expected) != std::string::npos);
+  }
+  // The same through an export file: a UserError naming the file (and the caller's line).
+  const auto file = std::filesystem::path(tilejit::knobs().cache_dir) / "overflow_decisions.json";
+  std::ofstream(file) << "{\"format\": \"tilejit-autotune-decisions\", \"version\": 2, \"decisions\": [" +
+                             replaced(good, "\"num_warps\": 4", "\"num_warps\": 1e999") + "]}";
+  CHECK_THROWS_WITH_AS(tilejit::autotune::load_decisions(file), doctest::Contains(file.c_str()), tilejit::UserError);
+  CHECK_THROWS_WITH_AS(tilejit::autotune::load_decisions(file), doctest::Contains("test_autotune.cpp"),
+                       tilejit::UserError);
+  std::ofstream(file) << "{\"format\": \"tilejit-autotune-decisions\", \"version\": 2, \"decisions\": [" +
+                             replaced(good, "\"num_warps\": 4", "\"num_warps\": 4294967300") + "]}";
+  CHECK_THROWS_WITH_AS(tilejit::read_decisions_file(file), doctest::Contains("outside 1..32"), tilejit::UserError);
+  // A folder holding such a file lists it as unreadable.
+  const auto root = std::filesystem::path(tilejit::knobs().cache_dir) / "overflow_store";
+  std::filesystem::remove_all(root);
+  std::filesystem::create_directories(root / "decisions");
+  std::ofstream(root / "decisions" / "x.json") << replaced(good, "\"time_ms\": null", "\"time_ms\": -1e999");
+  std::vector<tilejit::DecisionFile> files;
+  CHECK_NOTHROW(files = tilejit::DecisionStore(root).list());
+  REQUIRE(files.size() == 1);
+  CHECK(files[0].error.find("number overflow") != std::string::npos);
+}
+
+TEST_CASE("shipped decisions are checked the same way: an out-of-space one is a warning and a tuning") {
+  TunedOnce t;
+  tilejit::Decision forged = t.decision;
+  forged.config = Config{{"B", 5}};
+  const auto file = std::filesystem::path(tilejit::knobs().cache_dir) / "forged_decisions.json";
+  tilejit::write_decisions_file(file, {forged});
+  std::filesystem::remove(t.file);
+  CHECK(tilejit::autotune::load_decisions(file) == 1);
+  Warnings warnings;
+  CHECK(t.tune_again() == Config{{"B", 256}});
+  CHECK(t.timer->calls == 6);
+  CHECK(warnings.has("loaded from " + file.string(), "is not one of the current candidates"));
+
+  // An edited export file is refused when loaded, naming the file and the decision.
+  const std::string edited = replaced(slurp(file), "\"B\": 5", "\"B\": 64");
+  std::ofstream(file) << edited;
+  CHECK_THROWS_WITH_AS(tilejit::autotune::load_decisions(file), doctest::Contains("checksum mismatch"),
+                       tilejit::UserError);
+  CHECK_THROWS_WITH_AS(tilejit::autotune::load_decisions(file), doctest::Contains("invalid decision 0"),
+                       tilejit::UserError);
+}
+
+TEST_CASE("a FIFO, a link to /dev/zero or a 20 GiB file as a decision is a warning and a tuning") {
+  for (const std::string kind : {"fifo", "dev_zero", "huge"}) {
+    INFO(kind);
+    TunedOnce t;
+    std::filesystem::remove(t.file);
+    if (kind == "fifo") REQUIRE(::mkfifo(t.file.c_str(), 0644) == 0);
+    if (kind == "dev_zero") std::filesystem::create_symlink("/dev/zero", t.file);
+    if (kind == "huge") {
+      std::ofstream(t.file).flush();
+      std::filesystem::resize_file(t.file, std::uintmax_t{20} << 30);
+    }
+    // In a child that an alarm ends and whose memory is bounded: before files were checked, the
+    // FIFO blocked forever and the others grew the process until std::bad_alloc.
+    tilejit::testing::run_in_children(1, [&](int) {
+      long pages = 0;
+      std::ifstream("/proc/self/statm") >> pages;
+      const rlim_t limit = static_cast<rlim_t>(pages) * static_cast<rlim_t>(::sysconf(_SC_PAGESIZE)) + (rlim_t{2} << 30);
+      const struct rlimit rl {limit, limit};
+      ::setrlimit(RLIMIT_AS, &rl);
+      ::alarm(20);
+      Warnings warnings;
+      int failures = 0;
+      try {
+        if (t.tune_again() != Config{{"B", 256}}) ++failures;
+        if (t.timer->calls != 6) ++failures;
+        if (!warnings.has(t.file.string(), "only regular files are read") &&
+            !warnings.has(t.file.string(), "more than the limit")) ++failures;
+        if (!std::filesystem::is_regular_file(std::filesystem::symlink_status(t.file)) ||
+            std::filesystem::file_size(t.file) > 4096) ++failures;  // replaced by the new decision
+        for (const auto& f : tilejit::DecisionStore(tilejit::knobs().cache_dir).list()) (void)f;
+        tilejit::read_decisions_file("/dev/zero");
+        ++failures;
+      } catch (const tilejit::UserError& e) {
+        if (std::string(e.what()).find("/dev/zero") == std::string::npos) ++failures;
+      } catch (...) {
+        ++failures;
+      }
+      return failures;
+    });
+  }
 }

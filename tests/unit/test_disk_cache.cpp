@@ -1,6 +1,8 @@
-// Unit tests of the on-disk compile cache: round trips, corrupt entries, key completeness, eviction and concurrency.
+// Unit tests of the on-disk compile cache: round trips, corrupt and hostile entries, key completeness, eviction and
+// concurrency.
 #include <doctest/doctest.h>
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "child_processes.h"
 #include "tilejit/runtime/disk_cache.h"
 #include "tilejit/runtime/log.h"
 
@@ -590,4 +593,106 @@ TEST_CASE("8 processes share one folder") {
   CHECK(total.stores == kProcesses * kRounds);
   CHECK(total.corrupt == 0);
   CHECK(total.evicted > 0);
+}
+
+namespace {
+
+// Runs `body` in a child process that an alarm ends after 20 s and whose address space may grow by
+// at most 2 GiB, so that a read that blocks or a whole-file read of a huge file fails the test
+// instead of hanging it or exhausting the machine.
+template <class F>
+void in_bounded_child(F body) {
+  tilejit::testing::run_in_children(1, [&](int) {
+    long pages = 0;
+    std::ifstream("/proc/self/statm") >> pages;
+    const rlim_t limit = static_cast<rlim_t>(pages) * static_cast<rlim_t>(::sysconf(_SC_PAGESIZE)) + (rlim_t{2} << 30);
+    const struct rlimit rl {limit, limit};
+    ::setrlimit(RLIMIT_AS, &rl);
+    ::alarm(20);
+    return body();
+  });
+}
+
+// Makes `path` hostile: a FIFO, a link to /dev/zero or a sparse 20 GiB file.
+void make_hostile(const fs::path& path, const std::string& kind) {
+  fs::remove(path);
+  if (kind == "fifo") REQUIRE(::mkfifo(path.c_str(), 0644) == 0);
+  if (kind == "dev_zero") fs::create_symlink("/dev/zero", path);
+  if (kind == "huge") {
+    write_file(path, "");
+    fs::resize_file(path, std::uintmax_t{20} << 30);  // sparse: takes no space
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a FIFO, a link to /dev/zero or a 20 GiB file named like an entry is a warning and a recompile") {
+  for (const std::string kind : {"fifo", "dev_zero", "huge"}) {
+    INFO(kind);
+    TempDir tmp;
+    const CacheKey key = make_key(1);
+    {
+      DiskCache cache(tmp.path);
+      REQUIRE(cache.store(make_key(2), make_entry(2)));  // creates the folder, and one good entry
+      make_hostile(cache.path_of(key), kind);
+    }
+    in_bounded_child([&] {
+      LogCapture log;
+      DiskCache cache(tmp.path);
+      int failures = 0;
+      if (cache.load(key).has_value()) ++failures;  // blocked, aborted or threw before the fix
+      if (!log.has("ignoring and removing")) ++failures;
+      if (cache.stats().corrupt != 1) ++failures;
+      const auto listed = cache.list();
+      if (listed.size() != 1 || !listed[0].valid) ++failures;  // the hostile name is gone, the good entry stays
+      if (!cache.store(key, make_entry(1)) || cache.load(key) != make_entry(1)) ++failures;
+      return failures;
+    });
+  }
+}
+
+TEST_CASE("list() and folder_stats() never read what is not a small regular file") {
+  for (const std::string kind : {"fifo", "dev_zero", "huge"}) {
+    INFO(kind);
+    TempDir tmp;
+    {
+      DiskCache cache(tmp.path);
+      REQUIRE(cache.store(make_key(2), make_entry(2)));
+      make_hostile(cache.path_of(make_key(1)), kind);
+      make_hostile(cache.directory() / "stats", kind);
+    }
+    in_bounded_child([&] {
+      DiskCache cache(tmp.path);
+      const auto listed = cache.list();
+      int failures = listed.size() == 2 ? 0 : 1;
+      for (const auto& e : listed) failures += e.valid == (e.file == DiskCache::id_of(make_key(1)) + ".tjc");
+      const tilejit::CacheStats s = cache.folder_stats();
+      failures += s.hits + s.misses + s.stores != 0;
+      return failures;
+    });
+  }
+}
+
+TEST_CASE("entries larger than the bound are not stored") {
+  TempDir tmp;
+  LogCapture log;
+  DiskCache cache(tmp.path, std::uint64_t{1} << 40);
+  CHECK_FALSE(cache.store(make_key(1), make_entry(1, 0, DiskCache::kMaxEntryBytes)));
+  CHECK(log.has("more than the limit of 268435456 bytes"));
+  CHECK_FALSE(fs::exists(cache.path_of(make_key(1))));
+}
+
+TEST_CASE("clear() reports what it could not remove") {
+  TempDir tmp;
+  DiskCache cache(tmp.path);
+  REQUIRE(cache.store(make_key(1), make_entry(1)));
+  fs::create_directories(cache.directory() / "stuck.tjc" / "inside");  // a folder named like an entry
+  std::string error;
+  CHECK(cache.clear(&error) == 1);
+  CHECK(error.find("cannot remove") != std::string::npos);
+  CHECK(error.find("stuck.tjc") != std::string::npos);
+  fs::remove_all(cache.directory() / "stuck.tjc");
+  REQUIRE(cache.store(make_key(1), make_entry(1)));
+  CHECK(cache.clear(&error) == 1);
+  CHECK(error.empty());
 }

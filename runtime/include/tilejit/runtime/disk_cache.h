@@ -91,6 +91,10 @@ inline constexpr std::uint64_t kDefaultCacheBytes = std::uint64_t{1} << 30;
 class DiskCache {
  public:
   static constexpr std::uint32_t kFormatVersion = 1;
+  /// The largest entry file stored or read (256 MiB; a large GEMM's entry is a few MiB). A name
+  /// in the folder that is not a regular file of at most this size (a FIFO, a link to a device, a
+  /// huge file) is never read: `load` warns, removes the name and compiles again.
+  static constexpr std::uint64_t kMaxEntryBytes = std::uint64_t{256} << 20;
 
   /// `root` is typically knobs().cache_dir; nothing is created before the first store.
   explicit DiskCache(std::filesystem::path root, std::uint64_t max_bytes = kDefaultCacheBytes);
@@ -106,12 +110,13 @@ class DiskCache {
   /// hit saves (reported in CacheStats::compile_ms_saved). Returns whether the entry was written.
   bool store(const CacheKey& key, const CacheEntry& entry, double compile_ms = 0);
 
-  /// Every entry file of the folder, most recently used first.
+  /// Every entry file of the folder, most recently used first (unreadable ones with valid = false).
   std::vector<CacheEntryInfo> list() const;
 
   /// Removes every entry, temporary file and the counters of the folder; returns how many entries
-  /// and temporary files were removed.
-  std::size_t clear();
+  /// and temporary files were removed. When something could not be removed (or the folder could
+  /// not be read) and `error` is given, `*error` says what (else it is left empty).
+  std::size_t clear(std::string* error = nullptr);
 
   /// The counters of this object.
   CacheStats stats() const;
