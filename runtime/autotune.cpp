@@ -56,38 +56,38 @@ size_t TuneArgs::count() const {
                                            [](const KernelArg& a) { return a.kind != KernelArg::Config; }));
 }
 
-const KernelArg& TuneArgs::arg(size_t i) const {
+const KernelArg& TuneArgs::arg(size_t i, std::source_location loc) const {
   size_t host = 0;
   for (const KernelArg& a : bound_) {
     if (a.kind == KernelArg::Config) continue;
     if (host++ == i) return a;
   }
   throw UserError("autotune: there is no launch argument " + std::to_string(i), std::to_string(i),
-                  std::to_string(count()) + " arguments, numbered from 0");
+                  std::to_string(count()) + " arguments, numbered from 0", loc);
 }
 
-const TensorArg& TuneArgs::tensor(size_t i) const {
-  const KernelArg& a = arg(i);
+const TensorArg& TuneArgs::tensor(size_t i, std::source_location loc) const {
+  const KernelArg& a = arg(i, loc);
   if (a.kind != KernelArg::Tensor)
     throw UserError("autotune: launch argument " + std::to_string(i) + " is not a tensor", kind_name(a),
-                    "a TensorView argument");
+                    "a TensorView argument", loc);
   return a.tensor;
 }
 
-int64_t TuneArgs::size(size_t i, int dim) const {
-  const TensorArg& t = tensor(i);
+int64_t TuneArgs::size(size_t i, int dim, std::source_location loc) const {
+  const TensorArg& t = tensor(i, loc);
   if (dim < 0 || dim >= t.rank)
     throw UserError(
         "autotune: tensor argument " + std::to_string(i) + " has no dimension " + std::to_string(dim),
-        std::to_string(dim), "0.." + std::to_string(t.rank - 1));
+        std::to_string(dim), "0.." + std::to_string(t.rank - 1), loc);
   return t.sizes[static_cast<size_t>(dim)];
 }
 
-double TuneArgs::scalar(size_t i) const {
-  const KernelArg& a = arg(i);
+double TuneArgs::scalar(size_t i, std::source_location loc) const {
+  const KernelArg& a = arg(i, loc);
   if (a.kind != KernelArg::Scalar)
     throw UserError("autotune: launch argument " + std::to_string(i) + " is not a scalar", kind_name(a),
-                    "a number");
+                    "a number", loc);
   return ir::is_float(a.dtype) ? a.f : static_cast<double>(a.i);
 }
 
@@ -577,44 +577,45 @@ Autotuner::Autotuner(std::shared_ptr<const KernelBase> kernel, TuneSpace space)
 
 Autotuner::~Autotuner() = default;
 
-void Autotuner::check_settable(const char* what) const {
+void Autotuner::check_settable(const char* what, const std::source_location& loc) const {
   if (started_.load())
     throw UserError(
         "autotune: " + std::string(what) + " of kernel '" + kernel_->name() + "' set after its first launch",
-        what, "set every option before the first launch or tune()");
+        what, "set every option before the first launch or tune()", loc);
 }
 
-void Autotuner::set_grid(GridFn grid) {
-  check_settable("the grid function");
+void Autotuner::set_grid(GridFn grid, std::source_location loc) {
+  check_settable("the grid function", loc);
   grid_ = std::move(grid);
 }
-void Autotuner::set_key(KeyFn key) {
-  check_settable("the key function");
+void Autotuner::set_key(KeyFn key, std::source_location loc) {
+  check_settable("the key function", loc);
   key_fn_ = std::move(key);
 }
-void Autotuner::add_key_scalar(size_t arg) {
-  check_settable("a key scalar");
+void Autotuner::add_key_scalar(size_t arg, std::source_location loc) {
+  check_settable("a key scalar", loc);
   key_scalars_.push_back(arg);
 }
-void Autotuner::set_prune(PruneFn prune) {
-  check_settable("the pruning function");
+void Autotuner::set_prune(PruneFn prune, std::source_location loc) {
+  check_settable("the pruning function", loc);
   prune_ = std::move(prune);
 }
-void Autotuner::add_heuristic(std::string name, HeuristicFn fn) {
-  check_settable("a heuristic");
+void Autotuner::add_heuristic(std::string name, HeuristicFn fn, std::source_location loc) {
+  check_settable("a heuristic", loc);
   heuristics_.emplace_back(std::move(name), std::move(fn));
+  heuristic_locs_.push_back(loc);
 }
-void Autotuner::set_options(const TuneOptions& options) {
-  check_settable("the timing options");
+void Autotuner::set_options(const TuneOptions& options, std::source_location loc) {
+  check_settable("the timing options", loc);
   if (!(options.budget_ms > 0) || options.min_runs < 1 || options.max_runs < options.min_runs)
     throw UserError("autotune: the timing options must have a positive budget and 1 <= min_runs <= max_runs",
                     fmt::format("budget_ms={}, min_runs={}, max_runs={}", options.budget_ms, options.min_runs,
                                 options.max_runs),
-                    "budget_ms > 0, 1 <= min_runs <= max_runs");
+                    "budget_ms > 0, 1 <= min_runs <= max_runs", loc);
   options_ = options;
 }
-void Autotuner::set_timer(std::shared_ptr<TuneTimer> timer) {
-  check_settable("the timer");
+void Autotuner::set_timer(std::shared_ptr<TuneTimer> timer, std::source_location loc) {
+  check_settable("the timer", loc);
   timer_ = std::move(timer);
 }
 
@@ -648,12 +649,38 @@ std::vector<Config> Autotuner::candidates(std::span<const KernelArg> args) const
         "autotune: the pruning function of kernel '" + kernel_->name() + "' dropped every configuration",
         std::to_string(space.size()) + " configurations for key " + key_text(args), "at least one left",
         std::string(kernel_->where().file_name()), kernel_->where().line());
+  // A heuristic must set a value the kernel has: a Block name of the traced kernel or a field. The
+  // names come from the first candidate that traces (the others are reported as unusable later).
+  std::shared_ptr<const ir::Graph> graph;
+  for (size_t c = 0; c < out.size() && !heuristics_.empty() && !graph; ++c) {
+    try {
+      graph = kernel_->graph(out[c]);
+    } catch (const UserError&) {
+    }
+  }
+  for (size_t h = 0; graph && h < heuristics_.size(); ++h) {
+    const std::string& name = heuristics_[h].first;
+    if (name == "num_warps" || name == "num_stages" || name == "programs_per_sm") continue;
+    const bool known = std::any_of(graph->params.begin(), graph->params.end(),
+                                   [&](const ir::Param& p) { return p.kind == ir::Param::Config && p.name == name; });
+    if (!known) {
+      std::string names;
+      for (const ir::Param& p : graph->params)
+        if (p.kind == ir::Param::Config) names += (names.empty() ? "" : ", ") + p.name;
+      throw UserError("autotune: a heuristic of kernel '" + kernel_->name() + "' sets '" + name +
+                          "', which is not one of its Block parameters",
+                      name, (names.empty() ? std::string("no Block parameters") : "Block names: " + names) +
+                                ", num_warps, num_stages, programs_per_sm",
+                      heuristic_locs_[h]);
+    }
+  }
   return out;
 }
 
-void Autotuner::launch(Stream stream, std::span<const KernelArg> args, const LaunchOptions& options) {
+void Autotuner::launch(Stream stream, std::span<const KernelArg> args, const LaunchOptions& options,
+                       std::source_location where) {
   const Decided& d = decide(stream, args, options);
-  runtime::launch(*kernel_, stream, grid_(d.config, TuneArgs(args)), d.config, args, options);
+  runtime::launch(*kernel_, stream, grid_(d.config, TuneArgs(args)), d.config, args, options, where);
 }
 
 Config Autotuner::tune(Stream stream, std::span<const KernelArg> args, const LaunchOptions& options) {

@@ -40,14 +40,14 @@ class TuneArgs {
 
   /// Number of arguments.
   size_t count() const;
-  /// Argument i; UserError when there is none.
-  const KernelArg& arg(size_t i) const;
+  /// Argument i; UserError (naming the caller's line) when there is none.
+  const KernelArg& arg(size_t i, std::source_location loc = std::source_location::current()) const;
   /// Tensor argument i; UserError when argument i is not a tensor.
-  const TensorArg& tensor(size_t i) const;
+  const TensorArg& tensor(size_t i, std::source_location loc = std::source_location::current()) const;
   /// Size `dim` (outermost first) of tensor argument i.
-  int64_t size(size_t i, int dim) const;
+  int64_t size(size_t i, int dim, std::source_location loc = std::source_location::current()) const;
   /// The value of scalar argument i (integers converted to double).
-  double scalar(size_t i) const;
+  double scalar(size_t i, std::source_location loc = std::source_location::current()) const;
 
  private:
   std::span<const KernelArg> bound_;
@@ -169,16 +169,19 @@ class Autotuner {
   Autotuner(const Autotuner&) = delete;
   Autotuner& operator=(const Autotuner&) = delete;
 
-  void set_grid(GridFn grid);
-  void set_key(KeyFn key);
-  void add_key_scalar(size_t arg);
-  void set_prune(PruneFn prune);
-  void add_heuristic(std::string name, HeuristicFn fn);
-  void set_options(const TuneOptions& options);
-  void set_timer(std::shared_ptr<TuneTimer> timer);
+  // Options are set before the first launch; a UserError names the caller's line.
+  void set_grid(GridFn grid, std::source_location loc = std::source_location::current());
+  void set_key(KeyFn key, std::source_location loc = std::source_location::current());
+  void add_key_scalar(size_t arg, std::source_location loc = std::source_location::current());
+  void set_prune(PruneFn prune, std::source_location loc = std::source_location::current());
+  void add_heuristic(std::string name, HeuristicFn fn, std::source_location loc = std::source_location::current());
+  void set_options(const TuneOptions& options, std::source_location loc = std::source_location::current());
+  void set_timer(std::shared_ptr<TuneTimer> timer, std::source_location loc = std::source_location::current());
 
   /// Launches the configuration chosen for the key of `args`, tuning first when there is none.
-  void launch(Stream stream, std::span<const KernelArg> args, const LaunchOptions& options = {});
+  /// UserErrors about the call name `where`.
+  void launch(Stream stream, std::span<const KernelArg> args, const LaunchOptions& options = {},
+              std::source_location where = std::source_location::current());
   /// Chooses (tuning when needed) and compiles the configuration for the key of `args`, and
   /// returns it, without launching: afterwards a launch with arguments of the same key compiles
   /// nothing, so it can be captured in a CUDA graph. The arguments' data is left as it was.
@@ -200,7 +203,7 @@ class Autotuner {
   Config resolve(Stream stream, std::span<const KernelArg> args, const LaunchOptions& options,
                  const detail::DeviceTarget& target, const DecisionId& id, bool measured,
                  std::vector<Config> configs);
-  void check_settable(const char* what) const;
+  void check_settable(const char* what, const std::source_location& loc) const;
 
   std::shared_ptr<const KernelBase> kernel_;
   TuneSpace space_;
@@ -209,6 +212,7 @@ class Autotuner {
   std::vector<size_t> key_scalars_;
   PruneFn prune_;
   std::vector<std::pair<std::string, HeuristicFn>> heuristics_;
+  std::vector<std::source_location> heuristic_locs_;  // where each heuristic was added
   TuneOptions options_;
   std::shared_ptr<TuneTimer> timer_;
 
