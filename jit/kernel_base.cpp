@@ -19,8 +19,56 @@ void check_grid(const std::string& kernel, dim3 grid, const std::string& file, u
   }
 }
 
+namespace {
+
+// The name as a C string literal would spell it, so that an error shows exactly what was given.
+std::string escaped(const std::string& name) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "\"";
+  for (const unsigned char c : name) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c < 0x20 || c >= 0x7f) {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 0xf];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+bool is_name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+         c == ':' || c == '-';
+}
+
+}  // namespace
+
+void check_kernel_name(const std::string& name, std::source_location where) {
+  const std::string limit = "1 to " + std::to_string(kMaxKernelNameLength) +
+                            " characters from A-Z a-z 0-9 _ . : - (the name goes into generated source, file "
+                            "names and logs)";
+  if (name.empty() || name.size() > kMaxKernelNameLength)
+    throw UserError("a kernel name has 1 to " + std::to_string(kMaxKernelNameLength) + " characters",
+                    escaped(name.size() > 64 ? name.substr(0, 64) : name) +
+                        (name.size() > 64 ? "... (" + std::to_string(name.size()) + " characters)" : ""),
+                    limit, where);
+  for (size_t i = 0; i < name.size(); ++i)
+    if (!is_name_char(name[i]))
+      throw UserError("a kernel name may hold only ASCII letters, digits and _ . : -",
+                      escaped(name) + " (character " + std::to_string(i) + " is " + escaped(name.substr(i, 1)) + ")",
+                      limit, where);
+}
+
 KernelBase::KernelBase(std::string name, std::source_location where, Tracer tracer)
-    : name_(std::move(name)), where_(where), tracer_(std::move(tracer)) {}
+    : name_(std::move(name)), where_(where), tracer_(std::move(tracer)) {
+  check_kernel_name(name_, where_);
+}
 
 std::shared_ptr<const ir::Graph> KernelBase::graph(const Config& config) const {
   const uint64_t key = config.hash();

@@ -291,12 +291,28 @@ void Emitter::run(GeneratedKernel& k) {
 
 namespace tilejit::codegen {
 
+namespace {
+// The most characters of the kernel's name in its entry (and file names): "tj_", these, "_" and 16
+// hex digits stay far below the 255 bytes of a file name, with room for NVRTC's suffixes.
+constexpr size_t kEntryNameChars = 64;
+}  // namespace
+
 GeneratedKernel generate(const ir::Graph& g, const Options& options) {
   const passes::Lowered l = passes::lower(g, options, options.dump_ir);
   char hash[17];
   std::snprintf(hash, sizeof hash, "%016" PRIx64, g.hash());
   GeneratedKernel k;
-  k.entry = "tj_" + detail::sanitize(g.kernel_name) + "_" + hash;
+  // The entry names the files NVRTC writes (its precompiled header, a failed compile's source):
+  // a long kernel name is cut, and a hash of the whole name keeps cut names apart.
+  std::string name = detail::sanitize(g.kernel_name);
+  if (name.size() > kEntryNameChars) {
+    uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a
+    for (const unsigned char c : g.kernel_name) h = (h ^ c) * 0x100000001b3ull;
+    char name_hash[9];
+    std::snprintf(name_hash, sizeof name_hash, "%08" PRIx32, static_cast<uint32_t>(h ^ (h >> 32)));
+    name = name.substr(0, kEntryNameChars - 9) + "_" + name_hash;
+  }
+  k.entry = "tj_" + name + "_" + hash;
   detail::Emitter e(l, options, k.entry);
   e.run(k);
   k.plan = l.args.plan;

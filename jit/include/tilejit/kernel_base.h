@@ -16,6 +16,14 @@
 
 namespace tilejit {
 
+/// The longest kernel name (generated file names hold a shortened form with a hash of the name).
+inline constexpr size_t kMaxKernelNameLength = 256;
+
+/// Kernel names are 1 to kMaxKernelNameLength characters from A-Z a-z 0-9 _ . : - : they go
+/// unescaped into the generated source's header comment, into the names of the files NVRTC writes,
+/// into cache metadata and into logs. Throws UserError at `where` naming the first other character.
+void check_kernel_name(const std::string& name, std::source_location where);
+
 /// What the typed Kernel<F> shares with the runtime: it traces on demand and
 /// caches one graph per configuration. The runtime keeps its compiled state in
 /// `runtime_state` (opaque here so that this layer needs no CUDA).
@@ -23,6 +31,7 @@ class KernelBase {
  public:
   using Tracer = std::function<void(ir::Graph&, const Config&)>;
 
+  /// Throws UserError at `where` when `name` breaks check_kernel_name's rule.
   KernelBase(std::string name, std::source_location where, Tracer tracer);
 
   const std::string& name() const { return name_; }
