@@ -11,6 +11,10 @@
 #include <fstream>
 #include <regex>
 #include <system_error>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tilejit/error.h"
@@ -85,7 +89,91 @@ std::string write_failed_source(const codegen::GeneratedKernel& k, const NvrtcIn
   return out ? file.string() : std::string("(could not write ") + file.string() + ")";
 }
 
+// Where NVRTC keeps the precompiled prelude (-pch). Left to itself, NVRTC writes it (about 5 MB) to
+// $TMPDIR/__nvrtc_auto_pch_<pid>_<n>/ and removes it only at a normal exit, so every killed process
+// leaked one. Instead each process gets a folder of its own, $TMPDIR/tilejit-pch-<pid>-XXXXXX,
+// holding an exclusive flock on its file "owner.lock" for as long as the process lives. The first
+// compile of a process sweeps the folders whose lock it can take: their owner is gone, however it
+// ended (the kernel drops the lock of a killed process; pid reuse and pid namespaces cannot fool a
+// lock). A normal exit removes the process's own folder. The precompiled header cannot outlive its
+// process anyway (NVRTC ties it to the process's heap addresses, docs/compile_time.md), so nothing
+// of value is lost, and every compile after the first still uses it. --pch-dir is not part of the
+// compile cache's key: it changes where the header lives, not the binary.
+class PchFolder {
+ public:
+  static PchFolder& get() {
+    static PchFolder folder;
+    return folder;
+  }
+  PchFolder(const PchFolder&) = delete;
+  PchFolder& operator=(const PchFolder&) = delete;
+  ~PchFolder() {
+    if (path_.empty() || ::getpid() != owner_) return;  // a forked child leaves its parent's folder alone
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+
+  /// The folder for --pch-dir; empty when it could not be made or has disappeared since (NVRTC
+  /// refuses a --pch-dir that does not exist), in which case NVRTC's own default applies.
+  std::string path() const {
+    struct stat st {};
+    return !path_.empty() && ::stat(path_.c_str(), &st) == 0 && S_ISDIR(st.st_mode) ? path_ : std::string();
+  }
+
+ private:
+  static constexpr std::string_view kPrefix = "tilejit-pch-";
+  static constexpr const char* kLockName = "owner.lock";
+  // A folder that never got its lock file (its maker died at once) is removed after this long.
+  static constexpr auto kUnlockedAge = std::chrono::minutes(10);
+
+  PchFolder() : owner_(::getpid()) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path base = fs::temp_directory_path(ec);
+    if (ec) return;
+    sweep(base);
+    std::string name = (base / (std::string(kPrefix) + std::to_string(owner_) + "-XXXXXX")).string();
+    if (::mkdtemp(name.data()) == nullptr) return;  // mode 0700, a name no one else holds
+    const int lock = ::open((fs::path(name) / kLockName).c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (lock < 0 || ::flock(lock, LOCK_EX | LOCK_NB) != 0) {
+      if (lock >= 0) ::close(lock);
+      fs::remove_all(name, ec);
+      return;
+    }
+    path_ = name;  // `lock` stays open, and locked, until the process ends
+  }
+
+  // Removes the folders of processes that are gone.
+  static void sweep(const std::filesystem::path& base) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    for (fs::directory_iterator it(base, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      struct stat st {};
+      if (!name.starts_with(kPrefix) || ::lstat(it->path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) ||
+          st.st_uid != ::geteuid())
+        continue;
+      const int lock = ::open((it->path() / kLockName).c_str(), O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+      bool gone = false;
+      if (lock >= 0) {
+        gone = ::flock(lock, LOCK_EX | LOCK_NB) == 0;
+        ::close(lock);
+      } else {
+        std::error_code tec;
+        gone = fs::file_time_type::clock::now() - fs::last_write_time(it->path(), tec) > kUnlockedAge && !tec;
+      }
+      std::error_code rec;
+      if (gone) fs::remove_all(it->path(), rec);
+    }
+  }
+
+  pid_t owner_;
+  std::string path_;
+};
+
 }  // namespace
+
+std::string precompiled_header_folder() { return PchFolder::get().path(); }
 
 void parse_ptxas_report(const std::string& log, CompiledBinary& out) {
   static const std::regex regs(R"(Used ([0-9]+) registers)");
@@ -139,6 +227,8 @@ CompiledBinary compile_cuda(const codegen::GeneratedKernel& kernel, const std::s
   const bool cubin = inv.cubin;
   std::vector<const char*> argv;
   for (const auto& o : inv.options) argv.push_back(o.c_str());
+  const std::string pch_dir = options.precompiled_prelude ? "--pch-dir=" + PchFolder::get().path() : std::string();
+  if (pch_dir.size() > std::string_view("--pch-dir=").size()) argv.push_back(pch_dir.c_str());
 
   const NvrtcInput input = split_prelude(kernel);
   const char* header_text = input.header.c_str();

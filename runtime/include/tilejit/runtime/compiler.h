@@ -16,7 +16,7 @@ struct CompileOptions {
   /// Hand the device prelude to NVRTC as a header and let NVRTC precompile it (-pch): the first
   /// compile in a process creates the precompiled header, later ones skip parsing the prelude
   /// and NVRTC's built-in declarations (about a quarter of a small kernel's compile time). The
-  /// binary is the same either way.
+  /// binary is the same either way. The header lives in precompiled_header_folder().
   bool precompiled_prelude = true;
   std::vector<std::string> extra;     ///< further NVRTC options, passed last
   /// Where the source is written when compilation fails; empty: a directory under the system temp dir.
@@ -41,9 +41,16 @@ struct CompiledBinary {
   double compile_ms = 0;
 };
 
+/// This process's folder for NVRTC's precompiled header: $TMPDIR/tilejit-pch-<pid>-XXXXXX, made at
+/// the first compile (which also removes the folders of processes that are gone, killed ones
+/// included) and removed at exit. Empty when it could not be made; NVRTC then uses its own
+/// default, $TMPDIR/__nvrtc_auto_pch_<pid>_<n>, which a killed process leaves behind.
+std::string precompiled_header_folder();
+
 /// What NVRTC is asked for: the architecture actually compiled for (`options.arch`, or compute_NN
-/// when NVRTC cannot build a cubin for it) and every NVRTC option, in order. The compile cache's
-/// key holds these options, so whatever changes them changes the key.
+/// when NVRTC cannot build a cubin for it) and every NVRTC option, in order, except --pch-dir (where
+/// the precompiled header lives, which changes no binary). The compile cache's key holds these
+/// options, so whatever changes them changes the key.
 struct NvrtcInvocation {
   std::string arch;
   bool cubin = true;  ///< false: PTX only
