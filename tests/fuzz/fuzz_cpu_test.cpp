@@ -1,9 +1,11 @@
-// Random programs on the CPU: each one of a fixed seed range is traced, run in the interpreter and compiled
-// by NVRTC for sm_90a; anything but success or a UserError fails, with the seed and the program's C++.
+// Random programs on the CPU: each one of a fixed seed range (of both families: make_program's and the programs
+// with products) is traced, run in the interpreter and compiled by NVRTC for sm_90a; anything but success or a
+// UserError fails, with the seed and the program's C++.
 #include <doctest/doctest.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <initializer_list>
 #include <regex>
 #include <string>
@@ -14,6 +16,7 @@
 #include "tilejit/runtime/launch.h"
 #include "tilejit/tilejit.h"
 
+using tilejit::fuzz::make_product_program;
 using tilejit::fuzz::make_program;
 using tilejit::fuzz::Program;
 
@@ -22,6 +25,9 @@ namespace {
 // cannot finish it: the programs not run are reported, never failed.
 constexpr uint64_t kSeeds = 400;
 constexpr double kBudgetSeconds = 90;
+// The same for the programs with products (each takes longer to compile: tensor-core loops and epilogues).
+constexpr uint64_t kProductSeeds = 150;
+constexpr double kProductBudgetSeconds = 60;
 }  // namespace
 
 TEST_CASE("fuzz: a seed always makes the same program") {
@@ -31,6 +37,12 @@ TEST_CASE("fuzz: a seed always makes the same program") {
     CHECK(a.kernel->graph(a.config)->hash() == b.kernel->graph(b.config)->hash());
   }
   CHECK(make_program(1).cpp() != make_program(2).cpp());
+  for (uint64_t seed : {0ull, 7ull, 123456789ull}) {
+    const Program a = make_product_program(seed), b = make_product_program(seed);
+    CHECK(a.cpp() == b.cpp());
+    CHECK(a.kernel->graph(a.config)->hash() == b.kernel->graph(b.config)->hash());
+  }
+  CHECK(make_product_program(1).cpp() != make_product_program(2).cpp());
 }
 
 TEST_CASE("fuzz: random programs interpret and compile for sm_90a") {
@@ -61,6 +73,52 @@ TEST_CASE("fuzz: random programs interpret and compile for sm_90a") {
   CHECK(failed == 0);
   CHECK(refused * 20 <= run);  // at most 5% of the programs may break a rule
   if (run < static_cast<int>(kSeeds)) MESSAGE("time budget reached after " << run << " of " << kSeeds << " programs");
+}
+
+TEST_CASE("fuzz: random programs with products interpret and compile for sm_90a, almost all without spills") {
+  // TILEJIT_FUZZ_PRODUCTS=BEGIN-END runs seeds [BEGIN, END) instead, without a time budget (a sweep on the CPU).
+  uint64_t begin = 0, end = kProductSeeds;
+  double budget = kProductBudgetSeconds;
+  if (const char* range = std::getenv("TILEJIT_FUZZ_PRODUCTS")) {
+    char* dash = nullptr;
+    begin = std::strtoull(range, &dash, 10);
+    end = dash && *dash == '-' ? std::strtoull(dash + 1, nullptr, 10) : begin + 1;
+    budget = 1e9;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  int run = 0, refused = 0, failed = 0, wgmma = 0, spilled = 0;
+  for (uint64_t seed = begin; seed < end; ++seed) {
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > budget) break;
+    ++run;
+    const Program p = make_product_program(seed);
+    try {
+      tilejit::fuzz::HostTensors host(p);
+      const auto g = p.kernel->graph(p.config);
+      tilejit::interp::run(*g, p.grid, p.args(host.data()));
+      const std::string log = tilejit::runtime::compile_only(*p.kernel, p.config);
+      // Accumulators, a second product and epilogues fit in registers (as the GPU suite's run_both checks): a spill
+      // is reported with the program, and may happen to few of them (checked below).
+      if (log.find("0 bytes spill stores") == std::string::npos) {
+        ++spilled;
+        MESSAGE("seed " << seed << " spills: " << log << "\n" << p.cpp());
+      }
+      wgmma += tilejit::codegen::generate(*g).source.find("wgmma_m64n") != std::string::npos;
+    } catch (const tilejit::UserError& e) {
+      ++refused;
+      MESSAGE("seed " << seed << " refused: " << std::string(e.what()));
+    } catch (const std::exception& e) {
+      ++failed;
+      FAIL_CHECK("seed " << seed << ": " << std::string(e.what()) << "\n" << p.cpp());
+    }
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("fuzz: %d programs with products interpreted and compiled in %.1f s (%d on tensor cores), %d refused, %d spilled, %d failed\n",
+              run, secs, wgmma, refused, spilled, failed);
+  CHECK(failed == 0);
+  CHECK(refused * 20 <= run);
+  CHECK(spilled * 20 <= run);
+  CHECK(wgmma * 10 >= run * 8);  // the family is about tensor cores: most products must take the wgmma path
+  if (run < static_cast<int>(end - begin)) MESSAGE("time budget reached after " << run << " of " << end - begin << " programs");
 }
 
 namespace {

@@ -2,9 +2,11 @@
 // compared (bit-exact, or within the bound the generator derived for the program). Without a GPU the
 // programs are interpreted and compiled only.
 //
-//   fuzz_gpu [--seed-begin N] [--count N] [--seconds S] [--batch N] [--print]
+//   fuzz_gpu [--products] [--seed-begin N] [--count N] [--seconds S] [--batch N] [--print]
 //
-// --print writes every program's C++ before running it (to read a seed's program when it passes).
+// --products runs the family of programs with products (tensor-core dots, loop nests, two products per loop;
+// make_product_program), whose seeds are its own. --print writes every program's C++ before running it (to read
+// a seed's program when it passes).
 // A failing program is printed with its seed and its C++. A fault leaves the CUDA context unusable: the
 // driver then prints the seed, its C++ and the seed to resume from, and exits with status 3.
 #include <atomic>
@@ -37,6 +39,7 @@ struct Options {
   double seconds = 240;
   size_t batch = 64;
   bool print = false;
+  bool products = false;
 };
 
 Options parse(int argc, char** argv) {
@@ -45,6 +48,10 @@ Options parse(int argc, char** argv) {
     const std::string a = argv[i];
     if (a == "--print") {
       o.print = true;
+      continue;
+    }
+    if (a == "--products") {
+      o.products = true;
       continue;
     }
     const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
@@ -57,7 +64,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--seconds") o.seconds = std::strtod(v, nullptr);
     else if (a == "--batch") o.batch = std::max<size_t>(1, std::strtoull(v, nullptr, 10));
     else {
-      std::fprintf(stderr, "usage: fuzz_gpu [--seed-begin N] [--count N] [--seconds S] [--batch N] [--print]\n");
+      std::fprintf(stderr, "usage: fuzz_gpu [--products] [--seed-begin N] [--count N] [--seconds S] [--batch N] [--print]\n");
       std::exit(2);
     }
     ++i;
@@ -133,7 +140,8 @@ int main(int argc, char** argv) {
   std::signal(SIGABRT, on_crash);
   std::signal(SIGBUS, on_crash);
   const bool gpu = tilejit::has_gpu();
-  std::printf("fuzz_gpu: seeds %llu.. (%llu programs, %.0f s at most) %s\n", static_cast<unsigned long long>(opt.seed_begin),
+  std::printf("fuzz_gpu: %sseeds %llu.. (%llu programs, %.0f s at most) %s\n", opt.products ? "programs with products, " : "",
+              static_cast<unsigned long long>(opt.seed_begin),
               static_cast<unsigned long long>(opt.count), opt.seconds,
               gpu ? ("on " + tilejit::devices().front().name).c_str() : "without a GPU: interpreted and compiled only");
   const auto start = std::chrono::steady_clock::now();
@@ -148,7 +156,7 @@ int main(int argc, char** argv) {
     g_last = std::min(end, seed + opt.batch) - 1;
     for (; seed < end && batch.size() < opt.batch; ++seed) {
       batch.emplace_back();
-      batch.back().p = tilejit::fuzz::make_program(seed);
+      batch.back().p = opt.products ? tilejit::fuzz::make_product_program(seed) : tilejit::fuzz::make_program(seed);
       if (opt.print) std::printf("seed %llu:\n%s\n", static_cast<unsigned long long>(seed), batch.back().p.cpp().c_str());
     }
     // Inputs on this thread (it holds the CUDA context), then trace, compile and interpret in parallel
@@ -208,7 +216,7 @@ int main(int argc, char** argv) {
                     static_cast<unsigned long long>(n.programs), static_cast<unsigned long long>(n.mismatches),
                     static_cast<unsigned long long>(n.faults), static_cast<unsigned long long>(n.compile_failures),
                     static_cast<unsigned long long>(n.refused));
-        std::printf("resume: --seed-begin %llu\n", static_cast<unsigned long long>(c.p.seed + 1));
+        std::printf("resume: %s--seed-begin %llu\n", opt.products ? "--products " : "", static_cast<unsigned long long>(c.p.seed + 1));
         return 3;
       }
       const auto& tol = c.p.traced().tolerance;

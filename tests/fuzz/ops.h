@@ -34,6 +34,8 @@ enum class Reduction { sum, max, min, argmax };
 // Parameters (tilejit::detail::make_param, as a kernel lambda's parameter list makes them).
 TensorRef param_tensor(ir::Graph& g, int index, ir::DType dtype, int rank);
 Val param_scalar(ir::Graph& g, int index, ir::DType dtype);
+/// A Block<"name"> parameter (its value comes from the Config; it adds no node).
+void param_block(ir::Graph& g, const std::string& name);
 
 // Values.
 Val program_id(int axis);
@@ -59,6 +61,14 @@ Val arange_along(int64_t n, int rank, int axis);
 Val full(ir::DType dtype, const std::vector<int64_t>& shape, double v);
 /// full<T>(shape, s) for a scalar value s of type T.
 Val full_of(const std::vector<int64_t>& shape, const Val& s);
+/// num_programs(axis).
+Val num_programs(int axis);
+/// x.reshape(shape) (the same number of elements, any rank 1-5).
+Val reshape(const Val& x, const std::vector<int64_t>& shape);
+/// where(cond, a, literal): cond and a of one rank (broadcast), the literal of a's type.
+Val where_literal(const Val& cond, const Val& a, double literal);
+/// dot(a, b, acc) for 2-D blocks: a and b of one element type, acc of the product's accumulator type.
+Val dot(const Val& a, const Val& b, const Val& acc);
 
 // Tensors.
 Val tensor_size(const TensorRef& t, int d);
@@ -76,6 +86,10 @@ void store(const TensorRef& t, const Val& offsets, const Val& v, const Val& mask
 
 // Control flow: the bodies trace the region's statements; they return the yielded value.
 Val for_range(const Val& lo, const Val& hi, int64_t step, const Val& init, const std::function<Val(const Val&, const Val&)>& body);
+/// for_range(lo, hi, step, ...) carrying 0-3 values (a tuple for two or more): the body gets the loop index and
+/// the carried values and returns their next values (of the same types and shapes); returns the final values.
+std::vector<Val> for_range_n(const Val& lo, const Val& hi, const Val& step, const std::vector<Val>& init,
+                             const std::function<std::vector<Val>(const Val&, const std::vector<Val>&)>& body);
 /// Both branches return a value of element type `dtype` and rank `rank`.
 Val if_else(const Val& cond, ir::DType dtype, int rank, const std::function<Val()>& then_fn,
             const std::function<Val()>& else_fn);

@@ -1,4 +1,5 @@
 // Runtime-typed doors into the DSL: tensors, views, TMA and pointer access, loops and branches.
+#include <tuple>
 #include <utility>
 
 #include "dispatch.h"
@@ -152,6 +153,57 @@ Val for_range(const Val& lo, const Val& hi, int64_t step, const Val& init, const
       return as_val(result.id());
     });
   });
+}
+
+namespace {
+/// A carried value of any element type and shape, for a loop whose carried types are known only at run time
+/// (what dsl::detail::for_impl needs of a tuple element: construction from a node and its id).
+class AnyValue {
+ public:
+  AnyValue(dsl::detail::NodeTag, ir::NodeId id) : id_(id) {}
+  ir::NodeId id() const { return id_; }
+
+ private:
+  ir::NodeId id_;
+};
+
+template <size_t>
+using AnyAt = AnyValue;
+
+template <size_t... K>
+std::vector<Val> for_tuple(const Val& lo, const Val& hi, const Val& step, const std::vector<Val>& init,
+                           const std::function<std::vector<Val>(const Val&, const std::vector<Val>&)>& body,
+                           std::index_sequence<K...>) {
+  using Tuple = std::tuple<AnyAt<K>...>;
+  const Tuple start{AnyValue(dsl::detail::node, init[K].id)...};
+  const auto out = dsl::detail::for_impl(
+      index_of(lo), index_of(hi), index_of(step), start,
+      [&](Scalar<i32> i, AnyAt<K>... carried) -> Tuple {
+        const std::vector<Val> next = body(as_val(i.id()), std::vector<Val>{as_val(carried.id())...});
+        check_internal(next.size() == init.size(), "fuzz: loop body changes the number of carried values");
+        for (size_t k = 0; k < next.size(); ++k)
+          check_internal(next[k].dtype == init[k].dtype && next[k].rank == init[k].rank, "fuzz: loop body changes a carried type");
+        return Tuple{AnyValue(dsl::detail::node, next[K].id)...};
+      },
+      std::source_location::current());
+  return {as_val(std::get<K>(out).id())...};
+}
+}  // namespace
+
+std::vector<Val> for_range_n(const Val& lo, const Val& hi, const Val& step, const std::vector<Val>& init,
+                             const std::function<std::vector<Val>(const Val&, const std::vector<Val>&)>& body) {
+  switch (init.size()) {
+    case 0:
+      dsl::for_range(index_of(lo), index_of(hi), index_of(step), [&](Scalar<i32> i) {
+        check_internal(body(as_val(i.id()), {}).empty(), "fuzz: a loop without carried values yields one");
+      });
+      return {};
+    case 1: return for_tuple(lo, hi, step, init, body, std::make_index_sequence<1>{});
+    case 2: return for_tuple(lo, hi, step, init, body, std::make_index_sequence<2>{});
+    case 3: return for_tuple(lo, hi, step, init, body, std::make_index_sequence<3>{});
+    default: break;
+  }
+  throw InternalError("fuzz: loops carry at most 3 values");
 }
 
 Val if_else(const Val& cond, ir::DType dtype, int rank, const std::function<Val()>& then_fn, const std::function<Val()>& else_fn) {

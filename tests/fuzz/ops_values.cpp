@@ -1,4 +1,4 @@
-// Runtime-typed doors into the DSL: parameters, arithmetic, casts, where, reductions, shapes.
+// Runtime-typed doors into the DSL: parameters, arithmetic, casts, where, reductions, shapes, dot.
 #include "dispatch.h"
 #include "ops.h"
 
@@ -80,6 +80,15 @@ Val param_scalar(ir::Graph& g, int index, ir::DType dtype) {
   return with_dtype(dtype, [&](auto t) {
     return as_val(tilejit::detail::make_param<Scalar<decltype(t)>>(g, index, Config{}).id());
   });
+}
+
+void param_block(ir::Graph& g, const std::string& name) {
+  ir::Param p;
+  p.kind = ir::Param::Config;
+  p.dtype = ir::DType::i64;
+  p.rank = 0;
+  p.name = name;
+  g.params.push_back(p);
 }
 
 Val program_id(int axis) { return as_val(dsl::program_id(axis).id()); }
@@ -280,6 +289,79 @@ Val full_of(const std::vector<int64_t>& shape, const Val& s) {
       return as_val(dsl::full<T>(dims, Scalar<T>(dsl::detail::node, s.id)).id());
     });
   });
+}
+
+Val num_programs(int axis) { return as_val(dsl::num_programs(axis).id()); }
+
+Val reshape(const Val& x, const std::vector<int64_t>& shape) {
+  return on_value(x, [&](auto v) -> ir::NodeId {
+    if constexpr (decltype(v)::rank >= 1) {
+      return with_rank<1>(static_cast<int>(shape.size()), [&](auto r) {
+        int64_t dims[decltype(r)::value];
+        for (int i = 0; i < decltype(r)::value; ++i) dims[i] = shape[static_cast<size_t>(i)];
+        return v.reshape(dims).id();
+      });
+    }
+    throw InternalError("fuzz: reshape of a scalar");
+  });
+}
+
+Val where_literal(const Val& cond, const Val& a, double literal) {
+  check_internal(cond.dtype == ir::DType::i1 && cond.rank == a.rank, "fuzz: where_literal operands");
+  return on_value(a, [&](auto x) -> ir::NodeId {
+    using T = typename decltype(x)::dtype;
+    constexpr int R = decltype(x)::rank;
+    if constexpr (R >= 1 && numeric_v<T>) {
+      const Value<i1, R> c(dsl::detail::node, cond.id);
+      if constexpr (is_float_v<T>) return dsl::where(c, x, Scalar<T>(literal)).id();
+      else return dsl::where(c, x, Scalar<T>(static_cast<int64_t>(literal))).id();
+    }
+    throw InternalError("fuzz: where_literal of a scalar or a bool / fp8 block");
+  });
+}
+
+namespace {
+template <class In, class Acc>
+ir::NodeId dot_of(const Val& a, const Val& b, const Val& acc) {
+  return dsl::dot(Value<In, 2>(dsl::detail::node, a.id), Value<In, 2>(dsl::detail::node, b.id), Value<Acc, 2>(dsl::detail::node, acc.id)).id();
+}
+}  // namespace
+
+Val dot(const Val& a, const Val& b, const Val& acc) {
+  check_internal(a.rank == 2 && b.rank == 2 && acc.rank == 2 && a.dtype == b.dtype, "fuzz: dot operands");
+  using D = ir::DType;
+  // The pairs wgmma has (tilejit::passes' accumulator_ok) and f64 on CUDA cores.
+  switch (a.dtype) {
+    case D::bf16:
+      if (acc.dtype == D::f32) return as_val(dot_of<bf16, f32>(a, b, acc));
+      break;
+    case D::f16:
+      if (acc.dtype == D::f32) return as_val(dot_of<f16, f32>(a, b, acc));
+      if (acc.dtype == D::f16) return as_val(dot_of<f16, f16>(a, b, acc));
+      break;
+    case D::f32:
+      if (acc.dtype == D::f32) return as_val(dot_of<f32, f32>(a, b, acc));
+      break;
+    case D::f64:
+      if (acc.dtype == D::f64) return as_val(dot_of<f64, f64>(a, b, acc));
+      break;
+    case D::f8e4m3:
+      if (acc.dtype == D::f32) return as_val(dot_of<f8e4m3, f32>(a, b, acc));
+      if (acc.dtype == D::f16) return as_val(dot_of<f8e4m3, f16>(a, b, acc));
+      break;
+    case D::f8e5m2:
+      if (acc.dtype == D::f32) return as_val(dot_of<f8e5m2, f32>(a, b, acc));
+      if (acc.dtype == D::f16) return as_val(dot_of<f8e5m2, f16>(a, b, acc));
+      break;
+    case D::i8:
+      if (acc.dtype == D::i32) return as_val(dot_of<i8, i32>(a, b, acc));
+      break;
+    case D::u8:
+      if (acc.dtype == D::i32) return as_val(dot_of<u8, i32>(a, b, acc));
+      break;
+    default: break;
+  }
+  throw InternalError("fuzz: no dot for these operand and accumulator types");
 }
 
 }  // namespace tilejit::fuzz

@@ -9,6 +9,7 @@
 #include <limits>
 #include <random>
 
+#include "common.h"
 #include "ops.h"
 #include "tilejit/dsl/trace.h"
 #include "tilejit/error.h"
@@ -19,32 +20,6 @@ namespace tilejit::fuzz {
 namespace {
 
 using ir::DType;
-
-/// A small deterministic generator (the standard distributions differ between libraries).
-class Rng {
- public:
-  explicit Rng(uint64_t seed) : s_(seed * 0x9E3779B97F4A7C15ull + 0x2545F4914F6CDD1Dull) {}
-  uint64_t next() {
-    uint64_t z = (s_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  /// Uniform in [lo, hi].
-  int64_t range(int64_t lo, int64_t hi) { return hi <= lo ? lo : lo + static_cast<int64_t>(next() % static_cast<uint64_t>(hi - lo + 1)); }
-  bool chance(double p) { return static_cast<double>(next() >> 11) * 0x1.0p-53 < p; }
-  template <class T>
-  const T& pick(const std::vector<T>& v) { return v[static_cast<size_t>(range(0, static_cast<int64_t>(v.size()) - 1))]; }
-
- private:
-  uint64_t s_;
-};
-
-/// Elements per 16 bytes: the granularity of TMA's innermost coordinates, boxes and strides.
-int64_t per16(DType d) { return 16 / ir::size_of(d); }
-int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
-
-std::string tag(DType d) { return std::string(ir::name_of(d)); }
 
 const std::vector<DType> kTensorTypes = {DType::f32, DType::f32, DType::bf16, DType::f16, DType::f64, DType::i32,
                                          DType::i64, DType::i8,  DType::u8,   DType::f8e4m3, DType::f8e5m2};
@@ -57,36 +32,6 @@ const std::vector<DType> kArithTypes = {DType::f32, DType::bf16, DType::f16, DTy
 // error, which arithmetic carries; operations that are not continuous (casts to integers, comparisons,
 // division, argmax) take exact operands only.
 
-double ulp(DType d) {
-  switch (d) {
-    case DType::f64: return 0x1.0p-52;
-    case DType::f32: return 0x1.0p-23;
-    case DType::f16: return 0x1.0p-10;
-    case DType::bf16: return 0x1.0p-7;
-    case DType::f8e4m3: return 0x1.0p-3;
-    case DType::f8e5m2: return 0x1.0p-2;
-    default: return 0;
-  }
-}
-/// What the GPU suite allows a transcendental of each type (tests/gpu/test_gpu_ops.cpp), with a margin.
-double math_tol(DType d) {
-  switch (d) {
-    case DType::f64: return 1e-13;
-    case DType::f32: return 1e-5;
-    case DType::f16: return 2e-3;
-    default: return 2e-2;
-  }
-}
-double max_finite(DType d) {
-  switch (d) {
-    case DType::f16: return 65504;
-    case DType::f8e4m3: return 448;
-    case DType::f8e5m2: return 57344;
-    case DType::bf16: case DType::f32: return 3.3e38;
-    default: return 1.7e308;
-  }
-}
-
 /// A value of the body: its node, the name or expression that denotes it in the printed C++, and bounds.
 struct E {
   Val v;
@@ -95,20 +40,6 @@ struct E {
   double mag = 0;
   bool exact() const { return err == 0; }
 };
-
-std::string int_str(int64_t v) { return std::to_string(v); }
-std::string float_str(double v, DType d) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  std::string s = buf;
-  if (s.find_first_of(".e") == std::string::npos) s += ".0";
-  return d == DType::f64 ? s : s + "f";
-}
-std::string list(const std::vector<int64_t>& v) {
-  std::string s = "{";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + int_str(v[i]);
-  return s + "}";
-}
 
 const char* unary_name(Unary u) {
   switch (u) {
@@ -892,10 +823,11 @@ Program plan(uint64_t seed) {
 }
 
 template <class Host>
-void fill_typed(void* data, size_t n, Rng& rng, DType d) {
+void fill_typed(void* data, size_t n, Rng& rng, const TensorSpec& t) {
+  const DType d = t.dtype;
   Host* h = static_cast<Host*>(data);
   for (size_t i = 0; i < n; ++i) {
-    const double u = static_cast<double>(rng.next() >> 11) * 0x1.0p-53 * 8 - 4;
+    const double u = static_cast<double>(rng.next() >> 11) * 0x1.0p-53 * (t.hi - t.lo) + t.lo;
     if (ir::is_float(d)) h[i] = Host(static_cast<float>(u));
     else h[i] = static_cast<Host>(static_cast<int64_t>(std::floor(u)));
   }
@@ -913,10 +845,11 @@ std::string TensorSpec::cpp_type() const { return "Tensor<" + tag(dtype) + ", " 
 
 Program make_program(uint64_t seed) {
   Program p = plan(seed);
+  p.name = "fuzz_" + std::to_string(seed);
   p.record = std::make_shared<TraceRecord>();
   const Program shape = p;  // the tracer's copy: everything but the kernel
   auto record = p.record;
-  p.kernel = std::make_shared<KernelBase>("fuzz_" + std::to_string(seed), std::source_location::current(),
+  p.kernel = std::make_shared<KernelBase>(p.name, std::source_location::current(),
                                           [shape, record](ir::Graph& g, const Config&) {
                                             dsl::detail::TraceScope scope(g);
                                             g.set_location(g.kernel_location.file.c_str(), g.kernel_location.line);
@@ -937,7 +870,7 @@ const TraceRecord& Program::traced() const {
 std::string Program::cpp() const {
   const TraceRecord& r = traced();
   std::string s = "// seed " + std::to_string(seed) + "\n";
-  s += "auto k = tilejit::kernel(\"fuzz_" + std::to_string(seed) + "\", [](";
+  s += "auto k = tilejit::kernel(\"" + name + "\", [](";
   bool first = true;
   for (const TensorSpec& t : tensors) {
     s += (first ? "" : ", ") + t.cpp_type() + " " + t.name;
@@ -947,9 +880,20 @@ std::string Program::cpp() const {
     s += (first ? "" : ", ") + std::string("Scalar<") + tag(c.dtype) + "> " + c.name;
     first = false;
   }
+  for (const std::string& b : blocks) {
+    s += (first ? "" : ", ") + std::string("Block<\"") + b + "\"> " + b;
+    first = false;
+  }
   s += ") {\n" + r.body + "});\n";
-  s += "k.launch(stream, tilejit::dim3(" + std::to_string(grid.x) + ", " + std::to_string(grid.y) + "), tilejit::Config{}.warps(" +
-       std::to_string(config.num_warps()) + ")";
+  s += "k.launch(stream, tilejit::dim3(" + std::to_string(grid.x) + ", " + std::to_string(grid.y) + "), ";
+  if (blocks.empty() && config.num_stages() == Config{}.num_stages()) {
+    s += "tilejit::Config{}.warps(" + std::to_string(config.num_warps()) + ")";
+  } else {
+    s += "tilejit::Config({";
+    for (size_t i = 0; i < blocks.size(); ++i)
+      s += (i ? ", " : "") + std::string("{\"") + blocks[i] + "\", " + std::to_string(config[blocks[i]]) + "}";
+    s += "}, " + std::to_string(config.num_warps()) + ", " + std::to_string(config.num_stages()) + ")";
+  }
   for (const TensorSpec& t : tensors) {
     std::vector<int64_t> sz(t.sizes.begin(), t.sizes.begin() + t.rank), st(t.strides.begin(), t.strides.begin() + t.rank);
     s += ",\n         tilejit::TensorView<" + tag(t.dtype) + ", " + std::to_string(t.rank) + ">(" + t.name + "_data, " + list(sz) +
@@ -981,6 +925,11 @@ std::vector<KernelArg> Program::args(const std::vector<void*>& data) const {
     else k.i = static_cast<int64_t>(s.value);
     out.push_back(k);
   }
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    KernelArg k;
+    k.kind = KernelArg::Config;
+    out.push_back(k);
+  }
   return out;
 }
 
@@ -998,17 +947,17 @@ void Program::fill(const std::vector<void*>& data) const {
     const TensorSpec& t = tensors[i];
     const size_t n = t.elems();
     switch (t.dtype) {
-      case DType::i1: fill_typed<bool>(data[i], n, rng, t.dtype); break;
-      case DType::i8: fill_typed<int8_t>(data[i], n, rng, t.dtype); break;
-      case DType::u8: fill_typed<uint8_t>(data[i], n, rng, t.dtype); break;
-      case DType::i32: fill_typed<int32_t>(data[i], n, rng, t.dtype); break;
-      case DType::i64: fill_typed<int64_t>(data[i], n, rng, t.dtype); break;
-      case DType::f16: fill_typed<half>(data[i], n, rng, t.dtype); break;
-      case DType::bf16: fill_typed<bfloat16>(data[i], n, rng, t.dtype); break;
-      case DType::f32: fill_typed<float>(data[i], n, rng, t.dtype); break;
-      case DType::f64: fill_typed<double>(data[i], n, rng, t.dtype); break;
-      case DType::f8e4m3: fill_typed<float8_e4m3>(data[i], n, rng, t.dtype); break;
-      case DType::f8e5m2: fill_typed<float8_e5m2>(data[i], n, rng, t.dtype); break;
+      case DType::i1: fill_typed<bool>(data[i], n, rng, t); break;
+      case DType::i8: fill_typed<int8_t>(data[i], n, rng, t); break;
+      case DType::u8: fill_typed<uint8_t>(data[i], n, rng, t); break;
+      case DType::i32: fill_typed<int32_t>(data[i], n, rng, t); break;
+      case DType::i64: fill_typed<int64_t>(data[i], n, rng, t); break;
+      case DType::f16: fill_typed<half>(data[i], n, rng, t); break;
+      case DType::bf16: fill_typed<bfloat16>(data[i], n, rng, t); break;
+      case DType::f32: fill_typed<float>(data[i], n, rng, t); break;
+      case DType::f64: fill_typed<double>(data[i], n, rng, t); break;
+      case DType::f8e4m3: fill_typed<float8_e4m3>(data[i], n, rng, t); break;
+      case DType::f8e5m2: fill_typed<float8_e5m2>(data[i], n, rng, t); break;
     }
   }
 }

@@ -23,6 +23,7 @@ struct TensorSpec {
   bool output = false;     ///< written by the kernel (inputs are only read)
   bool tma_store = false;  ///< an output written with descriptor_store (else with a masked store)
   std::string name;
+  double lo = -4, hi = 4;  ///< the contents: floats uniform in [lo, hi), integers their floor
   /// Elements from the first to the last one (padding included).
   size_t elems() const;
   size_t bytes() const;
@@ -45,8 +46,10 @@ struct TraceRecord {
 /// One generated program: parameters, launch shape, the kernel and (once traced) its source.
 struct Program {
   uint64_t seed = 0;
+  std::string name;                 ///< the kernel's name: fuzz_<seed>, or fuzz_dot_<seed> for a program with products
   std::vector<TensorSpec> tensors;  ///< the kernel's first parameters
   std::vector<ScalarSpec> scalars;  ///< then these
+  std::vector<std::string> blocks;  ///< then Block<"NAME"> parameters, whose values are in `config`
   dim3 grid;
   Config config;
   int rank = 1;                     ///< rank of the working tile
@@ -81,5 +84,9 @@ class HostTensors {
 
 /// The program of `seed` (the same program on every machine and every run).
 Program make_program(uint64_t seed);
+
+/// The program with products of `seed` (tests/fuzz/products.cpp): tensor-core dots in pipelined K loops, loop
+/// nests, two products per loop and accumulator epilogues. A family of its own: its seeds are not make_program's.
+Program make_product_program(uint64_t seed);
 
 }  // namespace tilejit::fuzz
