@@ -5,11 +5,12 @@
 # The PyTorch sample runs when $BUILD/samples/python holds its extension module, built for the Python of this
 # machine: add -DPython_EXECUTABLE=<python of that version, with nanobind> to the cmake line (samples/python).
 # PARTS selects sections (default: all of them), so that the whole run can be split over several calls of
-# a machine with a time limit per call: tests sanitizer torch fuzz bench.
-# FUZZ_BEGIN / FUZZ_END (default 0 / 10000) pick the fuzzer's seeds and FUZZ_SECONDS (default 300) bounds its time.
+# a machine with a time limit per call: tests sanitizer torch fuzz fuzz_products bench.
+# FUZZ_BEGIN / FUZZ_END (default 0 / 10000) pick the fuzzer's seeds, FUZZ_PRODUCTS_BEGIN / FUZZ_PRODUCTS_END
+# (default 0 / 10000) those of the programs with products, and FUZZ_SECONDS (default 300) bounds each run's time.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-PARTS=${PARTS:-tests sanitizer torch fuzz bench}
+PARTS=${PARTS:-tests sanitizer torch fuzz fuzz_products bench}
 want() { [[ " $PARTS " == *" $1 "* ]]; }
 BUILD=${BUILD:-build-gpu}
 OUT=${OUT:-/tmp/tilejit-out}
@@ -49,21 +50,30 @@ cases=$(grep -E "^tilejit gpu suite: [0-9]+ cases" "$OUT/gpu_tests.txt" | awk '{
 summary+=("gpu_vs_interp: $cases; assertions $asserts")
 fi
 
+# fuzz_gpu over seeds [begin, end) of one family ($1: "" or --products), its log in $OUT/$2; a fault leaves the
+# CUDA context unusable: fuzz_gpu then exits with status 3 and names the seed to resume from, and a new process
+# goes on from there.
+run_fuzz() {
+  local flag=$1 log="$OUT/$2" begin=$3 end=$4 restarts=0 rc resume
+  : >"$log"
+  while [ "$begin" -lt "$end" ] && [ "$restarts" -le 5 ]; do
+    "$BUILD/tests/fuzz/fuzz_gpu" $flag --seed-begin "$begin" --count $((end - begin)) --seconds "${FUZZ_SECONDS:-300}" >>"$log" 2>&1
+    rc=$?
+    resume=$(grep -oE "^resume: (--products )?--seed-begin [0-9]+" "$log" | tail -n 1 | awk '{print $NF}')
+    if [ "$rc" = 3 ] && [ -n "$resume" ] && [ "$resume" -gt "$begin" ]; then begin=$resume; restarts=$((restarts + 1)); else break; fi
+  done
+  grep -E "^FAIL seed" "$log" | head -n 20
+  summary+=("$(grep -E "^fuzz: [0-9]+ programs" "$log" | awk -v what="$5" -v file="$2" '{p+=$2; m+=$4; f+=$6; c+=$8; r+=$11} END {print what ": " p " programs, " m " mismatches, " f " faults, " c " compile failures, " r " refused (log: " file ")"}')")
+}
+
 if want fuzz; then
 echo "== fuzz: random programs on the GPU and in the interpreter (tests/fuzz, docs/testing.md)"
-# A fault leaves the CUDA context unusable: fuzz_gpu then exits with status 3 and names the seed to
-# resume from, and a new process goes on from there.
-fuzz="$BUILD/tests/fuzz/fuzz_gpu"
-: >"$OUT/fuzz.txt"
-begin=${FUZZ_BEGIN:-0}; end=${FUZZ_END:-10000}; restarts=0  # seeds [begin, end)
-while [ "$begin" -lt "$end" ] && [ "$restarts" -le 5 ]; do
-  "$fuzz" --seed-begin "$begin" --count $((end - begin)) --seconds "${FUZZ_SECONDS:-300}" >>"$OUT/fuzz.txt" 2>&1
-  rc=$?
-  resume=$(grep -oE "^resume: --seed-begin [0-9]+" "$OUT/fuzz.txt" | tail -n 1 | awk '{print $3}')
-  if [ "$rc" = 3 ] && [ -n "$resume" ] && [ "$resume" -gt "$begin" ]; then begin=$resume; restarts=$((restarts + 1)); else break; fi
-done
-grep -E "^FAIL seed" "$OUT/fuzz.txt" | head -n 20
-summary+=("$(grep -E "^fuzz: [0-9]+ programs" "$OUT/fuzz.txt" | awk '{p+=$2; m+=$4; f+=$6; c+=$8; r+=$11} END {print "fuzz: " p " programs, " m " mismatches, " f " faults, " c " compile failures, " r " refused (log: fuzz.txt)"}')")
+run_fuzz "" fuzz.txt "${FUZZ_BEGIN:-0}" "${FUZZ_END:-10000}" fuzz
+fi
+
+if want fuzz_products; then
+echo "== fuzz: random programs with products (tensor cores, loop nests, two products per loop) on the GPU and in the interpreter"
+run_fuzz --products fuzz_products.txt "${FUZZ_PRODUCTS_BEGIN:-0}" "${FUZZ_PRODUCTS_END:-10000}" "fuzz (products)"
 fi
 
 if want sanitizer; then
