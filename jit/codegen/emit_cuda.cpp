@@ -162,6 +162,13 @@ void Emitter::emit_region(uint32_t r) {
 
 void Emitter::emit_node(NodeId id) {
   const ir::Node& n = g_.node(id);
+  if (auto fence = L_.smem.reuse_fences.find(id); fence != L_.smem.reuse_fences.end()) {
+    std::string which;
+    for (int b : fence->second.buffers) which += (which.empty() ? "tj_buf" : ", tj_buf") + str(b);
+    line("// " + which + " reuse" + (fence->second.buffers.size() == 1 ? "s" : "") + " the bytes of tiles no longer in use:");
+    if (fence->second.wait_tma_stores) line("if (tid == 0) tj::bulk_wait_group_read<0>();  // TMA stores have read them");
+    sync("every thread is done with them");
+  }
   switch (n.op) {
     case Op::ParamTensor: case Op::ParamTensorArray: case Op::MergeView:
       break;

@@ -143,9 +143,16 @@ std::string describe(const Lowered& l) {
   for (const auto& [f, why] : refused)
     out += "not pipelined: loop %" + std::to_string(f) + " (" + where(g, f) + "), because " + why + "\n";
   out += "shared memory: " + std::to_string(l.smem.total_bytes) + " bytes\n";
-  for (const SmemBuffer& b : l.smem.buffers)
+  for (const SmemBuffer& b : l.smem.buffers) {
     out += "  [" + std::to_string(b.offset) + ", " + std::to_string(b.offset + b.bytes) + ") " + b.role + " %" +
-           std::to_string(b.node) + " (" + where(g, b.node) + ")\n";
+           std::to_string(b.node) + " (" + where(g, b.node) + ")";
+    if (!b.reuses.empty()) {
+      out += ", reusing the bytes of";
+      for (int o : b.reuses) out += " %" + std::to_string(l.smem.buffers[static_cast<size_t>(o)].node);
+      out += " from %" + std::to_string(b.live_from);
+    }
+    out += "\n";
+  }
   if (l.smem.desc_stage_offset >= 0)
     out += "  [" + std::to_string(l.smem.desc_stage_offset) + ", " +
            std::to_string(l.smem.desc_stage_offset + 128 * l.tma.num_device) + ") descriptor staging\n";

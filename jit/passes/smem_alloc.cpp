@@ -115,7 +115,7 @@ SmemPlan allocate_shared(const ir::Graph& g, const GraphInfo& info, const Layout
     return info.position[static_cast<size_t>(a)] < info.position[static_cast<size_t>(b)];
   });
   auto add_buffer = [&](NodeId node, int bytes, std::string role) {
-    plan.buffers.push_back(SmemBuffer{0, bytes, kTileAlign, node, std::move(role)});
+    plan.buffers.push_back(SmemBuffer{0, bytes, kTileAlign, node, std::move(role), ir::kNoNode, {}});
     return static_cast<int>(plan.buffers.size() - 1);
   };
 
@@ -276,13 +276,8 @@ SmemPlan allocate_shared(const ir::Graph& g, const GraphInfo& info, const Layout
   }
   for (NodeId id : order) plan.scratch_bytes = std::max(plan.scratch_bytes, scratch_bytes_of(g, layout, plan, mma, id));
 
-  // Offsets: tiles, descriptor staging, scratch, barriers.
-  int offset = 0;
-  for (SmemBuffer& b : plan.buffers) {
-    offset = align_up(offset, b.align);
-    b.offset = offset;
-    offset += b.bytes;
-  }
+  // Offsets: tiles (by liveness), descriptor staging, scratch, barriers.
+  int offset = place_buffers(g, info, mma, pipe, plan);
   if (tma.num_device > 0) {
     offset = align_up(offset, 128);
     plan.desc_stage_offset = offset;

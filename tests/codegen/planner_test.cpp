@@ -662,6 +662,42 @@ TEST_CASE("a TMA load in a K loop read from registers rides in the ring; one rea
   CHECK(g2.notes[0].text.find("planner_test.cpp:" + std::to_string(load_line) + " is read in place") != std::string::npos);
 }
 
+TEST_CASE("shared memory by liveness: two sequential K loops share their rings, the epilogue's staging reuses them") {
+  auto k = tilejit::kernel("two_loops", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c) {
+    auto loop = [&](int64_t col) {
+      return for_range(0, a.size(1).to<i32>(), 64, zeros<f32>({128, 128}), [&](Scalar<i32> kk, Value<f32, 2> acc) {
+        return dot(descriptor_load(a, {0, kk}, {128, 64}), descriptor_load(b, {col, kk}, {128, 64}).trans(), acc);
+      });
+    };
+    auto first = loop(0);
+    auto second = loop(128);
+    descriptor_store(c, {0, 0}, (first + second).to<bf16>());
+  });
+  const auto l = lower(k, Config({}, 8, 3));
+  REQUIRE(l.pipe.loops.size() == 2);
+  const auto& bufs = l.smem.buffers;
+  REQUIRE(bufs.size() == 5);  // two rings per loop, one store tile
+  // Each ring is 3 x 16 KiB; the second loop's two rings take the first loop's bytes.
+  CHECK(bufs[0].offset == 0);
+  CHECK(bufs[1].offset == 49152);
+  CHECK(bufs[2].offset == 0);
+  CHECK(bufs[3].offset == 49152);
+  CHECK(bufs[4].offset == 0);  // the bf16 output tile, after both loops
+  CHECK(l.smem.total_bytes == 98304 + 6 * 8);
+  // A fence before the second loop and one before the store; the generated code prints each as a barrier.
+  CHECK(l.smem.reuse_fences.size() == 2);
+  const std::string src = tilejit::codegen::generate(*k.trace(Config({}, 8, 3))).source;
+  CHECK(src.find("reuse the bytes of tiles no longer in use") != std::string::npos);
+
+  // Without a loop in between (a streaming kernel) nothing is shared and no barrier is added.
+  auto flat = tilejit::kernel("flat", [](Tensor<f32, 2> x, Tensor<f32, 1> y) {
+    descriptor_store(y, {0}, sum(descriptor_load(x, {0, 0}, {16, 64}), 1));
+  });
+  const auto lf = lower(flat);
+  CHECK(lf.smem.reuse_fences.empty());
+  CHECK(lf.smem.buffers[1].offset >= lf.smem.buffers[0].offset + lf.smem.buffers[0].bytes);
+}
+
 TEST_CASE("f16 accumulators run on wgmma for f16 and fp8 operands; bf16 operands need an f32 accumulator") {
   auto kernel = [](auto in) {
     using In = decltype(in);

@@ -334,6 +334,15 @@ struct SmemBuffer {
   int align = 128;
   NodeId node = ir::kNoNode;
   std::string role;  ///< "tma.load", "tma.store", "descriptor staging"
+  NodeId live_from = ir::kNoNode;  ///< the node (or outermost loop) where the buffer's lifetime starts
+  std::vector<int> reuses;         ///< buffers whose bytes it takes after their lifetimes end (place_buffers)
+};
+
+/// Before a node: the buffers that start there take bytes of buffers whose lifetimes have ended, so every
+/// thread must be done with those (a barrier) and, when a TMA store read one, the store must have read it.
+struct ReuseFence {
+  std::vector<int> buffers;
+  bool wait_tma_stores = false;
 };
 
 struct SmemPlan {
@@ -356,6 +365,7 @@ struct SmemPlan {
   /// against bank conflicts: node -> the tile's layout (layout::staging_layout; for a permute, with its
   /// readers' layout::permute_sources; absent: plain row-major).
   std::unordered_map<NodeId, layout::SharedLayout> staging;
+  std::unordered_map<NodeId, ReuseFence> reuse_fences;  ///< node -> the fence printed before it
 };
 
 /// Allocates TMA tile buffers (128-byte aligned), mbarriers (8-byte aligned),
@@ -369,6 +379,13 @@ SmemPlan allocate_shared(const ir::Graph& g, const GraphInfo& info, const Layout
 /// Whether `user` reads its operand slot `slot` from registers (false: it can read a shared-memory tile in
 /// place: a permute, reshape or layout conversion, a dot's operands a and b, the value a TMA store writes).
 bool reads_registers(const ir::Graph& g, NodeId user, size_t slot);
+
+/// Places the tile buffers (SmemBuffer::offset) by liveness: buffers alive at the same time get disjoint
+/// bytes, and a buffer whose lifetime starts after another's ended may take its bytes (the tiles of two
+/// sequential loops, a store's staging after the loop that fed it), with a ReuseFence before its first use.
+/// A lifetime runs from the first node that writes or reads the buffer to the last one, a use in a loop
+/// covering the whole outermost loop. Returns the end of the last buffer.
+int place_buffers(const ir::Graph& g, const GraphInfo& info, const MmaPlan& mma, const PipelinePlan& pipe, SmemPlan& plan);
 
 /// Bytes of the scratch arena op `id` needs (0 when it exchanges no data).
 int scratch_bytes_of(const ir::Graph& g, const Layout& layout, const SmemPlan& smem, const MmaPlan& mma, NodeId id);
