@@ -177,6 +177,8 @@ Recipe plan(Program& p, Rng& rng) {
   r.f16_to_f32 = f16acc && rng.chance(0.5);
   r.bias = rng.chance(0.4) ? static_cast<int>(rng.range(1, 2)) : 0;
   r.bias_dtype = flt ? rng.pick(std::vector<DType>{DType::bf16, DType::f32, DType::f16}) : rng.pick(std::vector<DType>{DType::i32, DType::i8});
+  // A bias tile spans a multiple of 16 bytes (TMA): an i8 row of BN = 8, 24 or 40 columns is read as i32.
+  if (r.bias_dtype == DType::i8 && (r.wide ? 2 * r.bn : r.bn) % 16 != 0) r.bias_dtype = DType::i32;
   r.scale = rng.chance(0.35) ? static_cast<int>(rng.range(1, flt ? 2 : 1)) : 0;
   r.scale_value = flt ? rng.pick(std::vector<double>{0.5, 2.0, -1.5, 0.125, 0.75}) : static_cast<double>(rng.range(-3, 3));
   r.act = flt ? rng.pick(std::vector<Act>{Act::none, Act::none, Act::relu, Act::silu, Act::gelu, Act::tanh, Act::sigmoid})
