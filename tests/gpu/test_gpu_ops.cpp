@@ -287,6 +287,31 @@ TEST_CASE("gpu: reductions and dot and control flow") {
   }
 }
 
+TEST_CASE("gpu: floats to 8-bit integers saturate, and a u8 of 0 divided by 255 is 0 (random-program seed 73438)") {
+  // ptxas fused the old clamp of the i32 conversion with the comparison that x / 255 becomes into VIMNMX.RELU and a
+  // predicate that gave 1 for 0 on an H100. Values in [-300, 300] with zeros, in a 16 x 32 tile per program.
+  auto k = tilejit::kernel("to_u8_div", [](Tensor<f32, 2> x, Tensor<u8, 2> o1, Tensor<u8, 2> o2, Tensor<i8, 2> o3,
+                                           Tensor<i8, 2> o4, Tensor<u8, 2> o5) {
+    auto m = program_id(0) * 16;
+    auto t = descriptor_load(x, {m, 0}, {16, 32});
+    auto u = t.to<u8>();
+    auto i = t.to<i8>();
+    descriptor_store(o1, {m, 0}, u);
+    descriptor_store(o2, {m, 0}, u / -1);  // the literal is the u8 255
+    descriptor_store(o3, {m, 0}, i);
+    descriptor_store(o4, {m, 0}, i / 127);
+    descriptor_store(o5, {m, 0}, t.to<f64>().to<u8>() / 255);
+  });
+  Twin<f32, 2> x({64, 32});
+  Twin<u8, 2> o1({64, 32}), o2({64, 32}), o5({64, 32});
+  Twin<i8, 2> o3({64, 32}), o4({64, 32});
+  x.randomize(41, -300, 300);
+  for (int r = 0; r < 64; r += 3)
+    for (int c = 0; c < 32; c += 2) x.host_data()[r * 32 + c] = 0.0f;  // zeros, as the seed's zero-filled tiles
+  fill_bytes(7, o1, o2, o3, o4, o5);
+  run_both(k, dim3(4), Config{}.warps(2), 0, x, o1, o2, o3, o4, o5);
+}
+
 TEST_CASE("gpu: integers and bools to f16, bf16 and fp8 round once (random-program seed 19684)") {
   // 8 elements per thread (two warps, a 16 x 32 tile), as in the program where ptxas gave one element of a
   // bool -> f8e5m2 conversion its neighbour's value in the old f64 path. Integers up to 3e6 in magnitude

@@ -104,21 +104,29 @@ __device__ __forceinline__ int f32_to_i32(float x) { return x != x ? 0 : __float
 __device__ __forceinline__ int f64_to_i32(double x) { return x != x ? 0 : __double2int_rz(x); }
 __device__ __forceinline__ long long f32_to_i64(float x) { return x != x ? 0ll : __float2ll_rz(x); }
 __device__ __forceinline__ long long f64_to_i64(double x) { return x != x ? 0ll : __double2ll_rz(x); }
+// 8-bit results come from one saturating conversion (cvt.rzi.sat.s8 / .u8), not from a clamp of the i32
+// result: ptxas (CUDA 13.0) fused "clamp to [0, 255], then compare with 255" (a u8 divided by 255) into
+// VIMNMX.RELU and a predicate that was wrong on an H100 for zero: 0 / 255 gave 1 (random-program seed 73438;
+// docs/testing.md).
 __device__ __forceinline__ signed char f32_to_i8(float x) {
-  const int v = f32_to_i32(x);
-  return static_cast<signed char>(v < -128 ? -128 : v > 127 ? 127 : v);
+  short r;
+  asm("cvt.rzi.sat.s8.f32 %0, %1;" : "=h"(r) : "f"(x));
+  return x != x ? static_cast<signed char>(0) : static_cast<signed char>(r);
 }
 __device__ __forceinline__ unsigned char f32_to_u8(float x) {
-  const int v = f32_to_i32(x);
-  return static_cast<unsigned char>(v < 0 ? 0 : v > 255 ? 255 : v);
+  unsigned short r;
+  asm("cvt.rzi.sat.u8.f32 %0, %1;" : "=h"(r) : "f"(x));
+  return x != x ? static_cast<unsigned char>(0) : static_cast<unsigned char>(r);
 }
 __device__ __forceinline__ signed char f64_to_i8(double x) {
-  const int v = f64_to_i32(x);
-  return static_cast<signed char>(v < -128 ? -128 : v > 127 ? 127 : v);
+  short r;
+  asm("cvt.rzi.sat.s8.f64 %0, %1;" : "=h"(r) : "d"(x));
+  return x != x ? static_cast<signed char>(0) : static_cast<signed char>(r);
 }
 __device__ __forceinline__ unsigned char f64_to_u8(double x) {
-  const int v = f64_to_i32(x);
-  return static_cast<unsigned char>(v < 0 ? 0 : v > 255 ? 255 : v);
+  unsigned short r;
+  asm("cvt.rzi.sat.u8.f64 %0, %1;" : "=h"(r) : "d"(x));
+  return x != x ? static_cast<unsigned char>(0) : static_cast<unsigned char>(r);
 }
 
 }  // namespace tj
