@@ -706,13 +706,7 @@ TEST_CASE("a FIFO, a link to /dev/zero or a 20 GiB file as a decision is a warni
     }
     // In a child that an alarm ends and whose memory is bounded: before files were checked, the
     // FIFO blocked forever and the others grew the process until std::bad_alloc.
-    tilejit::testing::run_in_children(1, [&](int) {
-      long pages = 0;
-      std::ifstream("/proc/self/statm") >> pages;
-      const rlim_t limit = static_cast<rlim_t>(pages) * static_cast<rlim_t>(::sysconf(_SC_PAGESIZE)) + (rlim_t{2} << 30);
-      const struct rlimit rl {limit, limit};
-      ::setrlimit(RLIMIT_AS, &rl);
-      ::alarm(20);
+    tilejit::testing::run_in_bounded_child([&] {
       Warnings warnings;
       int failures = 0;
       try {

@@ -597,22 +597,6 @@ TEST_CASE("8 processes share one folder") {
 
 namespace {
 
-// Runs `body` in a child process that an alarm ends after 20 s and whose address space may grow by
-// at most 2 GiB, so that a read that blocks or a whole-file read of a huge file fails the test
-// instead of hanging it or exhausting the machine.
-template <class F>
-void in_bounded_child(F body) {
-  tilejit::testing::run_in_children(1, [&](int) {
-    long pages = 0;
-    std::ifstream("/proc/self/statm") >> pages;
-    const rlim_t limit = static_cast<rlim_t>(pages) * static_cast<rlim_t>(::sysconf(_SC_PAGESIZE)) + (rlim_t{2} << 30);
-    const struct rlimit rl {limit, limit};
-    ::setrlimit(RLIMIT_AS, &rl);
-    ::alarm(20);
-    return body();
-  });
-}
-
 // Makes `path` hostile: a FIFO, a link to /dev/zero or a sparse 20 GiB file.
 void make_hostile(const fs::path& path, const std::string& kind) {
   fs::remove(path);
@@ -636,7 +620,7 @@ TEST_CASE("a FIFO, a link to /dev/zero or a 20 GiB file named like an entry is a
       REQUIRE(cache.store(make_key(2), make_entry(2)));  // creates the folder, and one good entry
       make_hostile(cache.path_of(key), kind);
     }
-    in_bounded_child([&] {
+    tilejit::testing::run_in_bounded_child([&] {
       LogCapture log;
       DiskCache cache(tmp.path);
       int failures = 0;
@@ -661,7 +645,7 @@ TEST_CASE("list() and folder_stats() never read what is not a small regular file
       make_hostile(cache.path_of(make_key(1)), kind);
       make_hostile(cache.directory() / "stats", kind);
     }
-    in_bounded_child([&] {
+    tilejit::testing::run_in_bounded_child([&] {
       DiskCache cache(tmp.path);
       const auto listed = cache.list();
       int failures = listed.size() == 2 ? 0 : 1;
