@@ -148,7 +148,10 @@ std::string describe(const Lowered& l) {
            std::to_string(b.node) + " (" + where(g, b.node) + ")";
     if (!b.reuses.empty()) {
       out += ", reusing the bytes of";
-      for (int o : b.reuses) out += " %" + std::to_string(l.smem.buffers[static_cast<size_t>(o)].node);
+      for (size_t k = 0; k < b.reuses.size(); ++k) {
+        const SmemBuffer& o = l.smem.buffers[static_cast<size_t>(b.reuses[k])];
+        out += std::string(k ? ", " : " ") + o.role + " %" + std::to_string(o.node);
+      }
       out += " from %" + std::to_string(b.live_from);
     }
     out += "\n";
