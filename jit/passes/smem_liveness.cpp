@@ -70,7 +70,8 @@ int place_buffers(const ir::Graph& g, const GraphInfo& info, const MmaPlan& mma,
   // Bytes are shared only after a loop: the barrier a reuse needs then runs once per run of the loop, not in
   // a streaming kernel's few statements, where it would be a measurable cost for bytes that do not matter.
   auto after_loop = [&](size_t earlier, size_t later) {
-    return t.last[earlier] < t.first[later] && g.node(t.first_node[earlier]).op == ir::Op::For;
+    return t.first_node[earlier] != ir::kNoNode && t.last[earlier] < t.first[later] &&
+           g.node(t.first_node[earlier]).op == ir::Op::For;
   };
   auto overlap_in_time = [&](size_t a, size_t b) { return !after_loop(a, b) && !after_loop(b, a); };
   // In order of creation, each buffer at the lowest aligned offset whose bytes no buffer alive at the same time
