@@ -43,6 +43,13 @@ GraphInfo analyze(const ir::Graph& g) {
   return info;
 }
 
+std::string source_line(const ir::Graph& g, NodeId id) {
+  const ir::Location& l = g.location(id);
+  if (l.file.empty()) return "%" + std::to_string(id);
+  const auto slash = l.file.find_last_of('/');
+  return (slash == std::string::npos ? l.file : l.file.substr(slash + 1)) + ":" + std::to_string(l.line);
+}
+
 bool is_value(const ir::Graph& g, NodeId id) {
   switch (g.node(id).op) {
     case Op::ParamTensor: case Op::ParamTensorArray: case Op::ArrayElem: case Op::MergeView: case Op::MakeView:

@@ -42,29 +42,23 @@ std::string dims(const std::array<int32_t, ir::kMaxRank>& a, int rank) {
   for (int i = 0; i < rank; ++i) s += (i ? ", " : "") + std::to_string(a[static_cast<size_t>(i)]);
   return s + "]";
 }
-std::string where(const ir::Graph& g, NodeId id) {
-  const ir::Location& l = g.location(id);
-  if (l.file.empty()) return "%" + std::to_string(id);
-  const auto slash = l.file.find_last_of('/');
-  return (slash == std::string::npos ? l.file : l.file.substr(slash + 1)) + ":" + std::to_string(l.line);
-}
 }  // namespace
 
 std::vector<codegen::PerformanceNote> performance_notes(const Lowered& l) {
   std::vector<codegen::PerformanceNote> notes;
   for (const auto& [id, why] : l.mma.cuda_cores)
-    notes.push_back({true, "dot at " + where(l.graph, id) + " runs on CUDA cores, not tensor cores, because " + why});
+    notes.push_back({true, "dot at " + source_line(l.graph, id) + " runs on CUDA cores, not tensor cores, because " + why});
   std::vector<std::pair<NodeId, std::string>> loops(l.pipe.not_pipelined.begin(), l.pipe.not_pipelined.end());
   std::sort(loops.begin(), loops.end());
   for (const auto& [f, why] : loops)
-    notes.push_back({true, "the loop at " + where(l.graph, f) + " is not software-pipelined (its TMA loads are issued " +
+    notes.push_back({true, "the loop at " + source_line(l.graph, f) + " is not software-pipelined (its TMA loads are issued " +
                                "and awaited where they are used, and the tensor cores wait for them) because " + why});
   for (size_t i = 0; i < l.graph.size(); ++i) {
     const auto it = l.mma.dots.find(static_cast<NodeId>(i));
     if (it == l.mma.dots.end()) continue;
     for (const auto& [o, name] : {std::pair{&it->second.a, "a"}, std::pair{&it->second.b, "b"}})
       if (o->k_major_copy)
-        notes.push_back({false, "dot at " + where(l.graph, it->first) + ": its " + name + " tile (" +
+        notes.push_back({false, "dot at " + source_line(l.graph, it->first) + ": its " + name + " tile (" +
                                     std::string(it->second.in == ir::DType::f32 ? "tf32" : ir::name_of(it->second.in)) +
                                     ") is loaded M/N-major, which wgmma does not read for this type: the threads copy it " +
                                     "K-major before every product (a pass over the tile and a barrier); a tile loaded " +
@@ -83,7 +77,7 @@ std::string describe(const Lowered& l) {
     line += d.kind == DescKind::Device ? "workspace slot " + std::to_string(d.slot) : "d" + std::to_string(d.slot);
     line += ": " + std::string(name_of(d.kind));
     if (d.param >= 0) line += ", param " + g.params[static_cast<size_t>(d.param)].name;
-    if (d.view != ir::kNoNode) line += ", view %" + std::to_string(d.view) + " (" + where(g, d.view) + ")";
+    if (d.view != ir::kNoNode) line += ", view %" + std::to_string(d.view) + " (" + source_line(g, d.view) + ")";
     if (!d.merge_groups.empty()) {
       line += ", merged {";
       for (size_t k = 0; k < d.merge_groups.size(); ++k) line += (k ? ", " : "") + std::to_string(d.merge_groups[k]);
@@ -99,7 +93,7 @@ std::string describe(const Lowered& l) {
               " (the box is one piece of the tile)";
     if (d.kind == DescKind::Device)
       line += d.build_at == ir::kNoNode ? ", built at kernel start"
-                                        : std::string(", built at ") + where(g, d.build_at) +
+                                        : std::string(", built at ") + source_line(g, d.build_at) +
                                               (d.rebuilt_in_loop ? " (every iteration)" : "");
     out += line + "\n";
   }
@@ -116,16 +110,16 @@ std::string describe(const Lowered& l) {
         return std::string(o.mn_major ? "MN" : "K") + "-major " + std::to_string(o.tile.swizzle) + "B-swizzled tile of %" +
                std::to_string(o.load);
       };
-      out += "  %" + std::to_string(id) + " (" + where(g, id) + "): " + m.instruction() + "; " + m.tiling.str() + "; a " +
+      out += "  %" + std::to_string(id) + " (" + source_line(g, id) + "): " + m.instruction() + "; " + m.tiling.str() + "; a " +
              operand(m.a) + ", b " + operand(m.b) + "\n";
     }
   }
   for (const auto& [id, why] : l.mma.cuda_cores)
-    out += "  %" + std::to_string(id) + " (" + where(g, id) + "): CUDA cores (a scalar loop over shared memory), because " + why + "\n";
+    out += "  %" + std::to_string(id) + " (" + source_line(g, id) + "): CUDA cores (a scalar loop over shared memory), because " + why + "\n";
   for (const auto& [f, p] : l.pipe.loops) {
     std::string loads;
     for (NodeId ld : p.loads) loads += (loads.empty() ? "%" : ", %") + std::to_string(ld);
-    out += "software pipeline: loop %" + std::to_string(f) + " (" + where(g, f) + "), " + std::to_string(p.stages) +
+    out += "software pipeline: loop %" + std::to_string(f) + " (" + source_line(g, f) + "), " + std::to_string(p.stages) +
            " stages of {" + loads + "} (" + std::to_string(p.stage_bytes) + " bytes each), issued " +
            std::to_string(p.stages - 1) + " iteration(s) ahead; one mbarrier per stage from " +
            std::to_string(l.smem.ring_barriers.at(f));
@@ -141,11 +135,11 @@ std::string describe(const Lowered& l) {
   std::vector<std::pair<NodeId, std::string>> refused(l.pipe.not_pipelined.begin(), l.pipe.not_pipelined.end());
   std::sort(refused.begin(), refused.end());
   for (const auto& [f, why] : refused)
-    out += "not pipelined: loop %" + std::to_string(f) + " (" + where(g, f) + "), because " + why + "\n";
+    out += "not pipelined: loop %" + std::to_string(f) + " (" + source_line(g, f) + "), because " + why + "\n";
   out += "shared memory: " + std::to_string(l.smem.total_bytes) + " bytes\n";
   for (const SmemBuffer& b : l.smem.buffers) {
     out += "  [" + std::to_string(b.offset) + ", " + std::to_string(b.offset + b.bytes) + ") " + b.role + " %" +
-           std::to_string(b.node) + " (" + where(g, b.node) + ")";
+           std::to_string(b.node) + " (" + source_line(g, b.node) + ")";
     if (!b.reuses.empty()) {
       out += ", reusing the bytes of";
       for (size_t k = 0; k < b.reuses.size(); ++k) {

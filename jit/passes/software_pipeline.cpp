@@ -19,13 +19,6 @@ bool inside(const GraphInfo& info, NodeId id, NodeId f) {
   return false;
 }
 
-std::string where(const ir::Graph& g, NodeId id) {
-  const ir::Location& l = g.location(id);
-  if (l.file.empty()) return "%" + std::to_string(id);
-  const auto slash = l.file.find_last_of('/');
-  return (slash == std::string::npos ? l.file : l.file.substr(slash + 1)) + ":" + std::to_string(l.line);
-}
-
 /// True when every reader of `v` takes it from registers (none reads its shared-memory tile in place).
 bool read_from_registers(const ir::Graph& g, const GraphInfo& info, NodeId v) {
   for (NodeId u : info.users[static_cast<size_t>(v)]) {
@@ -54,7 +47,7 @@ std::optional<PipelinedLoop> consider(const ir::Graph& g, const GraphInfo& info,
   // No tensor-core product in a nested loop or if (its waits would not be ordered with the ring's).
   for (const auto& [d, m] : mma.dots)
     if (inside(info, d, f) && std::find(p.dots.begin(), p.dots.end(), d) == p.dots.end()) {
-      why = "the tensor-core dot at " + where(g, d) + " lies in a loop or if nested in it";
+      why = "the tensor-core dot at " + source_line(g, d) + " lies in a loop or if nested in it";
       return std::nullopt;
     }
   // In flight across iterations: the last product accumulates in place into a loop-carried value read only by
@@ -84,26 +77,26 @@ std::optional<PipelinedLoop> consider(const ir::Graph& g, const GraphInfo& info,
       return l == m.a.load || l == m.b.load;
     });
     if (!operand && !read_from_registers(g, info, l)) {
-      why = "its TMA load at " + where(g, l) + " is read in place (by a view, a transpose, a store or a CUDA-core dot), " +
+      why = "its TMA load at " + source_line(g, l) + " is read in place (by a view, a transpose, a store or a CUDA-core dot), " +
             "not only by tensor-core dots or register arithmetic";
       return std::nullopt;
     }
     const Descriptor& d = tma.descriptors[static_cast<size_t>(tma.of.at(l))];
     if (d.kind == DescKind::Device && d.rebuilt_in_loop) {
-      why = "the descriptor of its TMA load at " + where(g, l) + " is built on the device in every iteration " +
+      why = "the descriptor of its TMA load at " + source_line(g, l) + " is built on the device in every iteration " +
             "(make the view before the loop)";
       return std::nullopt;
     }
     if (d.kind == DescKind::Array) {
       const auto s = detail::resolve_tensor(g, g.operand(l, 0));
       if (!computable(g.operand(s.array_elem, 1))) {
-        why = "the tensor-array index of its TMA load at " + where(g, l) + " depends on values the loop computes";
+        why = "the tensor-array index of its TMA load at " + source_line(g, l) + " depends on values the loop computes";
         return std::nullopt;
       }
     }
     for (size_t k = 1; k < g.operands(l).size(); ++k)
       if (!computable(g.operand(l, static_cast<int>(k)))) {
-        why = "the coordinates of its TMA load at " + where(g, l) +
+        why = "the coordinates of its TMA load at " + source_line(g, l) +
               " depend on values the loop computes (only the loop index and values from before the loop can be " +
               "computed ahead)";
         return std::nullopt;

@@ -43,6 +43,10 @@ struct GraphInfo {
 
 GraphInfo analyze(const ir::Graph& g);
 
+/// "file.cpp:12": the base name of the file and the line a node was traced at ("%7" when it has none), as
+/// performance notes, plan descriptions and pass diagnostics name the user's code.
+std::string source_line(const ir::Graph& g, NodeId id);
+
 /// True for nodes that hold a block value (as opposed to tensors, effects and regions).
 bool is_value(const ir::Graph& g, NodeId id);
 
