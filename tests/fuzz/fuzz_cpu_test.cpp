@@ -28,6 +28,22 @@ constexpr double kBudgetSeconds = 90;
 // The same for the programs with products (each takes longer to compile: tensor-core loops and epilogues).
 constexpr uint64_t kProductSeeds = 150;
 constexpr double kProductBudgetSeconds = 60;
+/// Runs `body` (interpret and compile seed `seed`'s program `p`), counting a UserError as a refusal (allowed: the
+/// generator stays inside the rules, so it should be rare, which the callers check) and any other exception as a
+/// failure, reported with the program's C++.
+template <class F>
+void run_classified(const Program& p, uint64_t seed, int& refused, int& failed, F&& body) {
+  try {
+    body();
+  } catch (const tilejit::UserError& e) {
+    ++refused;
+    MESSAGE("seed " << seed << " refused: " << std::string(e.what()));
+  } catch (const std::exception& e) {
+    ++failed;
+    FAIL_CHECK("seed " << seed << ": " << std::string(e.what()) << "\n" << p.cpp());
+  }
+}
+
 }  // namespace
 
 TEST_CASE("fuzz: a seed always makes the same program") {
@@ -52,20 +68,13 @@ TEST_CASE("fuzz: random programs interpret and compile for sm_90a") {
     if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > kBudgetSeconds) break;
     ++run;
     const Program p = make_program(seed);
-    try {
+    run_classified(p, seed, refused, failed, [&] {
       tilejit::fuzz::HostTensors host(p);
       const auto g = p.kernel->graph(p.config);
       const auto args = p.args(host.data());
       tilejit::interp::run(*g, p.grid, args);
       (void)tilejit::runtime::compile_only(*p.kernel, p.config);
-    } catch (const tilejit::UserError& e) {
-      // A refusal is allowed (the generator stays inside the rules, so it should be rare: checked below).
-      ++refused;
-      MESSAGE("seed " << seed << " refused: " << std::string(e.what()));
-    } catch (const std::exception& e) {
-      ++failed;
-      FAIL_CHECK("seed " << seed << ": " << std::string(e.what()) << "\n" << p.cpp());
-    }
+    });
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("fuzz: %d programs interpreted and compiled in %.1f s, %d refused (UserError), %d failed\n", run, secs, refused,
@@ -91,7 +100,7 @@ TEST_CASE("fuzz: random programs with products interpret and compile for sm_90a,
     if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > budget) break;
     ++run;
     const Program p = make_product_program(seed);
-    try {
+    run_classified(p, seed, refused, failed, [&] {
       tilejit::fuzz::HostTensors host(p);
       const auto g = p.kernel->graph(p.config);
       tilejit::interp::run(*g, p.grid, p.args(host.data()));
@@ -103,13 +112,7 @@ TEST_CASE("fuzz: random programs with products interpret and compile for sm_90a,
         MESSAGE("seed " << seed << " spills: " << log << "\n" << p.cpp());
       }
       wgmma += tilejit::codegen::generate(*g).source.find("wgmma_m64n") != std::string::npos;
-    } catch (const tilejit::UserError& e) {
-      ++refused;
-      MESSAGE("seed " << seed << " refused: " << std::string(e.what()));
-    } catch (const std::exception& e) {
-      ++failed;
-      FAIL_CHECK("seed " << seed << ": " << std::string(e.what()) << "\n" << p.cpp());
-    }
+    });
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("fuzz: %d programs with products interpreted and compiled in %.1f s (%d on tensor cores), %d refused, %d spilled, %d failed\n",
