@@ -96,15 +96,12 @@ void Emitter::emit_for(NodeId id) {
   open("for (int " + iv + " = " + at(ops[0]) + "; " + iv + " < " + at(ops[1]) + "; " + iv + " += " + at(ops[2]) + ")", id);
   if (pipe != L_.pipe.loops.end())
     line("const int tj_stage" + str(id) + " = tj_it" + str(id) + " % " + str(pipe->second.stages) + ";");
-  scratch_pending_ = true;  // an earlier iteration may still be reading the scratch arena
-  loops_.push_back(LoopFrame{});
   emit_region(body);
   const NodeId yield = g_.region(body).nodes.back();
   std::vector<std::pair<NodeId, NodeId>> next;
   for (size_t k = 0; k < carried; ++k)
     if (args[k] != ir::kNoNode) next.push_back({args[k], g_.operand(yield, static_cast<int>(k))});
   assign_all(next);
-  loops_.pop_back();
   if (pipe != L_.pipe.loops.end()) line("++tj_it" + str(id) + ";");
   close();
   if (pipe != L_.pipe.loops.end() && pipe->second.in_flight) {
@@ -113,7 +110,6 @@ void Emitter::emit_for(NodeId id) {
   }
   if (pipe != L_.pipe.loops.end() && pipe->second.ring_persists)
     line("tj_ring" + str(id) + " = tj_it" + str(id) + ";  // the next run goes on from here");
-  scratch_pending_ = true;
   for (NodeId u : L_.info.users[static_cast<size_t>(id)]) {
     if (g_.node(u).op != Op::LoopResult) continue;
     const NodeId arg = args[static_cast<size_t>(g_.int_at(u, 0))];
@@ -127,8 +123,6 @@ void Emitter::emit_if(NodeId id) {
   for (NodeId u : L_.info.users[static_cast<size_t>(id)])
     if (g_.node(u).op == Op::IfResult) results.push_back(u);
   for (NodeId r : results) line(decl(r) + ";  // if result " + str(g_.int_at(r, 0)));
-  const bool before = scratch_pending_;
-  bool after = false;
   for (int k = 0; k < 2; ++k) {
     const auto region = static_cast<uint32_t>(g_.int_at(id, k));
     const auto& nodes = g_.region(region).nodes;
@@ -140,18 +134,13 @@ void Emitter::emit_if(NodeId id) {
       line_tail(" else {");
       ++depth_;
     }
-    scratch_pending_ = before;
-    if (!loops_.empty()) ++loops_.back().if_depth;
     emit_region(region);
-    if (!loops_.empty()) --loops_.back().if_depth;
     std::vector<std::pair<NodeId, NodeId>> assign;
     for (NodeId r : results) assign.push_back({r, g_.operand(nodes.back(), static_cast<int>(g_.int_at(r, 0)))});
     assign_all(assign);
-    after = after || scratch_pending_;
     --depth_;
     line("}");
   }
-  scratch_pending_ = after || before;
 }
 
 }  // namespace tilejit::codegen::detail

@@ -37,23 +37,21 @@ void Emitter::emit_convert(NodeId id) {
   const std::string how = staging_note(staging);
   line("// " + note(id) + ": " + lay(x).dist.str() + " -> " + lay(id).dist.str() + (how.empty() ? "" : ", " + how));
   open("");
-  auto [p, staged] = shared_source(x, 0, staging);
+  auto [p, staged] = shared_source(id, x, 0, staging);
   if (staged) sync();
   close();
   read_chunks(id, p, "through shared memory", staged ? staging : nullptr);
-  if (staged) scratch_pending_ = true;
 }
 
 void Emitter::emit_gather(NodeId id, NodeId x, const std::string& src, const layout::SharedLayout* staging) {
   line(decl_stmt(id), id);
   open("");
-  auto [p, staged] = shared_source(x, 0, staging);
+  auto [p, staged] = shared_source(id, x, 0, staging);
   if (staged) sync();
   line("const " + mem_type(g_.node(x).dtype) + "* const src = " + p + ";");
   const std::string at = staged ? staged_index(staging, src) : src;
   element_loop(id, true, true, {var(id) + "[i] = " + load_elem("src", at, g_.node(x).dtype) + ";"});
   close();
-  if (staged) scratch_pending_ = true;
 }
 
 void Emitter::emit_reshape(NodeId id) {
@@ -148,7 +146,7 @@ void Emitter::reduce_across_threads(NodeId id, const layout::ReductionPlan& plan
   const bool whole = g_.node(id).shape.numel() == 1;
   const std::string out_e = whole ? "0" : terms(layout::slice(lay(g_.operand(id, 0)).dist, static_cast<int>(g_.int_at(id, 0))).linear_terms(), "j");
   const std::string out_valid = whole ? "" : guard_of(layout::slice(lay(g_.operand(id, 0)).dist, static_cast<int>(g_.int_at(id, 0))), "j");
-  scratch_barrier();
+  scratch_barrier(id);
   const std::vector<int> offsets = passes::reduction_scratch(g_, L_.layout, id);
   std::vector<std::string> slots;
   for (size_t k = 0; k < parts.size(); ++k) slots.push_back(scratch_ptr(offsets[k], parts[k].type));
@@ -181,7 +179,6 @@ void Emitter::reduce_across_threads(NodeId id, const layout::ReductionPlan& plan
   close();
   if (!out_valid.empty()) close();
   close();
-  scratch_pending_ = true;
 }
 
 // A reduction in three steps: each thread combines its own registers, the lanes that hold parts of one

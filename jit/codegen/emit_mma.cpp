@@ -315,8 +315,8 @@ void Emitter::emit_dot(NodeId id) {
   open("");
   const bool ra = L_.smem.resident.count(a) > 0;
   const int a_bytes = ra ? 0 : static_cast<int>(sa.numel()) * ir::size_of(ta);
-  auto [pa, sta] = shared_source(a, 0);
-  auto [pb, stb] = shared_source(b, ra ? 0 : (a_bytes + 15) / 16 * 16);
+  auto [pa, sta] = shared_source(id, a, 0);
+  auto [pb, stb] = shared_source(id, b, ra ? 0 : (a_bytes + 15) / 16 * 16, nullptr, !sta);
   if (sta || stb) sync();
   line("const " + mem_type(ta) + "* const A = " + pa + ";  // [" + str(sa.dims[0]) + ", " + str(K) + "]");
   line("const " + mem_type(ta) + "* const B = " + pb + ";  // [" + str(K) + ", " + str(N) + "]");
@@ -325,7 +325,6 @@ void Emitter::emit_dot(NodeId id) {
   element_loop(id, true, true, {acc + " = " + step + ";"});
   close();
   close();
-  if (sta || stb) scratch_pending_ = true;
 }
 
 }  // namespace tilejit::codegen::detail

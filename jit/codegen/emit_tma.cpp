@@ -131,7 +131,7 @@ void Emitter::issue_desc_load(NodeId id) {
   for (int i = 0; i < a.rank; ++i) shape += (i ? "x" : "") + str(n.shape.dims[i]);
   line("// " + note(id) + ": " + shape + " " + std::string(ir::name_of(n.dtype)) + " tile, " + str(bytes) + " bytes" +
        (L_.pipe.early.count(id) ? " (issued before the loop that precedes its use: it needs nothing from it)" : ""));
-  if (lp.repeated && lp.all_threads_wait && !synced_this_iteration()) sync("every thread is done with the previous tile");
+  planned_barrier(L_.barriers.before_issue, id);
   open("if (tid == 0)");
   if (lp.repeated && lp.read_by_tma_store)
     line("tj::bulk_wait_group_read<0>();  // the TMA store of the previous tile has read the buffer");

@@ -98,14 +98,11 @@ class Emitter {
     line((s.empty() ? "{" : s + " {") + "  // " + note(at));
     ++depth_;
   }
-  /// Emits __syncthreads() and remembers that the current loop iteration has passed one.
-  void sync(const std::string& why = "") {
-    line(why.empty() ? "__syncthreads();" : "__syncthreads();  // " + why);
-    if (!loops_.empty() && loops_.back().if_depth == 0) loops_.back().barrier = true;
+  void sync(const std::string& why = "") { line(why.empty() ? "__syncthreads();" : "__syncthreads();  // " + why); }
+  /// The barrier passes::plan_barriers put before op `id` (BarrierPlan::before_scratch or before_issue), if any.
+  void planned_barrier(const std::unordered_map<NodeId, std::string>& where, NodeId id) {
+    if (auto it = where.find(id); it != where.end()) sync(it->second);
   }
-  /// True when this iteration of the innermost loop has already passed a __syncthreads()
-  /// (unconditionally), so every thread finished the previous iteration's work.
-  bool synced_this_iteration() const { return !loops_.empty() && loops_.back().barrier; }
   /// Appends to the line just closed ("}" -> "} else {").
   void line_tail(const std::string& s) { out_ += s + "\n"; }
   void close() {
@@ -324,19 +321,21 @@ class Emitter {
   std::string scratch_ptr(int offset, DType t) const {
     return "reinterpret_cast<" + mem_type(t) + "*>(tj_scratch" + (offset ? " + " + str(offset) : std::string()) + ")";
   }
-  /// Before writing the scratch arena: wait until every thread has read what the previous op left there.
-  void scratch_barrier() {
-    if (scratch_pending_) sync("the previous user of the scratch arena is done");
-    scratch_pending_ = false;
+  /// Before op `user` first writes the scratch arena: the barrier the plan put there, if any.
+  void scratch_barrier(NodeId user) {
+    check_internal(L_.barriers.scratch_users.count(user) > 0, "emitter: an op the barrier plan does not know writes the scratch arena");
+    planned_barrier(L_.barriers.before_scratch, user);
   }
-  /// Where the elements of block value `v` can be read by any thread: its TMA
-  /// tile, or the scratch arena at `offset` after this call stages it there.
-  /// Returns the pointer and whether it was staged (a barrier is then needed).
-  std::pair<std::string, bool> shared_source(NodeId v, int offset, const layout::SharedLayout* staging = nullptr) {
+  /// Where the elements of block value `v` (an operand of `user`) can be read by any thread: its TMA
+  /// tile, or the scratch arena at `offset` after this call stages it there (after the barrier planned
+  /// before `user`'s first write, when `first`). Returns the pointer and whether it was staged (the op
+  /// then passes a barrier before reading it).
+  std::pair<std::string, bool> shared_source(NodeId user, NodeId v, int offset, const layout::SharedLayout* staging = nullptr,
+                                             bool first = true) {
     const DType t = g_.node(v).dtype;
     auto it = L_.smem.resident.find(v);
     if (it != L_.smem.resident.end()) return {buffer_ptr(it->second, t), false};
-    scratch_barrier();
+    if (first) scratch_barrier(user);
     const std::string p = scratch_ptr(offset, t);
     if (uniform(v)) {
       line("if (tid == 0) " + p + "[0] = " + at(v) + ";");
@@ -519,17 +518,11 @@ class Emitter {
   /// fills directly (tj::ldg_bf16_f32) and which then emits nothing.
   std::unordered_map<NodeId, NodeId> load_as_f32_;
   std::set<std::string> packed_names_;  ///< the names of the arrays decl() declared in a tj::PackedF16
-  bool scratch_pending_ = false;
   std::map<std::string, std::string> helpers_;  ///< per-kernel device functions (wgmma instructions), by name
   bool stores_ = false;
   std::map<NodeId, std::vector<const Descriptor*>> builds_;
   std::map<NodeId, std::vector<const Descriptor*>> array_prefetch_;
   std::map<NodeId, std::string> loop_bounds_;  ///< pipelined For -> "lo, hi, step" names
-  struct LoopFrame {
-    bool barrier = false;  ///< a __syncthreads() ran since the iteration started
-    int if_depth = 0;      ///< nesting of if-branches since the loop body started
-  };
-  std::vector<LoopFrame> loops_;
 };
 
 }  // namespace tilejit::codegen::detail

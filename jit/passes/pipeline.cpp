@@ -23,7 +23,9 @@ Lowered lower(const ir::Graph& g, const codegen::Options& options, const DumpHoo
   const int threads = cur.num_warps * 32;
   cur = step("insert_layout_conversions", insert_layout_conversions(cur, threads));
 
-  Lowered l{std::move(cur), {}, {}, {}, {}, {}, {}, {}, {}, options.spec};
+  Lowered l;
+  l.graph = std::move(cur);
+  l.spec = options.spec;
   l.info = analyze(l.graph);
   l.mma = plan_mma(l.graph, l.info, threads / 32);
   l.layout = assign_layout(l.graph, l.info, threads);
@@ -33,6 +35,7 @@ Lowered lower(const ir::Graph& g, const codegen::Options& options, const DumpHoo
   l.smem = allocate_shared(l.graph, l.info, l.layout, l.tma, l.mma, l.pipe);
   check_register_budget(l.graph, l.info, l.layout, l.smem);
   l.args = plan_arguments(l.graph, l.tma, l.smem, threads, options.debug_checks);
+  l.barriers = plan_barriers(l);
   return l;
 }
 

@@ -8,7 +8,7 @@
 //
 //   verify -> canonicalize -> hoist_invariants -> eliminate_dead_code -> plan_tma
 //          -> insert_layout_conversions -> plan_mma -> (descriptors) -> plan_pipeline -> assign_layout
-//          -> analyze_axes -> allocate_shared -> check_register_budget -> plan_arguments
+//          -> analyze_axes -> allocate_shared -> check_register_budget -> plan_arguments -> plan_barriers
 #pragma once
 
 #include <array>
@@ -411,6 +411,26 @@ inline constexpr int64_t kMaxValueRegisters = 128;
 /// TMA tiles read only in place in shared memory are exempt.
 void check_register_budget(const ir::Graph& g, const GraphInfo& info, const Layout& layout, const SmemPlan& smem);
 
+// ---- barriers between ops ---------------------------------------------------------
+
+/// Where the threads of a program meet at a CTA barrier between ops (passes/barriers.cpp). Every op that
+/// exchanges data between threads through the scratch arena writes it, passes a barrier and reads it
+/// back (its own protocol, printed with it); what this plan decides is the barrier before such an op's
+/// first write, needed when an earlier op's threads may still be reading the arena (an op before it since
+/// the last such barrier, or any op of the previous iteration of an enclosing loop), and the barrier
+/// before thread 0 reissues a TMA load outside a ring whose tile every thread reads, needed unless every
+/// thread has already passed a barrier in this iteration of the innermost loop.
+struct BarrierPlan {
+  std::unordered_set<NodeId> scratch_users;  ///< the ops that stage data through the scratch arena
+  std::unordered_map<NodeId, std::string> before_scratch;  ///< op -> why a barrier precedes its first write
+  std::unordered_map<NodeId, std::string> before_issue;    ///< repeated DescLoad -> why a barrier precedes its issue
+};
+
+struct Lowered;
+
+/// Plans the barriers of a lowered kernel (its layouts, shared-memory, tensor-core and pipeline plans).
+BarrierPlan plan_barriers(const Lowered& l);
+
 // ---- kernel parameters -----------------------------------------------------------
 
 /// The kernel's parameters (LaunchPlan::slots) and the descriptors the runtime
@@ -445,6 +465,7 @@ struct Lowered {
   SmemPlan smem;
   ArgumentPlan args;
   std::vector<AxisInfo> axes;
+  BarrierPlan barriers;
   codegen::Specialization spec;
 };
 
