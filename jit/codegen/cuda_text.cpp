@@ -238,8 +238,14 @@ std::string binary(Op op, DType t, const std::string& a0, const std::string& b0)
     case Op::Rem:
       if (narrow) return "static_cast<" + rt + ">(" + call("tj::rem_narrow", a, b) + ")";
       return call(t == DType::i32 ? "tj::rem_i32" : "tj::rem_i64", a, b);
-    case Op::Min: return "(" + a + " < " + b + " ? " + a + " : " + b + ")";
-    case Op::Max: return "(" + a + " < " + b + " ? " + b + " : " + a + ")";
+    case Op::Min:
+    case Op::Max: {
+      // i64 and bool have no min / max instruction for ptxas to fuse; the other integers go through
+      // tj::min_i32 / max_i32.
+      if (t == DType::i64 || t == DType::i1) return op == Op::Min ? "(" + a + " < " + b + " ? " + a + " : " + b + ")" : "(" + a + " < " + b + " ? " + b + " : " + a + ")";
+      const std::string m = call(op == Op::Min ? "tj::min_i32" : "tj::max_i32", a, b);
+      return narrow ? "static_cast<" + rt + ">(" + m + ")" : m;
+    }
     default: break;
   }
   throw InternalError("binary: unexpected integer op " + std::string(ir::name_of(op)));

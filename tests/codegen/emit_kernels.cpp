@@ -192,6 +192,15 @@ std::vector<EmitCase> make_cases() {
         descriptor_store(y, {0, 0}, t, Reduce::min);
       },
       Config{});
+  add("int_minmax_neg", "integer min / max of negated values, elementwise and as a row reduction (through tj::max_i32)",
+      [](Tensor<i32, 2> x, Tensor<u8, 2> y, Tensor<i32, 2> o1, Tensor<i32, 1> o2, Tensor<u8, 2> o3) {
+        auto t = descriptor_load(x, {0, 0}, {16, 32});
+        auto u = descriptor_load(y, {0, 0}, {16, 32});
+        descriptor_store(o1, {0, 0}, maximum(maximum(-t, t * 3), t * -1));
+        descriptor_store(o2, {0}, max(t * -1, 1));
+        descriptor_store(o3, {0, 0}, minimum(minimum(-u, u), u * 2));
+      },
+      Config{});
   add("reduce_max", "TMA reduce-max store (bf16) of a computed tile",
       [](Tensor<bf16, 2> x, Tensor<bf16, 2> y) {
         auto t = descriptor_load(x, {program_id(0) * 32, 0}, {32, 64});

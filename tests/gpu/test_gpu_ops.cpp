@@ -312,6 +312,35 @@ TEST_CASE("gpu: floats to 8-bit integers saturate, and a u8 of 0 divided by 255 
   run_both(k, dim3(4), Config{}.warps(2), 0, x, o1, o2, o3, o4, o5);
 }
 
+TEST_CASE("gpu: integer min and max of negated values, elementwise and over rows (products seed 5448)") {
+  // ptxas (CUDA 13.0) folded a negation into the three-input VIMNMX3 it formed from two max and dropped it: the
+  // row maximum of -(acc + bias) was that of acc + bias. Two warps, 16 x 96 tiles: each row maximum combines
+  // 24 registers per thread (VIMNMX3 trees) before the shuffles; u8 and i8 compute in int the same way.
+  auto k = tilejit::kernel("neg_minmax", [](Tensor<i32, 2> x, Tensor<i32, 2> y, Tensor<u8, 2> z, Tensor<i32, 2> o1,
+                                            Tensor<i32, 1> o2, Tensor<i32, 1> o3, Tensor<u8, 2> o4, Tensor<i8, 2> o5) {
+    auto m = program_id(0) * 16;
+    auto a = descriptor_load(x, {m, 0}, {16, 96});
+    auto b = descriptor_load(y, {m, 0}, {16, 96});
+    auto u = descriptor_load(z, {m, 0}, {16, 96});
+    auto v = (a + b) * -1;
+    descriptor_store(o1, {m, 0}, maximum(maximum(-a, b), -b));
+    descriptor_store(o2, {m}, max(v, 1));
+    descriptor_store(o3, {m}, min(-v, 1));
+    descriptor_store(o4, {m, 0}, maximum(maximum(-u, u / 3), u * -1));
+    auto i = u.to<i8>();
+    descriptor_store(o5, {m, 0}, minimum(minimum(-i, i * 2), -(i / 2)));
+  });
+  Twin<i32, 2> x({64, 96}), y({64, 96}), o1({64, 96});
+  Twin<i32, 1> o2({64}), o3({64});
+  Twin<u8, 2> z({64, 96}), o4({64, 96});
+  Twin<i8, 2> o5({64, 96});
+  x.randomize(51, -1000, 1000);
+  y.randomize(52, -1000, 1000);
+  z.randomize(53, 0, 255);
+  fill_bytes(9, o1, o2, o3, o4, o5);
+  run_both(k, dim3(4), Config{}.warps(2), 0, x, y, z, o1, o2, o3, o4, o5);
+}
+
 TEST_CASE("gpu: integers and bools to f16, bf16 and fp8 round once (random-program seed 19684)") {
   // 8 elements per thread (two warps, a 16 x 32 tile), as in the program where ptxas gave one element of a
   // bool -> f8e5m2 conversion its neighbour's value in the old f64 path. Integers up to 3e6 in magnitude

@@ -17,6 +17,27 @@ __device__ __forceinline__ long long mul_wrap(long long a, long long b) {
 }
 __device__ __forceinline__ long long neg_wrap(long long a) { return static_cast<long long>(0ull - static_cast<unsigned long long>(a)); }
 
+// Integer min and max (i32, and i8 / u8 computed in int). Each operand first passes a byte permute that
+// changes nothing (PRMT with selector 0x3210), which ptxas keeps: CUDA 13.0's ptxas folds the negation of
+// an operand into the three-input VIMNMX3 it forms from two min / max and then drops it, so
+// max(max(-x, y), z) computed max(max(x, y), z) on an H100 (products seed 5448, docs/testing.md). A PRMT
+// result has no negation to fold. One PRMT per operand.
+__device__ __forceinline__ int keep_b32(int a) {
+  int d;
+  asm("prmt.b32 %0, %1, 0, 0x3210;" : "=r"(d) : "r"(a));
+  return d;
+}
+__device__ __forceinline__ int min_i32(int a, int b) {
+  a = keep_b32(a);
+  b = keep_b32(b);
+  return a < b ? a : b;
+}
+__device__ __forceinline__ int max_i32(int a, int b) {
+  a = keep_b32(a);
+  b = keep_b32(b);
+  return a < b ? b : a;
+}
+
 // Division truncates toward zero; INT_MIN / -1 wraps (it is undefined in C++); x / 0 is -1 and
 // x % 0 is x, as the interpreter defines them (ir.h).
 __device__ __forceinline__ int div_i32(int a, int b) {
