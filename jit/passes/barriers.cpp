@@ -64,16 +64,20 @@ class Planner {
     int if_depth = 0;      ///< ifs entered since the body began
   };
 
-  /// A barrier every thread of the innermost loop's iteration passes (one inside an if may not be).
+  /// A barrier here: every thread has finished the reads of the scratch arena before it (an if's condition
+  /// is the same in every thread, so this holds on the branch's path too), and when it is not inside an
+  /// if, every thread of the innermost loop's iteration passes it.
   void passed_barrier() {
+    scratch_read_pending_ = false;
     if (!loops_.empty() && loops_.back().if_depth == 0) loops_.back().barrier = true;
   }
 
   void scratch_write(NodeId id) {
     plan_.scratch_users.insert(id);
-    if (scratch_read_pending_)
+    if (scratch_read_pending_) {
       plan_.before_scratch.emplace(id, "the previous user of the scratch arena is done");
-    scratch_read_pending_ = false;
+      passed_barrier();
+    }
     passed_barrier();  // between this op's writes and its reads
     scratch_read_pending_ = true;
   }
@@ -83,8 +87,8 @@ class Planner {
   void issue(NodeId id) {
     const LoadPlan& lp = l_.smem.loads.at(id);
     if (!lp.repeated || !lp.all_threads_wait) return;
-    if (loops_.empty() || !loops_.back().barrier)
-      plan_.before_issue.emplace(id, "every thread is done with the previous tile");
+    if (!loops_.empty() && loops_.back().barrier) return;
+    plan_.before_issue.emplace(id, "every thread is done with the previous tile");
     passed_barrier();
   }
 
@@ -96,6 +100,7 @@ class Planner {
       case ir::Op::Dot:
         if (auto m = l_.mma.dots.find(id); m != l_.mma.dots.end() && (m->second.a.k_major_copy || m->second.b.k_major_copy))
           passed_barrier();  // the threads' K-major copies are complete before wgmma reads them
+        if (releases_stage(id)) passed_barrier();  // every warpgroup's products are done: a stage is refilled
         break;
       case ir::Op::DescLoad:
         if (!l_.pipe.loop_of.count(id) && !l_.pipe.early.count(id)) issue(id);
@@ -108,6 +113,14 @@ class Planner {
       default: break;
     }
     if (builds_.count(id)) passed_barrier();  // a device-built descriptor is published
+  }
+
+  /// Whether dot `id` is the last product of a pipelined loop, after which every thread meets at the barrier
+  /// that frees the previous iteration's stage for its refill.
+  bool releases_stage(NodeId id) const {
+    const NodeId f = l_.info.loop[static_cast<size_t>(id)];
+    const auto p = l_.pipe.loops.find(f);
+    return p != l_.pipe.loops.end() && p->second.dot == id;
   }
 
   void loop(NodeId id) {
@@ -123,7 +136,7 @@ class Planner {
 
   void branches(NodeId id) {
     const bool before = scratch_read_pending_;
-    bool after = before;
+    bool after = false;  // either branch's path (an empty else is the path around the then-branch)
     for (int k = 0; k < 2; ++k) {
       scratch_read_pending_ = before;
       if (!loops_.empty()) ++loops_.back().if_depth;

@@ -55,7 +55,7 @@ TEST_CASE("barriers: a second scratch user waits for the first one's readers; th
   CHECK(l.barriers.before_issue.empty());  // the load is not in a loop
 }
 
-TEST_CASE("barriers: the first scratch user of a loop body waits for the previous iteration's readers") {
+TEST_CASE("barriers: a load reissued in a loop waits for every thread; that barrier also ends the arena's reads") {
   auto k = tilejit::kernel("sum_loop", [](Tensor<f32, 1> x, Tensor<f32, 1> y, Scalar<i32> n) {
     auto total = for_range(0, n, 256, zeros<f32>({256}), [&](Scalar<i32> i, Value<f32, 1> acc) {
       auto t = descriptor_load(x, {i}, {256});
@@ -67,10 +67,12 @@ TEST_CASE("barriers: the first scratch user of a loop body waits for the previou
   const auto sums = nodes_of(l, Op::ReduceSum), loads = nodes_of(l, Op::DescLoad);
   REQUIRE(sums.size() == 1);
   REQUIRE(loads.size() == 1);
-  CHECK(l.barriers.before_scratch.count(sums[0]) == 1);
   // Every thread reads the tile from registers after its wait, and the next iteration's load overwrites it:
-  // nothing in the iteration before the load is a barrier, so one precedes its issue.
+  // nothing in the iteration before the load is a barrier, so one precedes its issue; that barrier also ends
+  // the previous iteration's reads of the scratch arena, so the sum after it needs none of its own.
   CHECK(l.barriers.before_issue.count(loads[0]) == 1);
+  CHECK(l.barriers.scratch_users.count(sums[0]) == 1);
+  CHECK(l.barriers.before_scratch.count(sums[0]) == 0);
 }
 
 TEST_CASE("barriers: a load reissued after a barrier of the same iteration needs none of its own, unless that one is in an if") {
@@ -87,6 +89,10 @@ TEST_CASE("barriers: a load reissued after a barrier of the same iteration needs
   const auto loads = nodes_of(l, Op::DescLoad);
   REQUIRE(loads.size() == 1);
   CHECK(l.barriers.before_issue.empty());
+  // The sum is the body's first op: the previous iteration's sum may still be reading the arena.
+  const auto sums = nodes_of(l, Op::ReduceSum);
+  REQUIRE(sums.size() == 1);
+  CHECK(l.barriers.before_scratch.count(sums[0]) == 1);
 
   // The same sum inside an if: not every iteration passes it, so the load keeps its barrier.
   auto c = tilejit::kernel("sum_in_if_then_load", [](Tensor<f32, 1> x, Tensor<f32, 1> y, Scalar<i32> n) {
@@ -116,4 +122,36 @@ TEST_CASE("barriers: an op that reads its operand in place from a TMA tile write
   CHECK(l.barriers.scratch_users.count(perms[0]) == 0);
   for (NodeId s : nodes_of(l, Op::ReduceSum))
     if (l.barriers.scratch_users.count(s)) CHECK(l.barriers.before_scratch.count(s) == 0);
+}
+
+TEST_CASE("barriers: any barrier every thread passes ends the scratch arena's pending reads; a load that needs none does not") {
+  // The staged TMA store passes a barrier after writing its tile: the max after it waits for nobody.
+  auto k = tilejit::kernel("store_between", [](Tensor<f32, 1> x, Tensor<f32, 1> y, Tensor<f32, 1> z) {
+    auto t = descriptor_load(x, {0}, {256});
+    auto a = sum(t, 0);
+    descriptor_store(y, {0}, t * a);
+    descriptor_store(z, {0}, t + max(t, 0));
+  });
+  const auto l = lower(k);
+  const auto maxes = nodes_of(l, Op::ReduceMax);
+  REQUIRE(maxes.size() == 1);
+  CHECK(l.barriers.scratch_users.count(maxes[0]) == 1);
+  CHECK(l.barriers.before_scratch.count(maxes[0]) == 0);
+
+  // In a loop: the first sum's barrier lets the load go without one, so nothing ends the first sum's reads
+  // before the second sum writes: that one needs its barrier.
+  auto c = tilejit::kernel("sum_load_sum", [](Tensor<f32, 1> x, Tensor<f32, 1> y, Scalar<i32> n) {
+    auto total = for_range(0, n, 256, zeros<f32>({256}), [&](Scalar<i32> i, Value<f32, 1> acc) {
+      auto s = sum(acc, 0);
+      auto t = descriptor_load(x, {i}, {256});
+      return t * sum(t, 0) + s;
+    });
+    descriptor_store(y, {0}, total);
+  });
+  const auto lc = lower(c);
+  const auto sums = nodes_of(lc, Op::ReduceSum);
+  REQUIRE(sums.size() == 2);
+  CHECK(lc.barriers.before_issue.empty());
+  CHECK(lc.barriers.before_scratch.count(sums[0]) == 1);  // the previous iteration's second sum
+  CHECK(lc.barriers.before_scratch.count(sums[1]) == 1);
 }
