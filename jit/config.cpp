@@ -59,7 +59,8 @@ Config& Config::warps(int n, std::source_location loc) {
 }
 
 Config& Config::stages(int n, std::source_location loc) {
-  if (n < 1 || n > 8) throw UserError("num_stages must be between 1 and 8", std::to_string(n), "1..8", loc);
+  if (n < 0 || n > 8)
+    throw UserError("num_stages must be between 1 and 8, or 0 to let tilejit choose", std::to_string(n), "0..8", loc);
   num_stages_ = n;
   return *this;
 }
@@ -77,7 +78,8 @@ Config& Config::programs_per_sm(int n, std::source_location loc) {
 std::string Config::str() const {
   std::string s;
   for (const auto& [k, v] : values_) s += k + "=" + std::to_string(v) + ", ";
-  s += "num_warps=" + std::to_string(num_warps_) + ", num_stages=" + std::to_string(num_stages_);
+  s += "num_warps=" + std::to_string(num_warps_) +
+       ", num_stages=" + (num_stages_ == kAutoStages ? std::string("auto") : std::to_string(num_stages_));
   if (programs_per_sm_ > 0) s += ", programs_per_sm=" + std::to_string(programs_per_sm_);
   return s;
 }

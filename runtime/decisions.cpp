@@ -165,7 +165,7 @@ bool parse_decision_members(const Json& o, Decision& d, std::string& error) {
         if (!in_range(value, what, 1, 32, v, error)) return false;
         warps = v;
       } else if (name == kStages) {
-        if (!in_range(value, what, 1, 8, v, error)) return false;
+        if (!in_range(value, what, 0, 8, v, error)) return false;  // 0: tilejit chooses
         stages = v;
       } else if (name == kProgramsPerSm) {
         if (!in_range(value, what, 0, 32, v, error)) return false;

@@ -18,7 +18,8 @@ std::string Emitter::header() const {
   std::string cfg;
   for (const auto& [k, v] : g_.config) cfg += (cfg.empty() ? "" : ", ") + k + "=" + str(v);
   h += "//   config: " + (cfg.empty() ? std::string("(none)") : cfg) + "; num_warps=" + str(g_.num_warps) +
-       ", num_stages=" + str(g_.num_stages) +
+       ", num_stages=" +
+       (!L_.pipe.stages_chosen ? str(g_.num_stages) : L_.pipe.loops.empty() ? "auto" : "auto (" + str(L_.pipe.stages) + ")") +
        (g_.min_programs_per_sm > 0 ? ", programs_per_sm=" + str(g_.min_programs_per_sm) : std::string()) + "\n";
   h += "//   threads: " + str(threads_) + ", dynamic shared memory: " + str(L_.smem.total_bytes) +
        " bytes, workspace: " + str(L_.args.plan.workspace_bytes_per_program) + " bytes per program\n";

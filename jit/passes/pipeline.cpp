@@ -1,10 +1,42 @@
 // The lowering pipeline: the passes in their fixed order, with a dump hook after every rewriting pass.
 
 #include <algorithm>
+#include <iterator>
 
+#include "tilejit/config.h"
+#include "tilejit/error.h"
 #include "tilejit/passes/passes.h"
 
 namespace tilejit::passes {
+
+namespace {
+/// Ring sizes tried in turn when the configuration leaves num_stages to tilejit (Config::kAutoStages): three,
+/// Triton's default, was the best or within 2% of it for tilejit's GEMM tiles on an H100 (128 x 128 x 64 with
+/// 8 warps: 501 / 555 / 528 / 549 TFLOP/s at 2 / 3 / 4 / 5 stages; 128 x 256 x 64: best at 3); fewer when the
+/// tiles of three do not fit, one (no pipeline) as the last resort.
+constexpr int kAutoStageChoices[] = {3, 2, 1};
+
+/// Pipelines the loops and allocates shared memory: with the configuration's num_stages, or with the first
+/// stage count of kAutoStageChoices whose buffers fit (a kernel without a pipelined loop takes the first).
+void plan_stages(Lowered& l) {
+  const auto plan = [&](int stages) {
+    l.pipe = plan_pipeline(l.graph, l.info, l.mma, l.tma, stages);
+    l.smem = allocate_shared(l.graph, l.info, l.layout, l.tma, l.mma, l.pipe);
+  };
+  if (l.graph.num_stages != Config::kAutoStages) return plan(l.graph.num_stages);
+  const int last = static_cast<int>(std::size(kAutoStageChoices)) - 1;
+  for (int k = 0;; ++k) {
+    try {
+      plan(kAutoStageChoices[k]);
+      l.pipe.stages_chosen = true;
+      return;
+    } catch (const UserError&) {
+      // Only shared memory depends on the stage count: fewer stages may fit; nothing else can change.
+      if (k == last || l.pipe.loops.empty()) throw;
+    }
+  }
+}
+}  // namespace
 
 Lowered lower(const ir::Graph& g, const codegen::Options& options, const DumpHook& hook) {
   const DumpHook& dump = hook ? hook : options.dump_ir;
@@ -30,9 +62,8 @@ Lowered lower(const ir::Graph& g, const codegen::Options& options, const DumpHoo
   l.mma = plan_mma(l.graph, l.info, threads / 32);
   l.layout = assign_layout(l.graph, l.info, threads);
   l.tma = collect_descriptors(l.graph, l.info, &l.mma, &l.layout);  // node ids changed
-  l.pipe = plan_pipeline(l.graph, l.info, l.mma, l.tma, l.graph.num_stages);
   l.axes = analyze_axes(l.graph, l.info, l.spec);
-  l.smem = allocate_shared(l.graph, l.info, l.layout, l.tma, l.mma, l.pipe);
+  plan_stages(l);
   check_register_budget(l.graph, l.info, l.layout, l.smem);
   l.args = plan_arguments(l.graph, l.tma, l.smem, threads, options.debug_checks);
   l.barriers = plan_barriers(l);

@@ -112,6 +112,7 @@ std::optional<PipelinedLoop> consider(const ir::Graph& g, const GraphInfo& info,
 
 PipelinePlan plan_pipeline(const ir::Graph& g, const GraphInfo& info, const MmaPlan& mma, const TmaPlan& tma, int stages) {
   PipelinePlan plan;
+  plan.stages = stages;
   if (stages < 2) return plan;
   for (size_t i = 0; i < g.size(); ++i) {
     const auto f = static_cast<NodeId>(i);

@@ -317,7 +317,7 @@ std::vector<EmitCase> make_cases() {
         });
         descriptor_store(c, {m, n}, acc);
       },
-      Config{{"BM", 64}, {"BN", 64}, {"BK", 32}});
+      Config({{"BM", 64}, {"BN", 64}, {"BK", 32}}, 4, 2));
   add("gemm_f16_acc", "a K loop of f16 TMA tiles into an f16 accumulator: wgmma packs two elements per register",
       [](Tensor<f16, 2> a, Tensor<f16, 2> b, Tensor<f16, 2> c, Scalar<i32> K, Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
         auto m = program_id(0) * BM, n = program_id(1) * BN;

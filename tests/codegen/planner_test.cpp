@@ -479,7 +479,7 @@ TEST_CASE("programs_per_sm: an occupancy target in __launch_bounds__, part of th
   const Config plain = Config{}.warps(16), bounded = Config{}.warps(16).programs_per_sm(2);
   CHECK(!(plain == bounded));
   CHECK(plain.hash() != bounded.hash());
-  CHECK(bounded.str() == "num_warps=16, num_stages=2, programs_per_sm=2");
+  CHECK(bounded.str() == "num_warps=16, num_stages=auto, programs_per_sm=2");
   const std::string a = tilejit::codegen::generate(*k.trace(plain)).source;
   const std::string b = tilejit::codegen::generate(*k.trace(bounded)).source;
   CHECK(a.find("__launch_bounds__(512) ") != std::string::npos);
@@ -779,4 +779,43 @@ TEST_CASE("axis analysis: a comparison of a contiguous run with a constant is co
       CHECK(compared == 12);
     }
   }
+}
+
+TEST_CASE("num_stages left to tilejit: 3 where three rings fit, fewer where they do not; an explicit count is kept") {
+  auto gemm = tilejit::kernel("auto_stages", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> c, Block<"BM"> BM,
+                                                Block<"BN"> BN, Block<"BK"> BK) {
+    auto m = program_id(0) * BM, n = program_id(1) * BN;
+    auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
+      return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {n, k}, {BN, BK}).trans(), acc);
+    });
+    descriptor_store(c, {m, n}, acc);
+  });
+  // 128 x 256 x 64: a stage is 48 KiB, three fit.
+  const Config fits({{"BM", 128}, {"BN", 256}, {"BK", 64}}, 8);
+  CHECK(fits.num_stages() == Config::kAutoStages);
+  CHECK(fits.str() == "BK=64, BM=128, BN=256, num_warps=8, num_stages=auto");
+  const auto l3 = lower(gemm, fits);
+  CHECK(l3.pipe.stages_chosen);
+  CHECK(l3.pipe.stages == 3);
+  REQUIRE(l3.pipe.loops.size() == 1);
+  CHECK(l3.pipe.loops.begin()->second.stages == 3);
+  const std::string src = tilejit::codegen::generate(*gemm.trace(fits)).source;
+  CHECK(src.find("num_warps=8, num_stages=auto (3)") != std::string::npos);
+  // 128 x 256 x 128: a stage is 96 KiB, two fit.
+  const auto l2 = lower(gemm, Config({{"BM", 128}, {"BN", 256}, {"BK", 128}}, 8));
+  CHECK(l2.pipe.stages == 2);
+  CHECK(l2.pipe.loops.begin()->second.stages == 2);
+  CHECK(l2.smem.total_bytes <= 227 * 1024);
+  // The user's count is kept, and what does not fit stays an error naming the limit.
+  const auto lk = lower(gemm, Config({{"BM", 128}, {"BN", 256}, {"BK", 64}}, 8, 2));
+  CHECK(!lk.pipe.stages_chosen);
+  CHECK(lk.pipe.loops.begin()->second.stages == 2);
+  CHECK_THROWS_AS(lower(gemm, Config({{"BM", 128}, {"BN", 256}, {"BK", 128}}, 8, 3)), tilejit::UserError);
+  // A kernel without a pipelined loop says so: no count is printed.
+  auto copy = tilejit::kernel("auto_stages_copy", [](Tensor<f32, 2> x, Tensor<f32, 2> y) {
+    descriptor_store(y, {0, 0}, descriptor_load(x, {0, 0}, {32, 32}));
+  });
+  CHECK(tilejit::codegen::generate(*copy.trace(Config{})).source.find("num_stages=auto\n") != std::string::npos);
+  CHECK_THROWS_AS(Config{}.stages(-1), tilejit::UserError);
+  CHECK_THROWS_AS(Config{}.stages(9), tilejit::UserError);
 }

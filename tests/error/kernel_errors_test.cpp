@@ -65,14 +65,14 @@ TEST_CASE("configuration without a value the kernel needs") {
   });
   const unsigned line = bad_line;
   const auto e = trace_error(k, tilejit::Config{{"BN", 64}, {"BK", 32}});
-  check_user_error(e, {"the configuration has no value named 'BM'", "configuration {BK=32, BN=64, num_warps=4, num_stages=2}",
+  check_user_error(e, {"the configuration has no value named 'BM'", "configuration {BK=32, BN=64, num_warps=4, num_stages=auto}",
                        "names defined: BK, BN"}, kFile, line);
 }
 
 TEST_CASE("configuration with no values at all") {
   bad_line = __LINE__; auto k = tilejit::kernel("empty_config", [](Tensor<f32, 1>, Block<"BLOCK"> B) { (void)B; });
   const unsigned line = bad_line;
-  check_user_error(trace_error(k), {"the configuration has no value named 'BLOCK'", "configuration {num_warps=4, num_stages=2}",
+  check_user_error(trace_error(k), {"the configuration has no value named 'BLOCK'", "configuration {num_warps=4, num_stages=auto}",
                                     "no names defined"}, kFile, line);
 }
 
@@ -100,12 +100,12 @@ TEST_CASE("Config.warps(3)") {
   check_user_error(e, {"num_warps must be a power of two between 1 and 32", "3", "1, 2, 4, 8, 16, 32"}, kFile);
 }
 
-TEST_CASE("Config.stages(0)") {
+TEST_CASE("Config.stages(9)") {
   const auto e = catch_user_error([] {
     tilejit::Config c{{"BM", 64}};
-    bad_line = __LINE__; c.stages(0);
+    bad_line = __LINE__; c.stages(9);
   });
-  check_user_error(e, {"num_stages must be between 1 and 8", "0", "1..8"}, kFile);
+  check_user_error(e, {"num_stages must be between 1 and 8, or 0 to let tilejit choose", "9", "0..8"}, kFile);
 }
 
 TEST_CASE("Config constructed with 64 warps") {
@@ -128,7 +128,7 @@ TEST_CASE("Config lookup of a name it does not have") {
     const tilejit::Config c{{"BM", 64}};
     bad_line = __LINE__; (void)c.get("BN");
   });
-  check_user_error(e, {"the configuration has no value named 'BN'", "configuration {BM=64, num_warps=4, num_stages=2}",
+  check_user_error(e, {"the configuration has no value named 'BN'", "configuration {BM=64, num_warps=4, num_stages=auto}",
                        "names defined: BM"}, kFile);
 }
 

@@ -161,12 +161,12 @@ TEST_CASE("heuristics derive values, duplicates collapse, pruning drops candidat
                .grid(grid_1d)
                .heuristic("num_warps", [](const Config& c, const TuneArgs&) { return c["B"] >= 256 ? 8 : 4; })
                .prune([](const Config& c, const TuneArgs& a) { return c["B"] > a.size(0, 0) / 2; });
-  CHECK(strs(t.candidates(X, Y)) == std::vector<std::string>{"B=64, num_warps=4, num_stages=2",
-                                                             "B=128, num_warps=4, num_stages=2",
-                                                             "B=256, num_warps=8, num_stages=2"});
+  CHECK(strs(t.candidates(X, Y)) == std::vector<std::string>{"B=64, num_warps=4, num_stages=auto",
+                                                             "B=128, num_warps=4, num_stages=auto",
+                                                             "B=256, num_warps=8, num_stages=auto"});
   auto listed = k.autotune({Config{{"B", 64}}, Config({{"B", 128}}, 8)}).grid(grid_1d);
   CHECK(strs(listed.candidates(X, Y)) ==
-        std::vector<std::string>{"B=64, num_warps=4, num_stages=2", "B=128, num_warps=8, num_stages=2"});
+        std::vector<std::string>{"B=64, num_warps=4, num_stages=auto", "B=128, num_warps=8, num_stages=auto"});
   auto none =
       k.autotune({{"B", {64}}}).grid(grid_1d).prune([](const Config&, const TuneArgs&) { return true; });
   CHECK_THROWS_WITH_AS(none.candidates(X, Y), doctest::Contains("dropped every configuration"),
@@ -219,8 +219,8 @@ TEST_CASE("unusable candidates are warnings; when all are unusable the error lis
   } catch (const tilejit::UserError& e) {
     const std::string what = e.what();
     CHECK(what.find("no configuration of kernel 'tiles' is usable") != std::string::npos);
-    CHECK(what.find("{B=4096, num_warps=4, num_stages=2}: ") != std::string::npos);
-    CHECK(what.find("{B=8192, num_warps=4, num_stages=2}: ") != std::string::npos);
+    CHECK(what.find("{B=4096, num_warps=4, num_stages=auto}: ") != std::string::npos);
+    CHECK(what.find("{B=8192, num_warps=4, num_stages=auto}: ") != std::string::npos);
     CHECK(what.find("shared memory") != std::string::npos);
     CHECK(e.value().find("2 candidates") != std::string::npos);
   }
@@ -636,7 +636,7 @@ TEST_CASE("integers out of range and numbers no double holds are errors, never t
   // error names the rule of the edited value.
   const std::vector<std::pair<std::string, std::string>> cases = {
       {replaced(good, "\"num_warps\": 4", "\"num_warps\": 4294967300"), "\"num_warps\" is 4294967300, outside 1..32"},
-      {replaced(good, "\"num_stages\": 2", "\"num_stages\": -1"), "\"num_stages\" is -1, outside 1..8"},
+      {replaced(good, "\"num_stages\": 0", "\"num_stages\": -1"), "\"num_stages\" is -1, outside 0..8"},
       {replaced(good, "\"B\": 16", "\"B\": 18446744073709551615"), "\"B\" is 18446744073709551615"},
       {replaced(good, "\"sm_count\": 1", "\"sm_count\": 4294967297"), "\"sm_count\" is 4294967297, outside"},
       {replaced(good, "\"time_ms\": null", "\"time_ms\": 1e999"), "number overflow"},

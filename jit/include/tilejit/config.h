@@ -13,10 +13,14 @@ namespace tilejit {
 
 /// The values a kernel is specialised for. Names are matched against the
 /// kernel's Block<"NAME"> parameters; order of insertion does not matter.
+/// num_stages is the number of ring buffers of software-pipelined loops; kAutoStages (0, the default)
+/// lets tilejit choose for each kernel: 3, or fewer when the tiles of 3 do not fit in shared memory.
 class Config {
  public:
+  static constexpr int kAutoStages = 0;
+
   Config() = default;
-  Config(std::initializer_list<std::pair<std::string, int64_t>> values, int num_warps = 4, int num_stages = 2,
+  Config(std::initializer_list<std::pair<std::string, int64_t>> values, int num_warps = 4, int num_stages = kAutoStages,
          std::source_location loc = std::source_location::current());
 
   /// The value of `name`; UserError when the configuration has none.
@@ -37,7 +41,7 @@ class Config {
   int min_programs_per_sm() const { return programs_per_sm_; }
   const std::vector<std::pair<std::string, int64_t>>& values() const { return values_; }
 
-  /// "BM=64, BN=128, num_warps=4, num_stages=2" (values sorted by name; ", programs_per_sm=N" when set).
+  /// "BM=64, BN=128, num_warps=4, num_stages=auto" (values sorted by name; ", programs_per_sm=N" when set).
   std::string str() const;
   uint64_t hash() const;
   bool operator==(const Config& o) const = default;
@@ -45,7 +49,7 @@ class Config {
  private:
   std::vector<std::pair<std::string, int64_t>> values_;  // sorted by name
   int num_warps_ = 4;
-  int num_stages_ = 2;
+  int num_stages_ = kAutoStages;
   int programs_per_sm_ = 0;
 };
 

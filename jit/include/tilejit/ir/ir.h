@@ -255,7 +255,7 @@ class Graph {
   std::vector<Param> params;
   std::vector<std::pair<std::string, int64_t>> config;  ///< name -> value, incl. num_warps/num_stages
   int num_warps = 4;
-  int num_stages = 2;
+  int num_stages = 2;  ///< ring buffers of pipelined loops; 0: the lowering chooses (PipelinePlan::stages)
   int min_programs_per_sm = 0;  ///< occupancy target of __launch_bounds__ (0: none)
 
   /// Structural hash: equal for graphs built by the same sequence of operations,

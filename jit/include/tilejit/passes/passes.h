@@ -284,6 +284,10 @@ struct PipelinedLoop {
 };
 
 struct PipelinePlan {
+  /// Ring buffers of every pipelined loop: the graph's num_stages, or when that is 0 (Config::kAutoStages)
+  /// the first count of 3, 2, 1 whose shared memory fits (passes::lower).
+  int stages = 2;
+  bool stages_chosen = false;  ///< true when the lowering chose `stages`
   std::unordered_map<NodeId, PipelinedLoop> loops;  ///< For -> its pipeline
   /// Loops with tensor-core dots and TMA loads that are not pipelined (num_stages >= 2), with the reason
   /// ("its TMA load at f.cpp:12 ..."): a performance warning names it.
