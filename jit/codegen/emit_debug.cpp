@@ -49,7 +49,10 @@ void Emitter::debug_descriptor(const Descriptor& d, const std::string& base) {
     const std::string s = "size" + str(i);
     if (d.view != ir::kNoNode && !ir::is_rows_view(g_, d.view))
       line(debug_check(s + " < 0", d.view, "make_view: the size of dimension " + outer(i) + " is negative", "%lld", ">= 0", s));
-    line(debug_check(s + " > 4294967296ll", op, "TMA tensor size out of range in dimension " + outer(i), "%lld", "1..2^32", s));
+    // The host rule's limit (tma::check_global), not the descriptor's 2^32: see kMaxCoordinateExtent.
+    line(debug_check(s + " > " + str(tma::kMaxCoordinateExtent) + "ll", op,
+                     "TMA tensor size out of range in dimension " + outer(i) + ": " + tma::kCoordinateExtentRule, "%lld",
+                     tma::kSizeRange, s));
   }
   for (int i = 1; i < r; ++i) {
     const std::string s = "stride" + str(i);
@@ -90,7 +93,7 @@ void Emitter::debug_tma(NodeId id) {
   for (int k = 0; k < r; ++k) {
     const std::string s = "static_cast<long long>(" + tensor_field(d.tensor, 1, k) + ")";
     line(debug_check(s + " < 1", id, what + ": TMA tensor size out of range in dimension " + str(k) + " (an empty view)", "%lld",
-                "1..2^32", s));
+                tma::kSizeRange, s));
   }
   if (op == Op::DescStore) {
     const std::string s = "static_cast<long long>(" + tensor_field(d.tensor, 1, r - 1) + ")";

@@ -29,6 +29,11 @@ inline constexpr uint64_t kMaxGlobalDim = uint64_t{1} << 32;
 /// Largest size tilejit accepts per TMA dimension: coordinates are signed 32-bit, so elements at
 /// 2^31 and beyond (which kMaxGlobalDim would admit) have no coordinate.
 inline constexpr int64_t kMaxCoordinateExtent = int64_t{1} << 31;
+/// kMaxCoordinateExtent as the messages write it, and why: the host rule (check_global) and the
+/// checked kernels' test of device-built descriptors (TILEJIT_DEBUG=1) say the same.
+inline constexpr const char* kSizeRange = "1..2^31";
+inline constexpr const char* kCoordinateExtentRule =
+    "TMA coordinates are signed 32-bit, so every element must have a coordinate below 2^31";
 inline constexpr uint64_t kMaxGlobalStrideBytes = uint64_t{1} << 40;
 inline constexpr int kGlobalAddressAlign = 16;
 inline constexpr int kGlobalStrideAlign = 16;
