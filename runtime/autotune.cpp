@@ -685,7 +685,7 @@ void Autotuner::launch(Stream stream, std::span<const KernelArg> args, const Lau
 
 Config Autotuner::tune(Stream stream, std::span<const KernelArg> args, const LaunchOptions& options) {
   const Decided& d = decide(stream, args, options);
-  runtime::warmup(*kernel_, d.config, args);
+  runtime::warmup(*kernel_, d.config, args, kernel_->where());
   return d.config;
 }
 
@@ -859,7 +859,8 @@ Config Autotuner::resolve(Stream stream, std::span<const KernelArg> args, const 
   detail::ThreadPool::shared().parallel_for(candidates.size(), [&](size_t i) {
     Candidate& c = candidates[i];
     try {
-      c.resources = detail::compile_variant(*kernel_, c.config, args, target);
+      c.resources = detail::compile_variant(*kernel_, c.config, args, target,
+                                              args::CallSite::of(kernel_->where()));
       c.problem = detail::resource_problem(c.resources, target);
     } catch (const CompileError& e) {
       c.problem = compile_problem(e);

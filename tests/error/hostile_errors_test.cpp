@@ -160,6 +160,23 @@ TEST_CASE("call-site errors name the user's line: grid, null pointer, empty tens
                    {"kernel 'sites_array': argument 0 (arg0), a tensor array, is empty", "0 tensors", ">= 1"}, kFile);
 }
 
+TEST_CASE("raw runtime::launch and runtime::warmup: a wrong argument count or kind names the caller's line") {
+  auto k = tilejit::kernel("raw_args", [](Tensor<f32, 1> y, Scalar<f32> a) { store(y, arange(0, 4), 1.0f); (void)a; });
+  std::vector<float> ys(4);
+  const auto bound = k.bind(TensorView<f32, 1>(ys.data(), {4}), 2.0f);
+  const std::vector<tilejit::KernelArg> one(bound.begin(), bound.begin() + 1), swapped{bound[1], bound[0]};
+  const tilejit::test::Expected count{"kernel 'raw_args': wrong number of kernel arguments", "1", "2"};
+  const tilejit::test::Expected kind{"kernel 'raw_args': argument 0 (arg0) has the wrong kind: expected a tensor, got a scalar",
+                                     "a scalar", "a tensor"};
+  check_user_error(catch_user_error([&] { bad_line = __LINE__; tilejit::runtime::launch(k.base(), nullptr, tilejit::dim3(1), Config{}, one); }),
+                   count, kFile);
+  check_user_error(catch_user_error([&] { bad_line = __LINE__; tilejit::runtime::launch(k.base(), nullptr, tilejit::dim3(1), Config{}, swapped); }),
+                   kind, kFile);
+  // A warm-up for given arguments checks them as a launch does, before compiling anything.
+  check_user_error(catch_user_error([&] { bad_line = __LINE__; tilejit::runtime::warmup(k.base(), Config{}, one); }), count, kFile);
+  check_user_error(catch_user_error([&] { bad_line = __LINE__; tilejit::runtime::warmup(k.base(), Config{}, swapped); }), kind, kFile);
+}
+
 TEST_CASE("a configuration literal that names a value twice") {
   const auto e = catch_user_error([] { bad_line = __LINE__; tilejit::Config c{{"BM", 64}, {"BM", 128}}; });
   check_user_error(e, {"the configuration names 'BM' twice", "BM=64 and BM=128", "each name once"}, kFile);

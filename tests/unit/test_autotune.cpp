@@ -483,13 +483,14 @@ TEST_CASE(
       k.bind(tilejit::TensorView<f32, 1>(xs.data(), {64}), tilejit::TensorView<f32, 1>(ys.data(), {64}));
   const Config c({{"B", 64}}, 8);
   const tilejit::detail::DeviceTarget sm90;
-  const auto fresh = tilejit::detail::compile_variant(k.base(), c, bound, sm90);
+  const auto here = tilejit::args::CallSite::of(std::source_location::current());
+  const auto fresh = tilejit::detail::compile_variant(k.base(), c, bound, sm90, here);
   CHECK(fresh.threads == 256);
   CHECK(fresh.registers > 0);
   CHECK(fresh.shared_static >= 0);
   CHECK(fresh.spill_bytes == 0);
   const uint64_t compiles = tilejit::runtime::compile_count();
-  const auto cached = tilejit::detail::compile_variant(k.base(), c, bound, sm90);  // from the disk cache
+  const auto cached = tilejit::detail::compile_variant(k.base(), c, bound, sm90, here);  // from the disk cache
   CHECK(tilejit::runtime::compile_count() == compiles);
   CHECK(cached.registers == fresh.registers);
   CHECK(cached.shared_static == fresh.shared_static);
