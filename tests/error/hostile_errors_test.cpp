@@ -177,6 +177,37 @@ TEST_CASE("raw runtime::launch and runtime::warmup: a wrong argument count or ki
   check_user_error(catch_user_error([&] { bad_line = __LINE__; tilejit::runtime::warmup(k.base(), Config{}, swapped); }), kind, kFile);
 }
 
+TEST_CASE("autotuner errors found while choosing name the launch / tune / candidates line, not the kernel") {
+  auto k = tilejit::kernel("tuned_calls", [](Tensor<f32, 1> y, Scalar<i32> n, Block<"B"> B) {
+    store(y, arange(0, 4), 1.0f); (void)n; (void)B;
+  });
+  std::vector<float> ys(4);
+  const TensorView<f32, 1> Y(ys.data(), {4}), null(nullptr, {4});
+  auto none = k.autotune({{"B", {4, 8}}}).grid([](const Config&) { return tilejit::dim3(1); }).prune([](const Config&, const tilejit::TuneArgs&) {
+    return true;
+  });
+  const tilejit::test::Expected pruned{"autotune: the pruning function of kernel 'tuned_calls' dropped every configuration",
+                                       "2 configurations for key f32[4]", "at least one left"};
+  check_user_error(catch_user_error([&] { bad_line = __LINE__; (void)none.candidates(nullptr, Y, 1); }), pruned, kFile);
+  check_user_error(catch_user_error([&] { bad_line = __LINE__; none.launch(nullptr, Y, 1); }), pruned, kFile);
+  // The scalar range check of candidates() names its line too.
+  check_user_error(catch_user_error([&] { bad_line = __LINE__; (void)none.candidates(nullptr, Y, 5e9); }),
+                   {"scalar argument 1 (parameter arg1, Scalar<i32>) is out of its type's range", "5000000000", "-2147483648..2147483647"},
+                   kFile);
+  auto no_grid = k.autotune({{"B", {4}}});
+  check_user_error(catch_user_error([&] { bad_line = __LINE__; no_grid.launch(nullptr, Y, 1); }),
+                   {"autotuned kernel 'tuned_calls' has no grid function", "none",
+                    ".grid([](const tilejit::Config& c, const tilejit::TuneArgs& args) { return tilejit::dim3(...); })"}, kFile);
+  // tune() compiles each candidate for its arguments: a null tensor makes every one unusable, each
+  // problem and the error naming the tune() line.
+  auto t = k.autotune({{"B", {4}}}).grid([](const Config&) { return tilejit::dim3(1); });
+  const auto e = catch_user_error([&] { bad_line = __LINE__; (void)t.tune(nullptr, null, 1); });
+  check_user_error(e, {"autotune: no configuration of kernel 'tuned_calls' is usable", "1 candidates for key f32[4]",
+                       "at least one that compiles, fits the GPU and runs"}, kFile);
+  CHECK(e->rule().find(kFile + ":" + std::to_string(e->line()) + ": kernel 'tuned_calls': argument 0 (arg0) is a null pointer") !=
+        std::string::npos);
+}
+
 TEST_CASE("a configuration literal that names a value twice") {
   const auto e = catch_user_error([] { bad_line = __LINE__; tilejit::Config c{{"BM", 64}, {"BM", 128}}; });
   check_user_error(e, {"the configuration names 'BM' twice", "BM=64 and BM=128", "each name once"}, kFile);
@@ -202,7 +233,7 @@ TEST_CASE("autotuner misuse names the user's line") {
   unsigned heuristic_line = 0;
   auto h = k.autotune({{"B", {4}}}).grid([](const Config&) { return tilejit::dim3(1); });
   heuristic_line = __LINE__; h.heuristic("BN", [](const Config&, const tilejit::TuneArgs&) { return 8; });
-  check_user_error(catch_user_error([&] { (void)h.candidates(Y); }),
+  check_user_error(catch_user_error([&] { (void)h.candidates(nullptr, Y); }),
                    {"autotune: a heuristic of kernel 'tuned_sites' sets 'BN', which is not one of its Block parameters", "BN",
                     "Block names: B, num_warps, num_stages, programs_per_sm"}, kFile, heuristic_line);
 }

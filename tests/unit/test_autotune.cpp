@@ -161,15 +161,15 @@ TEST_CASE("heuristics derive values, duplicates collapse, pruning drops candidat
                .grid(grid_1d)
                .heuristic("num_warps", [](const Config& c, const TuneArgs&) { return c["B"] >= 256 ? 8 : 4; })
                .prune([](const Config& c, const TuneArgs& a) { return c["B"] > a.size(0, 0) / 2; });
-  CHECK(strs(t.candidates(X, Y)) == std::vector<std::string>{"B=64, num_warps=4, num_stages=2",
+  CHECK(strs(t.candidates(nullptr, X, Y)) == std::vector<std::string>{"B=64, num_warps=4, num_stages=2",
                                                              "B=128, num_warps=4, num_stages=2",
                                                              "B=256, num_warps=8, num_stages=2"});
   auto listed = k.autotune({Config{{"B", 64}}, Config({{"B", 128}}, 8)}).grid(grid_1d);
-  CHECK(strs(listed.candidates(X, Y)) ==
+  CHECK(strs(listed.candidates(nullptr, X, Y)) ==
         std::vector<std::string>{"B=64, num_warps=4, num_stages=2", "B=128, num_warps=8, num_stages=2"});
   auto none =
       k.autotune({{"B", {64}}}).grid(grid_1d).prune([](const Config&, const TuneArgs&) { return true; });
-  CHECK_THROWS_WITH_AS(none.candidates(X, Y), doctest::Contains("dropped every configuration"),
+  CHECK_THROWS_WITH_AS(none.candidates(nullptr, X, Y), doctest::Contains("dropped every configuration"),
                        tilejit::UserError);
 }
 
