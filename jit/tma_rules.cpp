@@ -135,6 +135,12 @@ std::optional<Violation> check_inner_coordinate(const char* what, ir::DType dtyp
                    s(coord) + " x " + s(ir::size_of(dtype)) + " bytes = " + s(bytes) + " bytes", "a multiple of 16 bytes"};
 }
 
+std::optional<Violation> check_coordinate(const char* what, size_t k, size_t rank, int64_t coord) {
+  if (coord >= kMinCoordinate && coord <= kMaxCoordinate) return std::nullopt;
+  return Violation{std::string(what) + ": " + kCoordinateRule,
+                   "coordinate " + s(static_cast<int64_t>(k)) + " (" + dim_name(k, rank) + ") = " + s(coord), kCoordinateRange};
+}
+
 std::optional<Violation> check_store_coordinates(std::span<const int64_t> coords) {
   for (size_t i = 0; i < coords.size(); ++i)
     if (coords[i] < 0)

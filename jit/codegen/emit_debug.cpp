@@ -76,6 +76,14 @@ void Emitter::debug_tma(NodeId id) {
   line("// checked: the TMA rules of this operation (TILEJIT_DEBUG)");
   // A constant coordinate that keeps a rule needs no check.
   const auto known = [&](NodeId c, auto&& ok) { return g_.node(c).op == Op::Const && ok(g_.int_at(c, 0)); };
+  // An i64 index became this i32 coordinate while tracing: the i64 value must fit, else it wrapped.
+  for (int k = 0; k < r; ++k) {
+    const NodeId c = g_.operand(id, 1 + k);
+    if (g_.node(c).op != Op::Cast || g_.node(g_.operand(c, 0)).dtype != DType::i64) continue;
+    const std::string v = "static_cast<long long>(" + at(g_.operand(c, 0)) + ")";
+    line(debug_check(v + " < " + str(tma::kMinCoordinate) + "ll || " + v + " > " + str(tma::kMaxCoordinate) + "ll", id,
+                     what + ": " + tma::kCoordinateRule, "coordinate " + str(k) + " = %lld", tma::kCoordinateRange, v));
+  }
   const NodeId inner_node = g_.operand(id, r);
   const std::string inner = "static_cast<long long>(" + at(inner_node) + ")";
   if (!known(inner_node, [&](int64_t v) { return v * esize % 16 == 0; }))

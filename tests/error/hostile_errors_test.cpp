@@ -208,6 +208,45 @@ TEST_CASE("autotuner errors found while choosing name the launch / tune / candid
         std::string::npos);
 }
 
+TEST_CASE("an i64 TMA coordinate that i32 cannot hold is refused, not wrapped") {
+  constexpr int64_t k2p31 = int64_t{1} << 31;
+  // Known while tracing: a literal, a Block value, a constant i64 scalar, a tile index x box.
+  auto literal = tilejit::kernel("coord_literal", [](Tensor<f32, 2> x, Tensor<f32, 2> y) {
+    bad_line = __LINE__; descriptor_store(y, {0, 0}, descriptor_load(x, {k2p31, 0}, {16, 16}));
+  });
+  const tilejit::test::Expected at_2p31{"descriptor_load: TMA coordinates are signed 32-bit (an i64 index is converted to i32",
+                                        "coordinate 0 (dimension 0) = 2147483648", "-2147483648..2147483647"};
+  check_user_error(trace_error(literal), at_2p31, kFile);
+  auto block = tilejit::kernel("coord_block", [](Tensor<f32, 2> x, Tensor<f32, 2> y, Block<"R"> R) {
+    bad_line = __LINE__; descriptor_store(y, {0, 0}, descriptor_load(x, {R, 0}, {16, 16}));
+  });
+  check_user_error(trace_error(block, Config{{"R", k2p31}}), at_2p31, kFile);
+  auto store_neg = tilejit::kernel("coord_store", [](Tensor<f32, 2> x, Tensor<f32, 2> y) {
+    const Scalar<i64> row = -k2p31 - 1;
+    bad_line = __LINE__; descriptor_store(y, {row, 0}, descriptor_load(x, {0, 0}, {16, 16}));
+  });
+  check_user_error(trace_error(store_neg), {"descriptor_store: TMA coordinates are signed 32-bit", "coordinate 0 (dimension 0) = -2147483649",
+                                            "-2147483648..2147483647"}, kFile);
+  auto tiles = tilejit::kernel("coord_tiles", [](Tensor<f32, 2> x, Tensor<f32, 2> y) {
+    auto tv = tile_view(x, {16, 16});
+    bad_line = __LINE__; descriptor_store(y, {0, 0}, descriptor_load(tv(int64_t{1} << 27, 0)));
+  });
+  check_user_error(trace_error(tiles), {"descriptor_load: TMA coordinates are signed 32-bit", "coordinate 0 (dimension 0) = 2147483648",
+                                        "-2147483648..2147483647"}, kFile);
+  // Known only when the kernel runs: the interpreter checks the i64 value before its conversion (on
+  // the GPU, the checked kernels of TILEJIT_DEBUG=1 do).
+  auto runtime_row = tilejit::kernel("coord_runtime", [](Tensor<f32, 2> x, Tensor<f32, 2> y, Scalar<i64> row) {
+    bad_line = __LINE__; descriptor_store(y, {0, 0}, descriptor_load(x, {row, 0}, {16, 16}));
+  });
+  alignas(16) static float xs[16 * 16], ys[16 * 16];
+  const TensorView<f32, 2> X(xs, {16, 16}), Y(ys, {16, 16});
+  runtime_row.interpret(tilejit::dim3(1), Config{}, X, Y, int64_t{0});
+  const unsigned op_line = bad_line;
+  const auto e = catch_user_error([&] { runtime_row.interpret(tilejit::dim3(1), Config{}, X, Y, k2p31); });
+  check_user_error(e, {"descriptor_load: TMA coordinates are signed 32-bit", "coordinate 0 (dimension 0) = 2147483648 in program (0, 0, 0)",
+                       "-2147483648..2147483647"}, kFile, op_line);
+}
+
 TEST_CASE("a configuration literal that names a value twice") {
   const auto e = catch_user_error([] { bad_line = __LINE__; tilejit::Config c{{"BM", 64}, {"BM", 128}}; });
   check_user_error(e, {"the configuration names 'BM' twice", "BM=64 and BM=128", "each name once"}, kFile);
