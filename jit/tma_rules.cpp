@@ -108,13 +108,12 @@ std::optional<Violation> check_global(ir::DType dtype, uint64_t address, std::sp
   const int64_t esize = ir::size_of(dtype);
   for (size_t i = 0; i < rank; ++i) {
     if (sizes[i] < 1)
-      return Violation{"TMA tensor size out of range in " + dim_name(i, rank), s(sizes[i]), "1..2^31"};
+      return Violation{"TMA tensor size out of range in " + dim_name(i, rank), s(sizes[i]), kSizeRange};
     // The descriptor takes sizes up to 2^32, but coordinates are signed 32-bit: rows from 2^31 on
     // could not be addressed (a load there would read zero fill, a store write nothing).
     if (sizes[i] > kMaxCoordinateExtent)
-      return Violation{"TMA tensor size out of range in " + dim_name(i, rank) +
-                           ": TMA coordinates are signed 32-bit, so every element must have a coordinate below 2^31",
-                       s(sizes[i]), "1..2^31"};
+      return Violation{"TMA tensor size out of range in " + dim_name(i, rank) + ": " + kCoordinateExtentRule, s(sizes[i]),
+                       kSizeRange};
   }
   if (strides[rank - 1] != 1)
     return Violation{"the innermost dimension of a TMA tensor must be contiguous", "stride " + s(strides[rank - 1]), "1"};
@@ -134,6 +133,12 @@ std::optional<Violation> check_inner_coordinate(const char* what, ir::DType dtyp
   if (bytes % 16 == 0) return std::nullopt;
   return Violation{std::string(what) + ": " + kInnerCoordinateRule,
                    s(coord) + " x " + s(ir::size_of(dtype)) + " bytes = " + s(bytes) + " bytes", "a multiple of 16 bytes"};
+}
+
+std::optional<Violation> check_coordinate(const char* what, size_t k, size_t rank, int64_t coord) {
+  if (coord >= kMinCoordinate && coord <= kMaxCoordinate) return std::nullopt;
+  return Violation{std::string(what) + ": " + kCoordinateRule,
+                   "coordinate " + s(static_cast<int64_t>(k)) + " (" + dim_name(k, rank) + ") = " + s(coord), kCoordinateRange};
 }
 
 std::optional<Violation> check_store_coordinates(std::span<const int64_t> coords) {

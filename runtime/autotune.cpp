@@ -346,7 +346,7 @@ class CandidateRun final : public TuneRun {
  public:
   CandidateRun(const KernelBase& kernel, Stream stream, dim3 grid, const Config& config,
                std::span<const KernelArg> args, const LaunchOptions& options, Snapshot& snapshot,
-               L2Flusher& flusher)
+               L2Flusher& flusher, const std::source_location& where)
       : kernel_(kernel),
         stream_(stream),
         grid_(grid),
@@ -354,8 +354,9 @@ class CandidateRun final : public TuneRun {
         args_(args),
         options_(options),
         snapshot_(snapshot),
-        flusher_(flusher) {}
-  void launch() override { runtime::launch(kernel_, stream_, grid_, config_, args_, options_); }
+        flusher_(flusher),
+        where_(where) {}
+  void launch() override { runtime::launch(kernel_, stream_, grid_, config_, args_, options_, where_); }
   void restore() override { snapshot_.restore(); }
   void flush_l2() override { flusher_.flush(); }
   Stream stream() const override { return stream_; }
@@ -369,6 +370,7 @@ class CandidateRun final : public TuneRun {
   const LaunchOptions& options_;
   Snapshot& snapshot_;
   L2Flusher& flusher_;
+  std::source_location where_;  // the user's call that tunes
 };
 
 // CUDA events created and destroyed together.
@@ -441,15 +443,15 @@ struct Candidate {
   double ms = -1;
 };
 
-// The UserError of a tuning in which no candidate is usable, listing each and why.
+// The UserError of a tuning in which no candidate is usable, listing each and why, at `where`, the
+// call that needed the tuning (each problem names its own line where it has one).
 [[noreturn]] void throw_all_unusable(const KernelBase& k, const std::string& key,
-                                     const std::vector<Candidate>& candidates) {
+                                     const std::vector<Candidate>& candidates, const std::source_location& where) {
   std::string list;
   for (const Candidate& c : candidates) list += "\n  {" + c.config.str() + "}: " + c.problem;
   throw UserError("autotune: no configuration of kernel '" + k.name() + "' is usable:" + list,
                   std::to_string(candidates.size()) + " candidates for key " + key,
-                  "at least one that compiles, fits the GPU and runs", std::string(k.where().file_name()),
-                  k.where().line());
+                  "at least one that compiles, fits the GPU and runs", where);
 }
 
 }  // namespace
@@ -634,7 +636,7 @@ std::string Autotuner::key_text(std::span<const KernelArg> args) const {
   return text.empty() ? "()" : text;
 }
 
-std::vector<Config> Autotuner::candidates(std::span<const KernelArg> args) const {
+std::vector<Config> Autotuner::candidates(std::span<const KernelArg> args, std::source_location where) const {
   const TuneArgs targs(args);
   const std::vector<Config> space = space_.configs();
   std::vector<Config> out;
@@ -647,8 +649,7 @@ std::vector<Config> Autotuner::candidates(std::span<const KernelArg> args) const
   if (out.empty())
     throw UserError(
         "autotune: the pruning function of kernel '" + kernel_->name() + "' dropped every configuration",
-        std::to_string(space.size()) + " configurations for key " + key_text(args), "at least one left",
-        std::string(kernel_->where().file_name()), kernel_->where().line());
+        std::to_string(space.size()) + " configurations for key " + key_text(args), "at least one left", where);
   // A heuristic must set a value the kernel has: a Block name of the traced kernel or a field. The
   // names come from the first candidate that traces (the others are reported as unusable later).
   std::shared_ptr<const ir::Graph> graph;
@@ -679,18 +680,19 @@ std::vector<Config> Autotuner::candidates(std::span<const KernelArg> args) const
 
 void Autotuner::launch(Stream stream, std::span<const KernelArg> args, const LaunchOptions& options,
                        std::source_location where) {
-  const Decided& d = decide(stream, args, options);
+  const Decided& d = decide(stream, args, options, where);
   runtime::launch(*kernel_, stream, grid_(d.config, TuneArgs(args)), d.config, args, options, where);
 }
 
-Config Autotuner::tune(Stream stream, std::span<const KernelArg> args, const LaunchOptions& options) {
-  const Decided& d = decide(stream, args, options);
-  runtime::warmup(*kernel_, d.config, args);
+Config Autotuner::tune(Stream stream, std::span<const KernelArg> args, const LaunchOptions& options,
+                       std::source_location where) {
+  const Decided& d = decide(stream, args, options, where);
+  runtime::warmup(*kernel_, d.config, args, where);
   return d.config;
 }
 
 const Autotuner::Decided& Autotuner::decide(Stream stream, std::span<const KernelArg> args,
-                                            const LaunchOptions& options) {
+                                            const LaunchOptions& options, const std::source_location& where) {
   // The hot path: the key of these arguments, compared with the last decision used.
   thread_local std::vector<int64_t> scratch;
   key(args, scratch);
@@ -712,7 +714,7 @@ const Autotuner::Decided& Autotuner::decide(Stream stream, std::span<const Kerne
   }
   // A copy: the callbacks run while choosing may launch other tuners on this thread.
   std::vector<int64_t> k = scratch;
-  Config chosen = choose(stream, args, options);
+  Config chosen = choose(stream, args, options, where);
   ctx = current_context();  // choosing makes a context current when none was
   std::lock_guard lock(mutex_);
   if (const Decided* d = find(ctx, k)) return *d;  // another thread chose meanwhile (the same)
@@ -721,14 +723,14 @@ const Autotuner::Decided& Autotuner::decide(Stream stream, std::span<const Kerne
   return *decided_.back();
 }
 
-Config Autotuner::choose(Stream stream, std::span<const KernelArg> args, const LaunchOptions& options) {
+Config Autotuner::choose(Stream stream, std::span<const KernelArg> args, const LaunchOptions& options,
+                         const std::source_location& where) {
   started_.store(true);
   if (!grid_)
     throw UserError(
         "autotuned kernel '" + kernel_->name() + "' has no grid function", "none",
-        ".grid([](const tilejit::Config& c, const tilejit::TuneArgs& args) { return tilejit::dim3(...); })",
-        std::string(kernel_->where().file_name()), kernel_->where().line());
-  std::vector<Config> configs = candidates(args);
+        ".grid([](const tilejit::Config& c, const tilejit::TuneArgs& args) { return tilejit::dim3(...); })", where);
+  std::vector<Config> configs = candidates(args, where);
   if (!knobs().autotune) return configs.front();
 
   const detail::DeviceTarget target = detail::current_target();
@@ -808,7 +810,7 @@ Config Autotuner::choose(Stream stream, std::span<const KernelArg> args, const L
     pending->cv.notify_all();
   };
   try {
-    Config chosen = resolve(stream, args, options, target, id, measured, std::move(configs));
+    Config chosen = resolve(stream, args, options, target, id, measured, std::move(configs), where);
     finish(&chosen, nullptr);
     return chosen;
   } catch (...) {
@@ -819,7 +821,7 @@ Config Autotuner::choose(Stream stream, std::span<const KernelArg> args, const L
 
 Config Autotuner::resolve(Stream stream, std::span<const KernelArg> args, const LaunchOptions& options,
                           const detail::DeviceTarget& target, const DecisionId& id, bool measured,
-                          std::vector<Config> configs) {
+                          std::vector<Config> configs, const std::source_location& where) {
   const bool print = knobs().autotune_print;
   const std::string header =
       fmt::format("tilejit autotune: kernel '{}', key {} on {}{}", id.kernel, id.key,
@@ -848,7 +850,7 @@ Config Autotuner::resolve(Stream stream, std::span<const KernelArg> args, const 
     if (status != CU_STREAM_CAPTURE_STATUS_NONE)
       throw UserError("kernel '" + kernel_->name() + "' would be autotuned during CUDA graph capture",
                       "key " + id.key,
-                      "call tune(stream, args...) with arguments of this key before capturing");
+                      "call tune(stream, args...) with arguments of this key before capturing", where);
   }
   g_counters.tunings.fetch_add(1);
   const auto t0 = std::chrono::steady_clock::now();
@@ -859,7 +861,7 @@ Config Autotuner::resolve(Stream stream, std::span<const KernelArg> args, const 
   detail::ThreadPool::shared().parallel_for(candidates.size(), [&](size_t i) {
     Candidate& c = candidates[i];
     try {
-      c.resources = detail::compile_variant(*kernel_, c.config, args, target);
+      c.resources = detail::compile_variant(*kernel_, c.config, args, target, args::CallSite::of(where));
       c.problem = detail::resource_problem(c.resources, target);
     } catch (const CompileError& e) {
       c.problem = compile_problem(e);
@@ -878,7 +880,7 @@ Config Autotuner::resolve(Stream stream, std::span<const KernelArg> args, const 
       detail::logger().warn("autotune: kernel '{}': configuration {{{}}} is unusable: {}", id.kernel,
                             c.config.str(), c.problem);
   }
-  if (usable.empty()) throw_all_unusable(*kernel_, id.key, candidates);
+  if (usable.empty()) throw_all_unusable(*kernel_, id.key, candidates, where);
 
   // Time the usable ones (with more than one to choose from), restoring what the kernel writes.
   std::shared_ptr<TuneTimer> timer = timer_ ? timer_ : target.gpu ? cuda_event_timer(options_) : nullptr;
@@ -902,7 +904,7 @@ Config Autotuner::resolve(Stream stream, std::span<const KernelArg> args, const 
     for (Candidate* c : usable) {
       try {
         CandidateRun run(*kernel_, stream, grid_(c->config, targs), c->config, args, options, snapshot,
-                         flusher);
+                         flusher, where);
         c->ms = timer->measure(c->config, run);
         g_counters.timed_runs.fetch_add(1);
         if (!std::isfinite(c->ms) || c->ms < 0) c->problem = fmt::format("the timer measured {} ms", c->ms);
@@ -925,7 +927,7 @@ Config Autotuner::resolve(Stream stream, std::span<const KernelArg> args, const 
     winner = nullptr;
     for (const Candidate* c : usable)
       if (c->problem.empty() && (!winner || c->ms < winner->ms)) winner = c;
-    if (!winner) throw_all_unusable(*kernel_, id.key, candidates);
+    if (!winner) throw_all_unusable(*kernel_, id.key, candidates, where);
   }
   const double timing_ms = ms_since(t1);
 

@@ -312,12 +312,6 @@ void warn_unused_config_values(const KernelBase& k, const ir::Graph& g, const Co
   }
 }
 
-void check_arg_count(const KernelBase& k, size_t given, size_t params) {
-  if (given != params)
-    throw UserError("kernel '" + k.name() + "' takes one argument per parameter", std::to_string(given) + " arguments",
-                    std::to_string(params));
-}
-
 // True when entry `e` was compiled for this configuration, context and the argument facts `facts`
 // (it assumed only facts that hold).
 bool matches(const Entry& e, const Config& config, CUcontext ctx, std::span<const uint16_t> facts) {
@@ -328,7 +322,10 @@ bool matches(const Entry& e, const Config& config, CUcontext ctx, std::span<cons
 }
 
 // `facts`: the argument specialisation bits of the launch (codegen::Specialization), one per argument.
-Entry& entry_for(const KernelBase& k, const Config& config, std::span<const uint16_t> facts, CUcontext ctx, CUstream stream) {
+// `args`, unless `at` is null (a warm-up without arguments, whose facts are one per parameter), are
+// checked at `at` before anything is compiled or loaded: a wrong count or kind never reaches the driver.
+Entry& entry_for(const KernelBase& k, const Config& config, std::span<const uint16_t> facts, CUcontext ctx, CUstream stream,
+                 std::span<const KernelArg> args, const args::CallSite* at) {
   KernelRuntime& rt = runtime_of(k);
   if (Entry* last = rt.last.load(std::memory_order_acquire); last && matches(*last, config, ctx, facts)) return *last;
   std::lock_guard lock(rt.m);
@@ -350,7 +347,7 @@ Entry& entry_for(const KernelBase& k, const Config& config, std::span<const uint
   e->relevant = passes::relevant_specialization(*e->graph);
   e->arg_facts = args::graph_facts(*e->graph);
   warn_unused_config_values(k, *e->graph, config);
-  check_arg_count(k, facts.size(), e->relevant.size());
+  if (at) args::check_launch_args(*e->graph, e->arg_facts, args, *at, args::Mode{.gpu = true});
   for (size_t i = 0; i < facts.size(); ++i) e->spec.push_back(facts[i] & e->relevant[i]);
   e->gen = generated(*e->graph, codegen::Specialization{e->spec});
   e->lib = load_library(k, e->gen, arch_of_current_device());
@@ -531,9 +528,9 @@ DeviceTarget current_target() {
 }
 
 VariantResources compile_variant(const KernelBase& k, const Config& config, std::span<const KernelArg> args,
-                                 const DeviceTarget& target) {
+                                 const DeviceTarget& target, const args::CallSite& at) {
   const auto graph = traced(k, config);
-  check_args(*graph, args, args::CallSite::of(graph->kernel_location));
+  check_args(*graph, args, at);
   const std::vector<uint16_t> relevant = passes::relevant_specialization(*graph);
   codegen::Specialization spec;
   for (size_t i = 0; i < args.size(); ++i) spec.tensors.push_back(specialization_bits(args[i]) & relevant[i]);
@@ -615,20 +612,24 @@ void warmup(const KernelBase& kernel, const Config& config) {
   TILEJIT_CHECK_CU(driver().cuCtxGetCurrent(&ctx));
   // The variant for tensors that satisfy every fact: 16-byte aligned, sizes and strides multiples of 16.
   const std::vector<uint16_t> all(kernel.graph(config)->params.size(), uint16_t{0xffff});
-  entry_for(kernel, config, all, ctx, nullptr);
+  entry_for(kernel, config, all, ctx, nullptr, {}, nullptr);
 }
 
-void warmup(const KernelBase& kernel, const Config& config, std::span<const KernelArg> args) {
+void warmup(const KernelBase& kernel, const Config& config, std::span<const KernelArg> args,
+            const std::source_location& where) {
+  const args::CallSite at = args::CallSite::of(where);
   const DeviceTarget target = current_target();
   if (!target.gpu) {
-    compile_variant(kernel, config, args, target);
+    compile_variant(kernel, config, args, target, at);
     return;
   }
   CUcontext ctx = nullptr;
   TILEJIT_CHECK_CU(driver().cuCtxGetCurrent(&ctx));
   std::vector<uint16_t> facts;
   for (const KernelArg& a : args) facts.push_back(specialization_bits(a));
-  entry_for(kernel, config, facts, ctx, nullptr);
+  const Entry& e = entry_for(kernel, config, facts, ctx, nullptr, args, &at);
+  // A variant compiled earlier was found without a check: the same checks as a launch.
+  args::check_launch_args(*e.graph, e.arg_facts, args, at, args::Mode{.gpu = true});
 }
 
 void check_resources(const KernelBase& kernel, const Config& config, const std::source_location& where) {
@@ -699,7 +700,7 @@ void launch(const KernelBase& kernel, Stream stream, dim3 grid, const Config& co
   uint16_t* facts = inline_facts;
   if (args.size() > kInlineArgs) facts = (heap_facts = std::make_unique<uint16_t[]>(args.size())).get();
   for (size_t i = 0; i < args.size(); ++i) facts[i] = specialization_bits(args[i]);
-  Entry& e = entry_for(kernel, config, std::span<const uint16_t>(facts, args.size()), ctx, s);
+  Entry& e = entry_for(kernel, config, std::span<const uint16_t>(facts, args.size()), ctx, s, args, &at);
   args::check_launch_args(*e.graph, e.arg_facts, args, at, args::Mode{.gpu = true});
   const codegen::LaunchPlan& plan = e.gen.plan;
 

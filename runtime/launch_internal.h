@@ -5,6 +5,7 @@
 #include <span>
 #include <string>
 
+#include "tilejit/arg_rules.h"
 #include "tilejit/config.h"
 #include "tilejit/kernel_base.h"
 #include "tilejit/launch_args.h"
@@ -48,9 +49,11 @@ struct VariantResources {
 /// would use, into the caches (on a GPU target it is also loaded, so the next launch only binds it),
 /// without launching anything. Makes the target's context current on the calling thread (pool
 /// threads have none). Thread-safe; different configurations compile concurrently. Throws
-/// what tracing (UserError) and compiling (CompileError, CudaError) throw.
+/// what tracing (UserError) and compiling (CompileError, CudaError) throw; a UserError about the
+/// arguments names `at`, the user's call (launch, tune) that needed the variant.
 VariantResources compile_variant(const KernelBase& kernel, const Config& config,
-                                 std::span<const KernelArg> args, const DeviceTarget& target);
+                                 std::span<const KernelArg> args, const DeviceTarget& target,
+                                 const args::CallSite& at);
 
 /// Why a compiled variant cannot run on `target` (too many threads, shared memory or registers per
 /// program), naming the need and the limit; empty when it can.

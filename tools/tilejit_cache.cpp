@@ -25,7 +25,10 @@ int usage() {
                "                          load with tilejit::autotune::load_decisions, or to import elsewhere\n"
                "  decisions import FILE   add the decisions of FILE to the folder\n"
                "  decisions clear         remove every decision\n"
-               "The folder is TILEJIT_CACHE_DIR (default $XDG_CACHE_HOME/tilejit or ~/.cache/tilejit).\n");
+               "The folder is TILEJIT_CACHE_DIR (default $XDG_CACHE_HOME/tilejit or ~/.cache/tilejit).\n"
+               "A folder named with --dir must exist (else status 1: most likely a mistyped path). The\n"
+               "default folder or TILEJIT_CACHE_DIR may not exist yet (tilejit creates it when it first\n"
+               "stores something): it is an empty cache, which the command says on stderr, with status 0.\n");
   return 2;
 }
 
@@ -44,7 +47,8 @@ int fail(const std::string& message) {
 }
 
 // Empty when `dir` can be the cache folder: an existing folder, or (when it was not named with
-// --dir) one that does not exist yet; else what is wrong with it.
+// --dir) one that does not exist yet, which is an empty cache; else what is wrong with it. A
+// missing --dir is most likely a mistyped path, so it is an error rather than an empty cache.
 std::string folder_problem(const std::filesystem::path& dir, bool named) {
   std::error_code ec;
   const auto st = std::filesystem::status(dir, ec);
@@ -115,6 +119,12 @@ int main(int argc, char** argv) try {
   }
   if (decision_cmd && cmd == "stats") return usage();
   if (std::string problem = folder_problem(dir, named_dir); !problem.empty()) return fail(problem);
+  // The cache folder of a user who has not compiled anything yet: an empty cache, said aloud so
+  // that a TILEJIT_CACHE_DIR other than the one the application used is not taken for one.
+  std::error_code ec;
+  if (!named_dir && cmd != "import" && !std::filesystem::exists(dir, ec))
+    std::fprintf(stderr, "tilejit-cache: %s does not exist yet: an empty cache (tilejit creates it when it first stores something)\n",
+                 dir.string().c_str());
   if (decision_cmd) return decisions(cmd, file, dir);
   tilejit::DiskCache cache(dir);
   if (cmd == "clear") {

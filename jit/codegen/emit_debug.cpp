@@ -49,7 +49,10 @@ void Emitter::debug_descriptor(const Descriptor& d, const std::string& base) {
     const std::string s = "size" + str(i);
     if (d.view != ir::kNoNode && !ir::is_rows_view(g_, d.view))
       line(debug_check(s + " < 0", d.view, "make_view: the size of dimension " + outer(i) + " is negative", "%lld", ">= 0", s));
-    line(debug_check(s + " > 4294967296ll", op, "TMA tensor size out of range in dimension " + outer(i), "%lld", "1..2^32", s));
+    // The host rule's limit (tma::check_global), not the descriptor's 2^32: see kMaxCoordinateExtent.
+    line(debug_check(s + " > " + str(tma::kMaxCoordinateExtent) + "ll", op,
+                     "TMA tensor size out of range in dimension " + outer(i) + ": " + tma::kCoordinateExtentRule, "%lld",
+                     tma::kSizeRange, s));
   }
   for (int i = 1; i < r; ++i) {
     const std::string s = "stride" + str(i);
@@ -73,6 +76,14 @@ void Emitter::debug_tma(NodeId id) {
   line("// checked: the TMA rules of this operation (TILEJIT_DEBUG)");
   // A constant coordinate that keeps a rule needs no check.
   const auto known = [&](NodeId c, auto&& ok) { return g_.node(c).op == Op::Const && ok(g_.int_at(c, 0)); };
+  // An i64 index became this i32 coordinate while tracing: the i64 value must fit, else it wrapped.
+  for (int k = 0; k < r; ++k) {
+    const NodeId c = g_.operand(id, 1 + k);
+    if (g_.node(c).op != Op::Cast || g_.node(g_.operand(c, 0)).dtype != DType::i64) continue;
+    const std::string v = "static_cast<long long>(" + at(g_.operand(c, 0)) + ")";
+    line(debug_check(v + " < " + str(tma::kMinCoordinate) + "ll || " + v + " > " + str(tma::kMaxCoordinate) + "ll", id,
+                     what + ": " + tma::kCoordinateRule, "coordinate " + str(k) + " = %lld", tma::kCoordinateRange, v));
+  }
   const NodeId inner_node = g_.operand(id, r);
   const std::string inner = "static_cast<long long>(" + at(inner_node) + ")";
   if (!known(inner_node, [&](int64_t v) { return v * esize % 16 == 0; }))
@@ -90,7 +101,7 @@ void Emitter::debug_tma(NodeId id) {
   for (int k = 0; k < r; ++k) {
     const std::string s = "static_cast<long long>(" + tensor_field(d.tensor, 1, k) + ")";
     line(debug_check(s + " < 1", id, what + ": TMA tensor size out of range in dimension " + str(k) + " (an empty view)", "%lld",
-                "1..2^32", s));
+                tma::kSizeRange, s));
   }
   if (op == Op::DescStore) {
     const std::string s = "static_cast<long long>(" + tensor_field(d.tensor, 1, r - 1) + ")";

@@ -376,6 +376,14 @@ class Machine {
         const std::span<const int64_t> c(coords, static_cast<size_t>(a.rank));
         const TensorValue& t = tensor(ops[0]);
         const char* what = n.op == Op::DescLoad ? "descriptor_load" : "descriptor_store";
+        // An i64 index became an i32 coordinate while tracing: the value before that conversion must
+        // fit (tma::kCoordinateRule), else the coordinate wrapped.
+        for (int d = 0; d < a.rank; ++d) {
+          const NodeId c = ops[static_cast<size_t>(1 + d)];
+          if (g_.node(c).op != Op::Cast || g_.node(g_.operand(c, 0)).dtype != DType::i64) continue;
+          if (auto v = tma::check_coordinate(what, static_cast<size_t>(d), static_cast<size_t>(a.rank), scalar_i(g_.operand(c, 0))))
+            throw OpError{v->rule, v->value, v->limit};
+        }
         if (auto v = tma::check_inner_coordinate(what, t.dtype, coords[a.rank - 1])) throw OpError{v->rule, v->value, v->limit};
         if (n.op == Op::DescStore)
           if (auto v = tma::check_store_coordinates(c)) throw OpError{v->rule, v->value, v->limit};

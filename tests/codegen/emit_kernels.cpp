@@ -256,6 +256,11 @@ std::vector<EmitCase> make_cases() {
           store(z, i, load(v, i * 2, i < n, 0).to<f32>());
         },
         Config{}, checked);
+    add("debug_i64_coord", "checked mode: an i64 TMA coordinate is tested before its conversion to i32",
+        [](Tensor<f32, 2> x, Tensor<f32, 2> y, Scalar<i64> row) {
+          descriptor_store(y, {0, 0}, descriptor_load(x, {row, 0}, {16, 16}));
+        },
+        Config{}, checked);
   }
   add("merged_make_view", "a merged view of a device-built view",
       [](Tensor<f32, 3> x, Tensor<f32, 2> y, Scalar<i64> n) {

@@ -160,6 +160,93 @@ TEST_CASE("call-site errors name the user's line: grid, null pointer, empty tens
                    {"kernel 'sites_array': argument 0 (arg0), a tensor array, is empty", "0 tensors", ">= 1"}, kFile);
 }
 
+TEST_CASE("raw runtime::launch and runtime::warmup: a wrong argument count or kind names the caller's line") {
+  auto k = tilejit::kernel("raw_args", [](Tensor<f32, 1> y, Scalar<f32> a) { store(y, arange(0, 4), 1.0f); (void)a; });
+  std::vector<float> ys(4);
+  const auto bound = k.bind(TensorView<f32, 1>(ys.data(), {4}), 2.0f);
+  const std::vector<tilejit::KernelArg> one(bound.begin(), bound.begin() + 1), swapped{bound[1], bound[0]};
+  const tilejit::test::Expected count{"kernel 'raw_args': wrong number of kernel arguments", "1", "2"};
+  const tilejit::test::Expected kind{"kernel 'raw_args': argument 0 (arg0) has the wrong kind: expected a tensor, got a scalar",
+                                     "a scalar", "a tensor"};
+  check_user_error(catch_user_error([&] { bad_line = __LINE__; tilejit::runtime::launch(k.base(), nullptr, tilejit::dim3(1), Config{}, one); }),
+                   count, kFile);
+  check_user_error(catch_user_error([&] { bad_line = __LINE__; tilejit::runtime::launch(k.base(), nullptr, tilejit::dim3(1), Config{}, swapped); }),
+                   kind, kFile);
+  // A warm-up for given arguments checks them as a launch does, before compiling anything.
+  check_user_error(catch_user_error([&] { bad_line = __LINE__; tilejit::runtime::warmup(k.base(), Config{}, one); }), count, kFile);
+  check_user_error(catch_user_error([&] { bad_line = __LINE__; tilejit::runtime::warmup(k.base(), Config{}, swapped); }), kind, kFile);
+}
+
+TEST_CASE("autotuner errors found while choosing name the launch / tune / candidates line, not the kernel") {
+  auto k = tilejit::kernel("tuned_calls", [](Tensor<f32, 1> y, Scalar<i32> n, Block<"B"> B) {
+    store(y, arange(0, 4), 1.0f); (void)n; (void)B;
+  });
+  std::vector<float> ys(4);
+  const TensorView<f32, 1> Y(ys.data(), {4}), null(nullptr, {4});
+  auto none = k.autotune({{"B", {4, 8}}}).grid([](const Config&) { return tilejit::dim3(1); }).prune([](const Config&, const tilejit::TuneArgs&) {
+    return true;
+  });
+  const tilejit::test::Expected pruned{"autotune: the pruning function of kernel 'tuned_calls' dropped every configuration",
+                                       "2 configurations for key f32[4]", "at least one left"};
+  check_user_error(catch_user_error([&] { bad_line = __LINE__; (void)none.candidates(nullptr, Y, 1); }), pruned, kFile);
+  check_user_error(catch_user_error([&] { bad_line = __LINE__; none.launch(nullptr, Y, 1); }), pruned, kFile);
+  // The scalar range check of candidates() names its line too.
+  check_user_error(catch_user_error([&] { bad_line = __LINE__; (void)none.candidates(nullptr, Y, 5e9); }),
+                   {"scalar argument 1 (parameter arg1, Scalar<i32>) is out of its type's range", "5000000000", "-2147483648..2147483647"},
+                   kFile);
+  auto no_grid = k.autotune({{"B", {4}}});
+  check_user_error(catch_user_error([&] { bad_line = __LINE__; no_grid.launch(nullptr, Y, 1); }),
+                   {"autotuned kernel 'tuned_calls' has no grid function", "none",
+                    ".grid([](const tilejit::Config& c, const tilejit::TuneArgs& args) { return tilejit::dim3(...); })"}, kFile);
+  // tune() compiles each candidate for its arguments: a null tensor makes every one unusable, each
+  // problem and the error naming the tune() line.
+  auto t = k.autotune({{"B", {4}}}).grid([](const Config&) { return tilejit::dim3(1); });
+  const auto e = catch_user_error([&] { bad_line = __LINE__; (void)t.tune(nullptr, null, 1); });
+  check_user_error(e, {"autotune: no configuration of kernel 'tuned_calls' is usable", "1 candidates for key f32[4]",
+                       "at least one that compiles, fits the GPU and runs"}, kFile);
+  CHECK(e->rule().find(kFile + ":" + std::to_string(e->line()) + ": kernel 'tuned_calls': argument 0 (arg0) is a null pointer") !=
+        std::string::npos);
+}
+
+TEST_CASE("an i64 TMA coordinate that i32 cannot hold is refused, not wrapped") {
+  constexpr int64_t k2p31 = int64_t{1} << 31;
+  // Known while tracing: a literal, a Block value, a constant i64 scalar, a tile index x box.
+  auto literal = tilejit::kernel("coord_literal", [](Tensor<f32, 2> x, Tensor<f32, 2> y) {
+    bad_line = __LINE__; descriptor_store(y, {0, 0}, descriptor_load(x, {k2p31, 0}, {16, 16}));
+  });
+  const tilejit::test::Expected at_2p31{"descriptor_load: TMA coordinates are signed 32-bit (an i64 index is converted to i32",
+                                        "coordinate 0 (dimension 0) = 2147483648", "-2147483648..2147483647"};
+  check_user_error(trace_error(literal), at_2p31, kFile);
+  auto block = tilejit::kernel("coord_block", [](Tensor<f32, 2> x, Tensor<f32, 2> y, Block<"R"> R) {
+    bad_line = __LINE__; descriptor_store(y, {0, 0}, descriptor_load(x, {R, 0}, {16, 16}));
+  });
+  check_user_error(trace_error(block, Config{{"R", k2p31}}), at_2p31, kFile);
+  auto store_neg = tilejit::kernel("coord_store", [](Tensor<f32, 2> x, Tensor<f32, 2> y) {
+    const Scalar<i64> row = -k2p31 - 1;
+    bad_line = __LINE__; descriptor_store(y, {row, 0}, descriptor_load(x, {0, 0}, {16, 16}));
+  });
+  check_user_error(trace_error(store_neg), {"descriptor_store: TMA coordinates are signed 32-bit", "coordinate 0 (dimension 0) = -2147483649",
+                                            "-2147483648..2147483647"}, kFile);
+  auto tiles = tilejit::kernel("coord_tiles", [](Tensor<f32, 2> x, Tensor<f32, 2> y) {
+    auto tv = tile_view(x, {16, 16});
+    bad_line = __LINE__; descriptor_store(y, {0, 0}, descriptor_load(tv(int64_t{1} << 27, 0)));
+  });
+  check_user_error(trace_error(tiles), {"descriptor_load: TMA coordinates are signed 32-bit", "coordinate 0 (dimension 0) = 2147483648",
+                                        "-2147483648..2147483647"}, kFile);
+  // Known only when the kernel runs: the interpreter checks the i64 value before its conversion (on
+  // the GPU, the checked kernels of TILEJIT_DEBUG=1 do).
+  auto runtime_row = tilejit::kernel("coord_runtime", [](Tensor<f32, 2> x, Tensor<f32, 2> y, Scalar<i64> row) {
+    bad_line = __LINE__; descriptor_store(y, {0, 0}, descriptor_load(x, {row, 0}, {16, 16}));
+  });
+  alignas(16) static float xs[16 * 16], ys[16 * 16];
+  const TensorView<f32, 2> X(xs, {16, 16}), Y(ys, {16, 16});
+  runtime_row.interpret(tilejit::dim3(1), Config{}, X, Y, int64_t{0});
+  const unsigned op_line = bad_line;
+  const auto e = catch_user_error([&] { runtime_row.interpret(tilejit::dim3(1), Config{}, X, Y, k2p31); });
+  check_user_error(e, {"descriptor_load: TMA coordinates are signed 32-bit", "coordinate 0 (dimension 0) = 2147483648 in program (0, 0, 0)",
+                       "-2147483648..2147483647"}, kFile, op_line);
+}
+
 TEST_CASE("a configuration literal that names a value twice") {
   const auto e = catch_user_error([] { bad_line = __LINE__; tilejit::Config c{{"BM", 64}, {"BM", 128}}; });
   check_user_error(e, {"the configuration names 'BM' twice", "BM=64 and BM=128", "each name once"}, kFile);
@@ -185,7 +272,7 @@ TEST_CASE("autotuner misuse names the user's line") {
   unsigned heuristic_line = 0;
   auto h = k.autotune({{"B", {4}}}).grid([](const Config&) { return tilejit::dim3(1); });
   heuristic_line = __LINE__; h.heuristic("BN", [](const Config&, const tilejit::TuneArgs&) { return 8; });
-  check_user_error(catch_user_error([&] { (void)h.candidates(Y); }),
+  check_user_error(catch_user_error([&] { (void)h.candidates(nullptr, Y); }),
                    {"autotune: a heuristic of kernel 'tuned_sites' sets 'BN', which is not one of its Block parameters", "BN",
                     "Block names: B, num_warps, num_stages, programs_per_sm"}, kFile, heuristic_line);
 }

@@ -161,15 +161,15 @@ TEST_CASE("heuristics derive values, duplicates collapse, pruning drops candidat
                .grid(grid_1d)
                .heuristic("num_warps", [](const Config& c, const TuneArgs&) { return c["B"] >= 256 ? 8 : 4; })
                .prune([](const Config& c, const TuneArgs& a) { return c["B"] > a.size(0, 0) / 2; });
-  CHECK(strs(t.candidates(X, Y)) == std::vector<std::string>{"B=64, num_warps=4, num_stages=auto",
+  CHECK(strs(t.candidates(nullptr, X, Y)) == std::vector<std::string>{"B=64, num_warps=4, num_stages=auto",
                                                              "B=128, num_warps=4, num_stages=auto",
                                                              "B=256, num_warps=8, num_stages=auto"});
   auto listed = k.autotune({Config{{"B", 64}}, Config({{"B", 128}}, 8)}).grid(grid_1d);
-  CHECK(strs(listed.candidates(X, Y)) ==
+  CHECK(strs(listed.candidates(nullptr, X, Y)) ==
         std::vector<std::string>{"B=64, num_warps=4, num_stages=auto", "B=128, num_warps=8, num_stages=auto"});
   auto none =
       k.autotune({{"B", {64}}}).grid(grid_1d).prune([](const Config&, const TuneArgs&) { return true; });
-  CHECK_THROWS_WITH_AS(none.candidates(X, Y), doctest::Contains("dropped every configuration"),
+  CHECK_THROWS_WITH_AS(none.candidates(nullptr, X, Y), doctest::Contains("dropped every configuration"),
                        tilejit::UserError);
 }
 
@@ -483,13 +483,14 @@ TEST_CASE(
       k.bind(tilejit::TensorView<f32, 1>(xs.data(), {64}), tilejit::TensorView<f32, 1>(ys.data(), {64}));
   const Config c({{"B", 64}}, 8);
   const tilejit::detail::DeviceTarget sm90;
-  const auto fresh = tilejit::detail::compile_variant(k.base(), c, bound, sm90);
+  const auto here = tilejit::args::CallSite::of(std::source_location::current());
+  const auto fresh = tilejit::detail::compile_variant(k.base(), c, bound, sm90, here);
   CHECK(fresh.threads == 256);
   CHECK(fresh.registers > 0);
   CHECK(fresh.shared_static >= 0);
   CHECK(fresh.spill_bytes == 0);
   const uint64_t compiles = tilejit::runtime::compile_count();
-  const auto cached = tilejit::detail::compile_variant(k.base(), c, bound, sm90);  // from the disk cache
+  const auto cached = tilejit::detail::compile_variant(k.base(), c, bound, sm90, here);  // from the disk cache
   CHECK(tilejit::runtime::compile_count() == compiles);
   CHECK(cached.registers == fresh.registers);
   CHECK(cached.shared_static == fresh.shared_static);

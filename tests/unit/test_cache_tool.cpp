@@ -19,9 +19,10 @@ struct Result {
   std::string output;  // stdout and stderr together
 };
 
-// Runs the tool with `args` (a shell-quoted string), limited to 30 seconds.
-Result run_tool(const std::string& args) {
-  const std::string command = "timeout -s KILL 30 " + std::string(TILEJIT_CACHE_TOOL) + " " + args + " 2>&1";
+// Runs the tool with `args` (a shell-quoted string) and the environment assignments `env`
+// (VAR=value ...), limited to 30 seconds.
+Result run_tool(const std::string& args, const std::string& env = {}) {
+  const std::string command = "timeout -s KILL 30 env " + env + " " + std::string(TILEJIT_CACHE_TOOL) + " " + args + " 2>&1";
   Result r;
   FILE* pipe = ::popen(command.c_str(), "r");
   REQUIRE(pipe != nullptr);
@@ -62,6 +63,20 @@ TEST_CASE("--dir naming a missing folder or a regular file is an error, for ever
   const Result empty = run_tool("stats --dir " + tmp.path.string());  // an existing, empty folder
   CHECK(empty.status == 0);
   CHECK(empty.output.find("entries    0 (0 unreadable)") != std::string::npos);
+}
+
+TEST_CASE("the cache folder that does not exist yet (no --dir) is an empty cache, said on stderr") {
+  TempDir tmp;
+  const fs::path missing = tmp.path / "never_used";
+  for (const std::string cmd : {"list", "stats", "clear", "decisions list", "decisions clear"}) {
+    INFO(cmd);
+    const Result r = run_tool(cmd, "TILEJIT_CACHE_DIR=" + missing.string());
+    CHECK(r.status == 0);
+    CHECK(r.output.find("never_used does not exist yet: an empty cache") != std::string::npos);
+    CHECK(!fs::exists(missing));  // looking creates nothing
+  }
+  const Result stats = run_tool("stats", "TILEJIT_CACHE_DIR=" + missing.string());
+  CHECK(stats.output.find("entries    0 (0 unreadable)") != std::string::npos);
 }
 
 TEST_CASE("clear reports what it could not remove with a non-zero status") {

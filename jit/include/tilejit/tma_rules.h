@@ -29,6 +29,11 @@ inline constexpr uint64_t kMaxGlobalDim = uint64_t{1} << 32;
 /// Largest size tilejit accepts per TMA dimension: coordinates are signed 32-bit, so elements at
 /// 2^31 and beyond (which kMaxGlobalDim would admit) have no coordinate.
 inline constexpr int64_t kMaxCoordinateExtent = int64_t{1} << 31;
+/// kMaxCoordinateExtent as the messages write it, and why: the host rule (check_global) and the
+/// checked kernels' test of device-built descriptors (TILEJIT_DEBUG=1) say the same.
+inline constexpr const char* kSizeRange = "1..2^31";
+inline constexpr const char* kCoordinateExtentRule =
+    "TMA coordinates are signed 32-bit, so every element must have a coordinate below 2^31";
 inline constexpr uint64_t kMaxGlobalStrideBytes = uint64_t{1} << 40;
 inline constexpr int kGlobalAddressAlign = 16;
 inline constexpr int kGlobalStrideAlign = 16;
@@ -43,6 +48,14 @@ inline constexpr const char* kInnerCoordinateRule =
 inline constexpr const char* kStoreCoordinateRule =
     "TMA store coordinates must not be negative (the TMA unit faults with 'illegal instruction'; loads may start before "
     "the tensor, stores may not)";
+/// TMA coordinates are signed 32-bit: tracing converts an index of another integer type (i64) to
+/// i32, which would wrap a value outside kCoordinateRange. The DSL refuses known values while
+/// tracing; a value known only when the kernel runs is checked by the interpreter and by the
+/// checked kernels (TILEJIT_DEBUG=1) on the i64 value before its conversion.
+inline constexpr const char* kCoordinateRule =
+    "TMA coordinates are signed 32-bit (an i64 index is converted to i32, which would wrap)";
+inline constexpr int64_t kMinCoordinate = INT32_MIN, kMaxCoordinate = INT32_MAX;
+inline constexpr const char* kCoordinateRange = "-2147483648..2147483647";
 inline constexpr const char* kStoreExtentRule =
     "the innermost size of the tensor must span a multiple of 16 bytes (a TMA store writes whole 16-byte units and "
     "would overwrite the bytes after each row's last element)";
@@ -80,6 +93,9 @@ std::optional<Violation> check_global(ir::DType dtype, uint64_t address, std::sp
 /// be a multiple of 16 bytes (otherwise the instruction faults with "illegal
 /// instruction"), whatever its sign.
 std::optional<Violation> check_inner_coordinate(const char* what, ir::DType dtype, int64_t coord);
+
+/// Coordinate `k` of `rank` (outermost first) within kMinCoordinate..kMaxCoordinate (kCoordinateRule).
+std::optional<Violation> check_coordinate(const char* what, size_t k, size_t rank, int64_t coord);
 
 /// A TMA store faults ("illegal instruction") when any coordinate is negative,
 /// although loads accept negative coordinates (measured on H200).

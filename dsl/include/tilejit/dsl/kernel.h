@@ -485,13 +485,15 @@ class Autotuned {
   template <class... A>
   Config tune(Located<Stream> stream, const A&... args) const {
     const auto bound = kernel_.bind_at(stream.where, args...);
-    return tuner_->tune(stream.value, bound);
+    return tuner_->tune(stream.value, bound, {}, stream.where);
   }
-  /// The candidates a tuning for these arguments considers (heuristics applied, pruned).
+  /// The candidates a tuning for these arguments considers (heuristics applied, pruned). It takes
+  /// launch()'s arguments; nothing runs on the stream, whose place records the caller's line for
+  /// the UserErrors (a scalar out of range, pruning that leaves nothing), as launch()'s does.
   template <class... A>
-  std::vector<Config> candidates(const A&... args) const {
-    const auto bound = kernel_.bind(args...);
-    return tuner_->candidates(bound);
+  std::vector<Config> candidates(Located<Stream> stream, const A&... args) const {
+    const auto bound = kernel_.bind_at(stream.where, args...);
+    return tuner_->candidates(bound, stream.where);
   }
 
   const Kernel<F>& kernel() const { return kernel_; }

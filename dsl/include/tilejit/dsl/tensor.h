@@ -39,6 +39,14 @@ class Index {
     return detail::cast_node(id_, d);
   }
 
+  /// The value, when tracing knows it (a literal, a Block value, a constant scalar).
+  std::optional<int64_t> known() const {
+    if (is_const_) return value_;
+    const ir::Graph& g = detail::graph();
+    if (g.node(id_).op == ir::Op::Const && g.node(id_).shape.rank == 0 && !ir::is_float(g.node(id_).dtype)) return g.const_i(id_);
+    return std::nullopt;
+  }
+
  private:
   ir::NodeId id_ = ir::kNoNode;
   int64_t value_ = 0;

@@ -24,9 +24,16 @@ void check_tma_access(const char* what, std::span<const int64_t> box, std::span<
     user_error(v->rule, v->value, v->limit, loc);
 }
 
-inline std::vector<ir::NodeId> coord_nodes(std::initializer_list<Index> coords) {
+// The i32 coordinate nodes of `coords`; a known value that i32 cannot hold is a UserError at `loc`
+// rather than a wrapped coordinate (tma::kCoordinateRule; runtime values: see there).
+template <class Coords>
+std::vector<ir::NodeId> coord_nodes(const Coords& coords, const char* what, const std::source_location& loc) {
   std::vector<ir::NodeId> v;
-  for (const Index& c : coords) v.push_back(c.node(ir::DType::i32));
+  for (const Index& c : coords) {
+    if (const std::optional<int64_t> known = c.known())
+      if (auto bad = tma::check_coordinate(what, v.size(), coords.size(), *known)) user_error(bad->rule, bad->value, bad->limit, loc);
+    v.push_back(c.node(ir::DType::i32));
+  }
   return v;
 }
 
@@ -101,7 +108,8 @@ Value<tag_t<T>, R> descriptor_load(const Tensor<T, R>& t, std::initializer_list<
                 "tilejit: descriptor_load: TMA addresses at most 5 dimensions; view the tensor with "
                 "t.merge({...}) so that contiguous dimensions become one");
   detail::graph_at(loc);
-  return detail::emit_load(t, detail::coord_nodes(coords), detail::to_vec(box), detail::to_vec(estride), fill, loc);
+  return detail::emit_load(t, detail::coord_nodes(coords, "descriptor_load", loc), detail::to_vec(box), detail::to_vec(estride),
+                           fill, loc);
 }
 
 /// Stores `value` as the box of `t` that starts at `coords`; elements outside
@@ -116,7 +124,7 @@ void descriptor_store(const Tensor<T, R>& t, std::initializer_list<Index> coords
   static_assert(std::is_same_v<tag_t<T>, tag_t<V>>,
                 "tilejit: descriptor_store: the value's element type differs from the tensor's; convert with .to<T>()");
   detail::graph_at(loc);
-  detail::emit_store(t, detail::coord_nodes(coords), value, reduce, loc);
+  detail::emit_store(t, detail::coord_nodes(coords, "descriptor_store", loc), value, reduce, loc);
 }
 
 /// Brings the descriptor that descriptor_load(t, ..., box, estride, fill) uses
@@ -161,6 +169,16 @@ class TileView {
  private:
   static Index scaled(const Index& i, int64_t b) {
     ir::Graph& g = detail::graph();
+    // A known tile index whose coordinate (index x box) an i32 cannot hold stays a known value,
+    // unwrapped, which descriptor_load / descriptor_store then refuse at their line (coord_nodes).
+    if (const std::optional<int64_t> known = i.known()) {
+      const std::optional<int64_t> coord = checked::mul(*known, b);
+      if (!coord)  // an operator has no source_location of its own: the line of the last DSL call
+        detail::user_error_here(std::string("tile view: ") + tma::kCoordinateRule,
+                                "tile index " + std::to_string(*known) + " x box " + std::to_string(b) + ", over 2^63",
+                                tma::kCoordinateRange);
+      if (*coord < tma::kMinCoordinate || *coord > tma::kMaxCoordinate) return Index(*coord);
+    }
     const ir::NodeId n = i.node(ir::DType::i32);
     return Index(Scalar<i32>(detail::node, g.add(ir::Op::Mul, ir::DType::i32, ir::Shape{}, {n, detail::constant(ir::DType::i32, 0, b)})));
   }
@@ -183,9 +201,7 @@ Value<tag_t<T>, R> descriptor_load(const TileRef<T, R>& ref, Fill fill = Fill::z
                                    std::source_location loc = std::source_location::current()) {
   static_assert(detail::tma_rank_ok<R>, "tilejit: descriptor_load: TMA addresses at most 5 dimensions");
   detail::graph_at(loc);
-  std::vector<ir::NodeId> coords;
-  for (const Index& c : ref.coords) coords.push_back(c.node(ir::DType::i32));
-  return detail::emit_load(ref.tensor, coords, ref.box, {}, fill, loc);
+  return detail::emit_load(ref.tensor, detail::coord_nodes(ref.coords, "descriptor_load", loc), ref.box, {}, fill, loc);
 }
 
 /// Stores one tile of a TileView (the value's shape must equal the view's box).
@@ -199,9 +215,7 @@ void descriptor_store(const TileRef<T, R>& ref, const Value<V, R>& value, Reduce
   for (int i = 0; i < R; ++i)
     if (vs.dims[i] != ref.box[static_cast<size_t>(i)])
       detail::user_error("descriptor_store: the value's shape must equal the tile view's box", vs.str(), "the view's box", loc);
-  std::vector<ir::NodeId> coords;
-  for (const Index& c : ref.coords) coords.push_back(c.node(ir::DType::i32));
-  detail::emit_store(ref.tensor, coords, value, reduce, loc);
+  detail::emit_store(ref.tensor, detail::coord_nodes(ref.coords, "descriptor_store", loc), value, reduce, loc);
 }
 
 }  // namespace tilejit::dsl

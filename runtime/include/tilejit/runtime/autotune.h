@@ -179,17 +179,21 @@ class Autotuner {
   void set_timer(std::shared_ptr<TuneTimer> timer, std::source_location loc = std::source_location::current());
 
   /// Launches the configuration chosen for the key of `args`, tuning first when there is none.
-  /// UserErrors about the call name `where`.
+  /// UserErrors about the call (the arguments, a tuning that finds no usable configuration) name
+  /// `where`.
   void launch(Stream stream, std::span<const KernelArg> args, const LaunchOptions& options = {},
               std::source_location where = std::source_location::current());
   /// Chooses (tuning when needed) and compiles the configuration for the key of `args`, and
   /// returns it, without launching: afterwards a launch with arguments of the same key compiles
   /// nothing, so it can be captured in a CUDA graph. The arguments' data is left as it was.
-  Config tune(Stream stream, std::span<const KernelArg> args, const LaunchOptions& options = {});
+  /// UserErrors about the call name `where`, as launch()'s do.
+  Config tune(Stream stream, std::span<const KernelArg> args, const LaunchOptions& options = {},
+              std::source_location where = std::source_location::current());
 
   /// The candidates for `args`: the search space with the heuristics applied, duplicates removed,
-  /// pruned. UserError when pruning leaves none.
-  std::vector<Config> candidates(std::span<const KernelArg> args) const;
+  /// pruned. UserError at `where` when pruning leaves none.
+  std::vector<Config> candidates(std::span<const KernelArg> args,
+                                 std::source_location where = std::source_location::current()) const;
   /// The tuning key of `args`, as numbers and as text.
   void key(std::span<const KernelArg> args, std::vector<int64_t>& out) const;
   std::string key_text(std::span<const KernelArg> args) const;
@@ -198,11 +202,14 @@ class Autotuner {
 
  private:
   struct Decided;
-  const Decided& decide(Stream stream, std::span<const KernelArg> args, const LaunchOptions& options);
-  Config choose(Stream stream, std::span<const KernelArg> args, const LaunchOptions& options);
+  // `where`: the user's call (launch, tune) that needs the decision, named by its UserErrors.
+  const Decided& decide(Stream stream, std::span<const KernelArg> args, const LaunchOptions& options,
+                        const std::source_location& where);
+  Config choose(Stream stream, std::span<const KernelArg> args, const LaunchOptions& options,
+                const std::source_location& where);
   Config resolve(Stream stream, std::span<const KernelArg> args, const LaunchOptions& options,
                  const detail::DeviceTarget& target, const DecisionId& id, bool measured,
-                 std::vector<Config> configs);
+                 std::vector<Config> configs, const std::source_location& where);
   void check_settable(const char* what, const std::source_location& loc) const;
 
   std::shared_ptr<const KernelBase> kernel_;

@@ -45,8 +45,10 @@ void launch(const KernelBase& kernel, Stream stream, dim3 grid, const Config& co
 void warmup(const KernelBase& kernel, const Config& config);
 
 /// Like warmup(kernel, config), for the variant that a launch with `args` uses (the one that
-/// matches their alignment and the divisibility of their sizes and strides by 16).
-void warmup(const KernelBase& kernel, const Config& config, std::span<const KernelArg> args);
+/// matches their alignment and the divisibility of their sizes and strides by 16). The arguments
+/// are checked as launch() checks them, before anything is compiled; UserErrors name `where`.
+void warmup(const KernelBase& kernel, const Config& config, std::span<const KernelArg> args,
+            const std::source_location& where = std::source_location::current());
 
 /// Where the time of first launches and warm-ups went, summed over every kernel of the process
 /// since it started. Launches of already loaded code add nothing.
