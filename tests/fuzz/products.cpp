@@ -1,7 +1,8 @@
 // The generator of programs with products: tensor-core dots over TMA tiles in pipelined K loops (GEMMs, persistent
 // tile loops, loop nests, two accumulators, attention-like loops with a register operand), accumulator epilogues
 // and stores, traced through the DSL while the same statements are printed as the C++ a user would write. Some
-// programs take CUDA-core dots instead (Precision::ieee f32 and f64, small tiles).
+// programs take CUDA-core dots instead (Precision::ieee f32 and f64, small tiles), and some store by TMA reduction
+// (split-K where the combine is exact).
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -100,10 +101,16 @@ struct Recipe {
   Attn attn = Attn::scaled;
   bool k_trans = true;                    ///< attention: keys stored [S, D] and read .trans() (else stored [D, S])
   int64_t tiles_m = 1, tiles_n = 1;
+  int reduce = 0;                         ///< the output's TMA store: 0 plain, 1 Reduce::add, 2 Reduce::min, 3 Reduce::max
+  int64_t splits = 1;                     ///< gemm, two_acc: K split over program_id(2), each part reduced into c (exact combines)
+  int64_t split_k = 0;                    ///< the K extent of one part (a multiple of BK)
 };
 
 /// The element type of row sums or maxima of an accumulator of type `acc`.
 DType row_dtype(DType acc) { return acc == DType::f64 ? DType::f64 : ir::is_float(acc) ? DType::f32 : DType::i32; }
+/// True when TMA-reducing values of type `d` with `reduce` gives the same result in any order (several programs may
+/// then reduce into one element): integer sums, and minima / maxima.
+bool exact_combine(DType d, int reduce) { return reduce > 1 || !ir::is_float(d); }
 
 // ---- error bounds -----------------------------------------------------------------
 // As in program.cpp: a value's err bounds |gpu - interp| / max(1, |interp|) and mag is a bound on |value| (for
@@ -191,6 +198,32 @@ void draw_cuda_core(Recipe& r, Rng& ext, int warps) {
   }
 }
 
+/// The output's TMA reduction (its type allowing: add for f16, bf16, f32, i32; min / max for f16, bf16, i32) and, for
+/// a GEMM or two products whose combine is exact, K split into 2 or 3 parts over program_id(2), each reduced into the
+/// same tile (a split f16 / bf16 output takes min or max: an add of floats would depend on the order).
+void draw_reduce(Recipe& r, Rng& ext) {
+  const bool want = ext.chance(0.2);
+  int red = static_cast<int>(ext.range(1, 3));
+  const bool split = ext.chance(0.6) && (r.kind == Kind::gemm || r.kind == Kind::two_acc);
+  const int64_t splits = ext.range(2, 3);
+  const int minmax = static_cast<int>(ext.range(2, 3));
+  const DType d = r.out;
+  const bool add_ok = d == DType::f16 || d == DType::bf16 || d == DType::f32 || d == DType::i32;
+  const bool minmax_ok = d == DType::f16 || d == DType::bf16 || d == DType::i32;
+  if (red > 1 && !minmax_ok) red = 1;
+  if (red == 1 && !add_ok) red = 0;
+  if (split && red == 1 && ir::is_float(d) && minmax_ok) red = minmax;
+  if (!want || red == 0) return;
+  r.reduce = red;
+  r.tma_store = true;  // a reduction is a TMA store's
+  if (split && exact_combine(d, red)) {
+    r.splits = splits;
+    const int64_t steps = (r.k + r.bk - 1) / r.bk;
+    r.split_k = (steps + splits - 1) / splits * r.bk;
+    r.rowred = 0;  // the row sums of one part of K would race with the others'
+  }
+}
+
 /// The recipe of `seed` and the program's parameters, grid and configuration.
 Recipe plan(Program& p, Rng& rng, Rng& ext) {
   Recipe r;
@@ -251,6 +284,7 @@ Recipe plan(Program& p, Rng& rng, Rng& ext) {
   }
   draw_sizes(r, cuda_core ? ext : rng, stages);
   draw_epilogue(r, cuda_core ? ext : rng);
+  draw_reduce(r, ext);
 
   // Parameters.
   const auto tensor = [&](const std::string& name, DType d, std::vector<int64_t> sizes, bool output, double amax) {
@@ -292,7 +326,8 @@ Recipe plan(Program& p, Rng& rng, Rng& ext) {
   // The output: half the accumulator's columns after a split.
   const int64_t out_n = r.split == Split::none ? r.n : (r.n + 1) / 2;
   const DType out = r.out;
-  tensor("c", out, {r.m, r.tma_store ? round_up(out_n, per16(out)) : out_n}, true, 1);
+  // A reduced integer output starts in [-16, 16), so that minima and maxima pick both sides.
+  tensor("c", out, {r.m, r.tma_store ? round_up(out_n, per16(out)) : out_n}, true, r.reduce && !ir::is_float(out) ? 16 : 1);
   p.tensors.back().tma_store = r.tma_store;
   if (r.rowred) {
     const DType rd = row_dtype(r.path.acc);
@@ -316,7 +351,7 @@ Recipe plan(Program& p, Rng& rng, Rng& ext) {
       break;
     }
     case Kind::columns: p.grid = dim3(static_cast<uint32_t>(r.tiles_m), 1); break;
-    default: p.grid = dim3(static_cast<uint32_t>(r.tiles_m), static_cast<uint32_t>(r.tiles_n)); break;
+    default: p.grid = dim3(static_cast<uint32_t>(r.tiles_m), static_cast<uint32_t>(r.tiles_n), static_cast<uint32_t>(r.splits)); break;
   }
   return r;
 }
@@ -414,17 +449,25 @@ class Body {
   /// The accumulator(s) of the tile at (m, n): the K loop.
   std::vector<E> k_loop(const E& m, const E& n) {
     const DType acc = r_.path.acc;
-    const E hi = r_.k_literal ? lit(r_.k, int_str(r_.k)) : size_i32("a", r_.a_trans ? 0 : 1);
+    E lo = lit(0, "0");
+    E hi = r_.k_literal ? lit(r_.k, int_str(r_.k)) : size_i32("a", r_.a_trans ? 0 : 1);
+    if (r_.splits > 1) {
+      // Split-K: this program's part of K, [k0, min(k0 + KS, K)) (empty when K is short), reduced into c.
+      const std::string ks = int_str(r_.split_k);
+      lo = bind("k0", mul(pid(2), r_.split_k, ks));
+      hi = bind("k1", E{binary(Binary::minimum, binary_literal(Binary::add, lo.v, static_cast<double>(r_.split_k)), hi.v),
+                        "minimum(k0 + " + ks + ", " + hi.s + ")"});
+    }
     const bool two = r_.kind == Kind::two_acc;
     const std::string t = "Value<" + tag(acc) + ", 2>";
     const E z = zeros2(acc, r_.bm, width(), "BM", width_s());
     std::vector<std::string> names = two ? std::vector<std::string>{"g", "u"} : std::vector<std::string>{"acc"};
     if (two)
-      line("auto [g, u] = for_range(0, " + hi.s + ", BK, std::tuple{" + z.s + ", " + z.s + "}, [&](Scalar<i32> k, " + t + " g, " + t + " u) {");
+      line("auto [g, u] = for_range(" + lo.s + ", " + hi.s + ", BK, std::tuple{" + z.s + ", " + z.s + "}, [&](Scalar<i32> k, " + t + " g, " + t + " u) {");
     else
-      line("auto acc = for_range(0, " + hi.s + ", BK, " + z.s + ", [&](Scalar<i32> k, " + t + " acc) {");
+      line("auto acc = for_range(" + lo.s + ", " + hi.s + ", BK, " + z.s + ", [&](Scalar<i32> k, " + t + " acc) {");
     const std::vector<Val> init = two ? std::vector<Val>{z.v, full(acc, {r_.bm, width()}, 0)} : std::vector<Val>{z.v};
-    const auto out = for_range_n(int_literal(DType::i32, 0), hi.v, int_literal(DType::i32, r_.bk), init,
+    const auto out = for_range_n(lo.v, hi.v, int_literal(DType::i32, r_.bk), init,
                                  [&](const Val& kv, const std::vector<Val>& carried) {
                                    ++indent_;
                                    const E k{kv, "k"};
@@ -550,14 +593,19 @@ class Body {
     return activate(x, r_.act);
   }
 
-  /// Stores the tile `v` of `c` at (m, n), by TMA or by a masked pointer store; records its tolerance.
+  /// Stores the tile `v` of `c` at (m, n), by TMA (reduced into memory with `reduce`: 1 add, 2 min, 3 max) or by a
+  /// masked pointer store; records its tolerance.
   void store_tile(const std::string& c, const E& v, const E& m, const E& n, int64_t rows, int64_t cols, const std::string& rows_s,
-                  const std::string& cols_s, bool tma) {
+                  const std::string& cols_s, bool tma, int reduce = 0) {
     const int t = index(c);
-    rec_.tolerance[static_cast<size_t>(t)] = std::max(rec_.tolerance[static_cast<size_t>(t)], v.err);
+    // A reduction combines v with memory's prior contents p (|p| <= 1, the same on both sides): |v| <= max(1, |v + p|) + 1
+    // doubles the error relative to the result, and an add rounds once more in the output's type.
+    const double err = reduce && v.err > 0 ? 2 * v.err + (reduce == 1 ? ulp(v.v.dtype) : 0) : v.err;
+    rec_.tolerance[static_cast<size_t>(t)] = std::max(rec_.tolerance[static_cast<size_t>(t)], err);
     if (tma) {
-      descriptor_store(tref(c), {m.v, n.v}, v.v, 0);
-      line("descriptor_store(" + c + ", {" + m.s + ", " + n.s + "}, " + v.s + ");");
+      static const char* reduces[] = {"", ", Reduce::add", ", Reduce::min", ", Reduce::max"};
+      descriptor_store(tref(c), {m.v, n.v}, v.v, reduce);
+      line("descriptor_store(" + c + ", {" + m.s + ", " + n.s + "}, " + v.s + reduces[reduce] + ");");
       return;
     }
     const E ri = bind(c + "_rows", E{binary(Binary::add, arange_along(rows, 2, 0), m.v), paren(m.s) + " + arange(0, " + rows_s + ").reshape({" + rows_s + ", 1})"});
@@ -608,7 +656,7 @@ class Body {
     // After a split the output has half the accumulator's columns: BN (of 2 BN) or BN / 2.
     const bool half = r_.split != Split::none;
     const E nc = half ? bind("nc", sop_lit(Binary::div, n, 2, "2", "/")) : n;
-    store_tile("c", out, m, nc, r_.bm, half ? width() / 2 : r_.bn, "BM", half ? (r_.wide ? "BN" : "BN / 2") : "BN", r_.tma_store);
+    store_tile("c", out, m, nc, r_.bm, half ? width() / 2 : r_.bn, "BM", half ? (r_.wide ? "BN" : "BN / 2") : "BN", r_.tma_store, r_.reduce);
     if (r_.rowred && r_.kind != Kind::columns) store_rows(row_reduce(v), ntile, m);
     return v;
   }
@@ -733,7 +781,7 @@ class Body {
     o.err = 2e-2 * std::max(1.0, pmag);
     o.mag = 2 * std::sqrt(static_cast<double>(r_.k)) * std::max(1.0, pmag);
     const E out = convert(bind("y", o), r_.out);
-    store_tile("o", out, m, zero, r_.bm, d, "BM", "D", r_.tma_store);
+    store_tile("o", out, m, zero, r_.bm, d, "BM", "D", r_.tma_store, r_.reduce);
   }
   std::string vtile_text() const { return "descriptor_load(v, {j, 0}, {BN, D})"; }
 
