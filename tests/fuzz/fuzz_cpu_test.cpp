@@ -124,6 +124,18 @@ TEST_CASE("fuzz: random programs with products interpret and compile for sm_90a,
   if (run < static_cast<int>(end - begin)) MESSAGE("time budget reached after " << run << " of " << end - begin << " programs");
 }
 
+TEST_CASE("fuzz: the seeds docs/testing.md names take the products' later choices") {
+  // CUDA-core dots (Precision::ieee f32, f64), TMA-reduce stores and split-K: drawn from a second random stream, so
+  // the other seeds keep their programs; these seeds are the examples docs/testing.md gives.
+  const auto has = [](uint64_t seed, const char* text) { return make_product_program(seed).cpp().find(text) != std::string::npos; };
+  for (uint64_t seed : {4ull, 70ull, 74ull}) CHECK_MESSAGE(has(seed, "Precision::ieee"), seed);
+  for (uint64_t seed : {19ull, 20ull, 71ull}) CHECK_MESSAGE(has(seed, "Tensor<f64, 2> a"), seed);
+  for (uint64_t seed : {1ull, 5ull, 10ull}) CHECK_MESSAGE(has(seed, ", Reduce::"), seed);
+  for (uint64_t seed : {68ull, 147ull, 198ull}) CHECK_MESSAGE(has(seed, "program_id(2)"), seed);
+  CHECK_FALSE(has(0, "Reduce::"));
+  CHECK_FALSE(has(0, "Precision::ieee"));
+}
+
 namespace {
 /// Each seed's program stages a conversion as `note` says and addresses the tile through `index` (its emitted
 /// code names both); it interprets and compiles without spills.

@@ -67,8 +67,9 @@ Val num_programs(int axis);
 Val reshape(const Val& x, const std::vector<int64_t>& shape);
 /// where(cond, a, literal): cond and a of one rank (broadcast), the literal of a's type.
 Val where_literal(const Val& cond, const Val& a, double literal);
-/// dot(a, b, acc) for 2-D blocks: a and b of one element type, acc of the product's accumulator type.
-Val dot(const Val& a, const Val& b, const Val& acc);
+/// dot(a, b, acc) for 2-D blocks: a and b of one element type, acc of the product's accumulator type;
+/// `precision` applies to f32 operands only (Precision::ieee multiplies them exactly, on CUDA cores).
+Val dot(const Val& a, const Val& b, const Val& acc, ir::DotPrecision precision = ir::DotPrecision::tf32);
 
 // Tensors.
 Val tensor_size(const TensorRef& t, int d);

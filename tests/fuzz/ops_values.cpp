@@ -322,12 +322,14 @@ Val where_literal(const Val& cond, const Val& a, double literal) {
 
 namespace {
 template <class In, class Acc>
-ir::NodeId dot_of(const Val& a, const Val& b, const Val& acc) {
-  return dsl::dot(Value<In, 2>(dsl::detail::node, a.id), Value<In, 2>(dsl::detail::node, b.id), Value<Acc, 2>(dsl::detail::node, acc.id)).id();
+ir::NodeId dot_of(const Val& a, const Val& b, const Val& acc, ir::DotPrecision precision = ir::DotPrecision::tf32) {
+  return dsl::dot(Value<In, 2>(dsl::detail::node, a.id), Value<In, 2>(dsl::detail::node, b.id), Value<Acc, 2>(dsl::detail::node, acc.id),
+                  precision)
+      .id();
 }
 }  // namespace
 
-Val dot(const Val& a, const Val& b, const Val& acc) {
+Val dot(const Val& a, const Val& b, const Val& acc, ir::DotPrecision precision) {
   check_internal(a.rank == 2 && b.rank == 2 && acc.rank == 2 && a.dtype == b.dtype, "fuzz: dot operands");
   using D = ir::DType;
   // The pairs wgmma has (tilejit::passes' accumulator_ok) and f64 on CUDA cores.
@@ -340,7 +342,7 @@ Val dot(const Val& a, const Val& b, const Val& acc) {
       if (acc.dtype == D::f16) return as_val(dot_of<f16, f16>(a, b, acc));
       break;
     case D::f32:
-      if (acc.dtype == D::f32) return as_val(dot_of<f32, f32>(a, b, acc));
+      if (acc.dtype == D::f32) return as_val(dot_of<f32, f32>(a, b, acc, precision));
       break;
     case D::f64:
       if (acc.dtype == D::f64) return as_val(dot_of<f64, f64>(a, b, acc));

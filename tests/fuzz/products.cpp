@@ -1,6 +1,8 @@
 // The generator of programs with products: tensor-core dots over TMA tiles in pipelined K loops (GEMMs, persistent
 // tile loops, loop nests, two accumulators, attention-like loops with a register operand), accumulator epilogues
-// and stores, traced through the DSL while the same statements are printed as the C++ a user would write.
+// and stores, traced through the DSL while the same statements are printed as the C++ a user would write. Some
+// programs take CUDA-core dots instead (Precision::ieee f32 and f64, small tiles), and some store by TMA reduction
+// (split-K where the combine is exact).
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -38,7 +40,18 @@ struct Path {
   double amax;     ///< inputs are uniform in [-amax, amax)
   int64_t max_k;   ///< the largest K the tolerance holds for
   std::vector<int64_t> bk;
+  bool cuda_core = false;  ///< a dot that never takes wgmma (Precision::ieee f32, f64): products rounded, summed in order
 };
+
+/// CUDA-core dots: each product rounded to the accumulator's type and added in order k = 0, 1, ... on the GPU as in
+/// the interpreter (tilejit's emitter and the IR define them so), hence bit-exact accumulators.
+const std::vector<Path>& cuda_core_paths() {
+  static const std::vector<Path> p = {
+      {DType::f32, DType::f32, 0, 1, 512, {8, 16, 32}, true},  // Precision::ieee
+      {DType::f64, DType::f64, 0, 1, 512, {8, 16, 32}, true},
+  };
+  return p;
+}
 
 const std::vector<Path>& paths() {
   static const std::vector<Path> p = {
@@ -88,7 +101,16 @@ struct Recipe {
   Attn attn = Attn::scaled;
   bool k_trans = true;                    ///< attention: keys stored [S, D] and read .trans() (else stored [D, S])
   int64_t tiles_m = 1, tiles_n = 1;
+  int reduce = 0;                         ///< the output's TMA store: 0 plain, 1 Reduce::add, 2 Reduce::min, 3 Reduce::max
+  int64_t splits = 1;                     ///< gemm, two_acc: K split over program_id(2), each part reduced into c (exact combines)
+  int64_t split_k = 0;                    ///< the K extent of one part (a multiple of BK)
 };
+
+/// The element type of row sums or maxima of an accumulator of type `acc`.
+DType row_dtype(DType acc) { return acc == DType::f64 ? DType::f64 : ir::is_float(acc) ? DType::f32 : DType::i32; }
+/// True when TMA-reducing values of type `d` with `reduce` gives the same result in any order (several programs may
+/// then reduce into one element): integer sums, and minima / maxima.
+bool exact_combine(DType d, int reduce) { return reduce > 1 || !ir::is_float(d); }
 
 // ---- error bounds -----------------------------------------------------------------
 // As in program.cpp: a value's err bounds |gpu - interp| / max(1, |interp|) and mag is a bound on |value| (for
@@ -108,8 +130,102 @@ int regs(int64_t rows, int64_t cols, int warps) {
   return static_cast<int>(pow2(rows) * pow2(cols) / (32 * warps));
 }
 
+/// Problem sizes: 1-3 tiles per dimension, at or off the tile multiples; K steps of every residue of the stages.
+void draw_sizes(Recipe& r, Rng& rng, int stages) {
+  const auto extent = [&](int64_t tile, int64_t tiles) { return tile * tiles - (rng.chance(0.5) ? 0 : rng.range(1, tile - 1)); };
+  r.tiles_m = rng.range(1, 3);
+  r.tiles_n = rng.range(1, r.kind == Kind::attention ? 1 : 3);
+  r.m = extent(r.bm, r.tiles_m);
+  const int64_t width = r.wide ? 2 * r.bn : r.bn;
+  r.n = extent(width, r.tiles_n);
+  const int64_t kmax = r.kind == Kind::attention ? 512 : r.path.max_k;
+  const int64_t step = r.kind == Kind::attention ? r.bn : r.bk;
+  const int64_t steps = rng.range(1, std::max<int64_t>(1, std::min<int64_t>(2 * stages + 1, kmax / step)));
+  r.k = step * steps - (rng.chance(0.6) ? 0 : rng.range(1, step - 1));
+  r.k_literal = rng.chance(0.2);
+}
+
+/// The epilogue, the stores and the output's type.
+void draw_epilogue(Recipe& r, Rng& rng) {
+  const bool flt = ir::is_float(r.path.acc);
+  const bool f16acc = r.path.acc == DType::f16;
+  r.f16_to_f32 = f16acc && rng.chance(0.5);
+  r.bias = rng.chance(0.4) ? static_cast<int>(rng.range(1, 2)) : 0;
+  r.bias_dtype = flt ? rng.pick(std::vector<DType>{DType::bf16, DType::f32, DType::f16}) : rng.pick(std::vector<DType>{DType::i32, DType::i8});
+  // A bias tile spans a multiple of 16 bytes (TMA): an i8 row of BN = 8, 24 or 40 columns is read as i32.
+  if (r.bias_dtype == DType::i8 && (r.wide ? 2 * r.bn : r.bn) % 16 != 0) r.bias_dtype = DType::i32;
+  r.scale = rng.chance(0.35) ? static_cast<int>(rng.range(1, flt ? 2 : 1)) : 0;
+  r.scale_value = flt ? rng.pick(std::vector<double>{0.5, 2.0, -1.5, 0.125, 0.75}) : static_cast<double>(rng.range(-3, 3));
+  r.act = flt ? rng.pick(std::vector<Act>{Act::none, Act::none, Act::relu, Act::silu, Act::gelu, Act::tanh, Act::sigmoid})
+              : rng.pick(std::vector<Act>{Act::none, Act::relu});
+  r.split = r.wide ? rng.pick(std::vector<Split>{Split::pairs, Split::halves})
+                   : rng.chance(0.25) && r.bn % 16 == 0 ? rng.pick(std::vector<Split>{Split::pairs, Split::halves}) : Split::none;
+  r.combine = flt ? rng.pick(std::vector<Combine>{Combine::silu_mul, Combine::silu_mul, Combine::mul, Combine::maximum, Combine::sub})
+                  : rng.pick(std::vector<Combine>{Combine::maximum, Combine::sub});
+  if (r.kind == Kind::two_acc) r.bias = 0, r.scale = 0, r.act = Act::none, r.split = Split::none;  // g and u combine instead
+  r.rowred = rng.chance(0.3) ? static_cast<int>(rng.range(1, 2)) : 0;
+  if (r.kind == Kind::columns && r.rowred == 0) r.rowred = 1;
+  r.tma_store = rng.chance(0.7);
+  r.r_tma_store = rng.chance(0.6);
+  r.attn = rng.pick(std::vector<Attn>{Attn::scaled, Attn::sigmoid, Attn::row_softmax, Attn::online_softmax, Attn::online_softmax});
+  r.k_trans = rng.chance(0.75);
+  if (flt) {
+    const bool half = f16acc && !r.f16_to_f32;
+    r.out = rng.pick(r.path.acc == DType::f64 ? std::vector<DType>{DType::f64, DType::f64, DType::f32, DType::bf16}
+                     : half                   ? std::vector<DType>{DType::f16, DType::f32, DType::f16}
+                                              : std::vector<DType>{DType::f32, DType::bf16, DType::bf16, DType::f16});
+  } else {
+    r.out = rng.pick(std::vector<DType>{DType::i32, DType::i32, DType::f32});
+  }
+  if (r.kind == Kind::attention) {
+    r.out = rng.pick(std::vector<DType>{DType::f32, r.path.in});
+    r.bias = 0, r.scale = 0, r.act = Act::none, r.split = Split::none, r.rowred = 0;
+  }
+}
+
+/// CUDA-core dots (Precision::ieee f32, f64): small tiles, since each thread sums its accumulators' products one by one
+/// from shared memory (at most 32 words of accumulators per thread).
+void draw_cuda_core(Recipe& r, Rng& ext, int warps) {
+  r.path = ext.pick(cuda_core_paths());
+  const int accs = r.kind == Kind::two_acc ? 2 : 1;
+  const int64_t words = ir::size_of(r.path.acc) / 4;
+  for (;;) {
+    r.bm = ext.pick(std::vector<int64_t>{16, 32, 32, 64});
+    r.bn = ext.pick(std::vector<int64_t>{8, 16, 16, 32, 32, 64});
+    r.bk = ext.pick(r.path.bk);
+    const int64_t width = r.wide ? 2 * r.bn : r.bn;
+    if (accs * r.bm * width * words <= 32 * 32 * warps) break;
+  }
+}
+
+/// The output's TMA reduction (its type allowing: add for f16, bf16, f32, i32; min / max for f16, bf16, i32) and, for
+/// a GEMM or two products whose combine is exact, K split into 2 or 3 parts over program_id(2), each reduced into the
+/// same tile (a split f16 / bf16 output takes min or max: an add of floats would depend on the order).
+void draw_reduce(Recipe& r, Rng& ext) {
+  const bool want = ext.chance(0.2);
+  int red = static_cast<int>(ext.range(1, 3));
+  const bool split = ext.chance(0.6) && (r.kind == Kind::gemm || r.kind == Kind::two_acc);
+  const int64_t splits = ext.range(2, 3);
+  const int minmax = static_cast<int>(ext.range(2, 3));
+  const DType d = r.out;
+  const bool add_ok = d == DType::f16 || d == DType::bf16 || d == DType::f32 || d == DType::i32;
+  const bool minmax_ok = d == DType::f16 || d == DType::bf16 || d == DType::i32;
+  if (red > 1 && !minmax_ok) red = 1;
+  if (red == 1 && !add_ok) red = 0;
+  if (split && red == 1 && ir::is_float(d) && minmax_ok) red = minmax;
+  if (!want || red == 0) return;
+  r.reduce = red;
+  r.tma_store = true;  // a reduction is a TMA store's
+  if (split && exact_combine(d, red)) {
+    r.splits = splits;
+    const int64_t steps = (r.k + r.bk - 1) / r.bk;
+    r.split_k = (steps + splits - 1) / splits * r.bk;
+    r.rowred = 0;  // the row sums of one part of K would race with the others'
+  }
+}
+
 /// The recipe of `seed` and the program's parameters, grid and configuration.
-Recipe plan(Program& p, Rng& rng) {
+Recipe plan(Program& p, Rng& rng, Rng& ext) {
   Recipe r;
   const int64_t kk = rng.range(0, 99);
   r.kind = kk < 30 ? Kind::gemm : kk < 50 ? Kind::persistent : kk < 62 ? Kind::columns : kk < 78 ? Kind::two_acc : Kind::attention;
@@ -159,52 +275,16 @@ Recipe plan(Program& p, Rng& rng) {
   p.config = Config({{"BM", r.bm}, {"BN", r.bn}, {r.kind == Kind::attention ? "D" : "BK", r.bk}}, warps, stages);
   p.blocks = {"BM", "BN", r.kind == Kind::attention ? "D" : "BK"};
 
-  // Problem sizes: 1-3 tiles per dimension, at or off the tile multiples; K steps of every residue of the stages.
-  const auto extent = [&](int64_t tile, int64_t tiles) { return tile * tiles - (rng.chance(0.5) ? 0 : rng.range(1, tile - 1)); };
-  r.tiles_m = rng.range(1, 3);
-  r.tiles_n = rng.range(1, r.kind == Kind::attention ? 1 : 3);
-  r.m = extent(r.bm, r.tiles_m);
-  const int64_t width = r.wide ? 2 * r.bn : r.bn;
-  r.n = extent(width, r.tiles_n);
-  const int64_t kmax = r.kind == Kind::attention ? 512 : r.path.max_k;
-  const int64_t step = r.kind == Kind::attention ? r.bn : r.bk;
-  const int64_t steps = rng.range(1, std::max<int64_t>(1, std::min<int64_t>(2 * stages + 1, kmax / step)));
-  r.k = step * steps - (rng.chance(0.6) ? 0 : rng.range(1, step - 1));
-  r.k_literal = rng.chance(0.2);
-
-  const bool flt = ir::is_float(r.path.acc);
-  const bool f16acc = r.path.acc == DType::f16;
-  r.f16_to_f32 = f16acc && rng.chance(0.5);
-  r.bias = rng.chance(0.4) ? static_cast<int>(rng.range(1, 2)) : 0;
-  r.bias_dtype = flt ? rng.pick(std::vector<DType>{DType::bf16, DType::f32, DType::f16}) : rng.pick(std::vector<DType>{DType::i32, DType::i8});
-  // A bias tile spans a multiple of 16 bytes (TMA): an i8 row of BN = 8, 24 or 40 columns is read as i32.
-  if (r.bias_dtype == DType::i8 && (r.wide ? 2 * r.bn : r.bn) % 16 != 0) r.bias_dtype = DType::i32;
-  r.scale = rng.chance(0.35) ? static_cast<int>(rng.range(1, flt ? 2 : 1)) : 0;
-  r.scale_value = flt ? rng.pick(std::vector<double>{0.5, 2.0, -1.5, 0.125, 0.75}) : static_cast<double>(rng.range(-3, 3));
-  r.act = flt ? rng.pick(std::vector<Act>{Act::none, Act::none, Act::relu, Act::silu, Act::gelu, Act::tanh, Act::sigmoid})
-              : rng.pick(std::vector<Act>{Act::none, Act::relu});
-  r.split = r.wide ? rng.pick(std::vector<Split>{Split::pairs, Split::halves})
-                   : rng.chance(0.25) && r.bn % 16 == 0 ? rng.pick(std::vector<Split>{Split::pairs, Split::halves}) : Split::none;
-  r.combine = flt ? rng.pick(std::vector<Combine>{Combine::silu_mul, Combine::silu_mul, Combine::mul, Combine::maximum, Combine::sub})
-                  : rng.pick(std::vector<Combine>{Combine::maximum, Combine::sub});
-  if (r.kind == Kind::two_acc) r.bias = 0, r.scale = 0, r.act = Act::none, r.split = Split::none;  // g and u combine instead
-  r.rowred = rng.chance(0.3) ? static_cast<int>(rng.range(1, 2)) : 0;
-  if (r.kind == Kind::columns && r.rowred == 0) r.rowred = 1;
-  r.tma_store = rng.chance(0.7);
-  r.r_tma_store = rng.chance(0.6);
-  r.attn = rng.pick(std::vector<Attn>{Attn::scaled, Attn::sigmoid, Attn::row_softmax, Attn::online_softmax, Attn::online_softmax});
-  r.k_trans = rng.chance(0.75);
-  if (flt) {
-    const bool half = f16acc && !r.f16_to_f32;
-    r.out = rng.pick(half ? std::vector<DType>{DType::f16, DType::f32, DType::f16}
-                          : std::vector<DType>{DType::f32, DType::bf16, DType::bf16, DType::f16});
-  } else {
-    r.out = rng.pick(std::vector<DType>{DType::i32, DType::i32, DType::f32});
+  // Choices added after the family's first release draw from a stream of their own (`ext`), so that a seed that
+  // takes none of them makes the program it made before: CUDA-core dots replace the shape, sizes and epilogue.
+  const bool cuda_core = ext.chance(0.1) && r.kind != Kind::attention;
+  if (cuda_core) {
+    draw_cuda_core(r, ext, warps);
+    p.config = Config({{"BM", r.bm}, {"BN", r.bn}, {"BK", r.bk}}, warps, stages);
   }
-  if (r.kind == Kind::attention) {
-    r.out = rng.pick(std::vector<DType>{DType::f32, r.path.in});
-    r.bias = 0, r.scale = 0, r.act = Act::none, r.split = Split::none, r.rowred = 0;
-  }
+  draw_sizes(r, cuda_core ? ext : rng, stages);
+  draw_epilogue(r, cuda_core ? ext : rng);
+  draw_reduce(r, ext);
 
   // Parameters.
   const auto tensor = [&](const std::string& name, DType d, std::vector<int64_t> sizes, bool output, double amax) {
@@ -246,17 +326,18 @@ Recipe plan(Program& p, Rng& rng) {
   // The output: half the accumulator's columns after a split.
   const int64_t out_n = r.split == Split::none ? r.n : (r.n + 1) / 2;
   const DType out = r.out;
-  tensor("c", out, {r.m, r.tma_store ? round_up(out_n, per16(out)) : out_n}, true, 1);
+  // A reduced integer output starts in [-16, 16), so that minima and maxima pick both sides.
+  tensor("c", out, {r.m, r.tma_store ? round_up(out_n, per16(out)) : out_n}, true, r.reduce && !ir::is_float(out) ? 16 : 1);
   p.tensors.back().tma_store = r.tma_store;
   if (r.rowred) {
-    const DType rd = ir::is_float(r.path.acc) ? DType::f32 : DType::i32;
+    const DType rd = row_dtype(r.path.acc);
     const int64_t rows = r.kind == Kind::columns ? 1 : r.tiles_n;
     tensor("r", rd, {rows, r.r_tma_store ? round_up(r.m, per16(rd)) : r.m}, true, 1);
     p.tensors.back().tma_store = r.r_tma_store;
   }
   if (r.scale == 2) {
     ScalarSpec s;
-    s.dtype = r.path.acc == DType::f16 && !r.f16_to_f32 ? DType::f16 : DType::f32;
+    s.dtype = r.path.acc == DType::f16 && !r.f16_to_f32 ? DType::f16 : r.path.acc == DType::f64 ? DType::f64 : DType::f32;
     s.value = r.scale_value;
     s.name = "alpha";
     p.scalars.push_back(s);
@@ -270,7 +351,7 @@ Recipe plan(Program& p, Rng& rng) {
       break;
     }
     case Kind::columns: p.grid = dim3(static_cast<uint32_t>(r.tiles_m), 1); break;
-    default: p.grid = dim3(static_cast<uint32_t>(r.tiles_m), static_cast<uint32_t>(r.tiles_n)); break;
+    default: p.grid = dim3(static_cast<uint32_t>(r.tiles_m), static_cast<uint32_t>(r.tiles_n), static_cast<uint32_t>(r.splits)); break;
   }
   return r;
 }
@@ -368,31 +449,39 @@ class Body {
   /// The accumulator(s) of the tile at (m, n): the K loop.
   std::vector<E> k_loop(const E& m, const E& n) {
     const DType acc = r_.path.acc;
-    const E hi = r_.k_literal ? lit(r_.k, int_str(r_.k)) : size_i32("a", r_.a_trans ? 0 : 1);
+    E lo = lit(0, "0");
+    E hi = r_.k_literal ? lit(r_.k, int_str(r_.k)) : size_i32("a", r_.a_trans ? 0 : 1);
+    if (r_.splits > 1) {
+      // Split-K: this program's part of K, [k0, min(k0 + KS, K)) (empty when K is short), reduced into c.
+      const std::string ks = int_str(r_.split_k);
+      lo = bind("k0", mul(pid(2), r_.split_k, ks));
+      hi = bind("k1", E{binary(Binary::minimum, binary_literal(Binary::add, lo.v, static_cast<double>(r_.split_k)), hi.v),
+                        "minimum(k0 + " + ks + ", " + hi.s + ")"});
+    }
     const bool two = r_.kind == Kind::two_acc;
     const std::string t = "Value<" + tag(acc) + ", 2>";
     const E z = zeros2(acc, r_.bm, width(), "BM", width_s());
     std::vector<std::string> names = two ? std::vector<std::string>{"g", "u"} : std::vector<std::string>{"acc"};
     if (two)
-      line("auto [g, u] = for_range(0, " + hi.s + ", BK, std::tuple{" + z.s + ", " + z.s + "}, [&](Scalar<i32> k, " + t + " g, " + t + " u) {");
+      line("auto [g, u] = for_range(" + lo.s + ", " + hi.s + ", BK, std::tuple{" + z.s + ", " + z.s + "}, [&](Scalar<i32> k, " + t + " g, " + t + " u) {");
     else
-      line("auto acc = for_range(0, " + hi.s + ", BK, " + z.s + ", [&](Scalar<i32> k, " + t + " acc) {");
+      line("auto acc = for_range(" + lo.s + ", " + hi.s + ", BK, " + z.s + ", [&](Scalar<i32> k, " + t + " acc) {");
     const std::vector<Val> init = two ? std::vector<Val>{z.v, full(acc, {r_.bm, width()}, 0)} : std::vector<Val>{z.v};
-    const auto out = for_range_n(int_literal(DType::i32, 0), hi.v, int_literal(DType::i32, r_.bk), init,
+    const auto out = for_range_n(lo.v, hi.v, int_literal(DType::i32, r_.bk), init,
                                  [&](const Val& kv, const std::vector<Val>& carried) {
                                    ++indent_;
                                    const E k{kv, "k"};
                                    std::vector<Val> next;
                                    if (two) {
                                      const E a = bind("at", a_tile(m, k));
-                                     const E dg{dot(a.v, b_tile("wg", n, k).v, carried[0]), "dot(at, " + b_tile_text("wg") + ", g)"};
-                                     const E du{dot(a.v, b_tile("wu", n, k).v, carried[1]), "dot(at, " + b_tile_text("wu") + ", u)"};
+                                     const E dg{dot(a.v, b_tile("wg", n, k).v, carried[0], precision()), "dot(at, " + b_tile_text("wg") + ", g" + precision_s() + ")"};
+                                     const E du{dot(a.v, b_tile("wu", n, k).v, carried[1], precision()), "dot(at, " + b_tile_text("wu") + ", u" + precision_s() + ")"};
                                      line("return std::tuple{" + dg.s + ", " + du.s + "};");
                                      next = {dg.v, du.v};
                                    } else {
                                      const E a = a_tile(m, k), b = b_tile("b", n, k);
-                                     line("return dot(" + a.s + ", " + b.s + ", acc);");
-                                     next = {dot(a.v, b.v, carried[0])};
+                                     line("return dot(" + a.s + ", " + b.s + ", acc" + precision_s() + ");");
+                                     next = {dot(a.v, b.v, carried[0], precision())};
                                    }
                                    --indent_;
                                    return next;
@@ -403,6 +492,11 @@ class Body {
     for (size_t i = 0; i < out.size(); ++i) accs.push_back(E{out[i], names[i], r_.path.tol, mag});
     return accs;
   }
+  /// Precision::ieee for the CUDA-core f32 path (the default tf32 elsewhere), and its text (", Precision::ieee").
+  ir::DotPrecision precision() const {
+    return r_.path.cuda_core && r_.path.in == DType::f32 ? ir::DotPrecision::ieee : ir::DotPrecision::tf32;
+  }
+  std::string precision_s() const { return precision() == ir::DotPrecision::ieee ? ", Precision::ieee" : ""; }
   /// The printed b tile (the loads of b_tile print the same text; this one names it without tracing again).
   std::string b_tile_text(const std::string& b) const {
     if (r_.b_trans) return "descriptor_load(" + b + ", {n, k}, {" + width_s() + ", BK}).trans()";
@@ -499,14 +593,19 @@ class Body {
     return activate(x, r_.act);
   }
 
-  /// Stores the tile `v` of `c` at (m, n), by TMA or by a masked pointer store; records its tolerance.
+  /// Stores the tile `v` of `c` at (m, n), by TMA (reduced into memory with `reduce`: 1 add, 2 min, 3 max) or by a
+  /// masked pointer store; records its tolerance.
   void store_tile(const std::string& c, const E& v, const E& m, const E& n, int64_t rows, int64_t cols, const std::string& rows_s,
-                  const std::string& cols_s, bool tma) {
+                  const std::string& cols_s, bool tma, int reduce = 0) {
     const int t = index(c);
-    rec_.tolerance[static_cast<size_t>(t)] = std::max(rec_.tolerance[static_cast<size_t>(t)], v.err);
+    // A reduction combines v with memory's prior contents p (|p| <= 1, the same on both sides): |v| <= max(1, |v + p|) + 1
+    // doubles the error relative to the result, and an add rounds once more in the output's type.
+    const double err = reduce && v.err > 0 ? 2 * v.err + (reduce == 1 ? ulp(v.v.dtype) : 0) : v.err;
+    rec_.tolerance[static_cast<size_t>(t)] = std::max(rec_.tolerance[static_cast<size_t>(t)], err);
     if (tma) {
-      descriptor_store(tref(c), {m.v, n.v}, v.v, 0);
-      line("descriptor_store(" + c + ", {" + m.s + ", " + n.s + "}, " + v.s + ");");
+      static const char* reduces[] = {"", ", Reduce::add", ", Reduce::min", ", Reduce::max"};
+      descriptor_store(tref(c), {m.v, n.v}, v.v, reduce);
+      line("descriptor_store(" + c + ", {" + m.s + ", " + n.s + "}, " + v.s + reduces[reduce] + ");");
       return;
     }
     const E ri = bind(c + "_rows", E{binary(Binary::add, arange_along(rows, 2, 0), m.v), paren(m.s) + " + arange(0, " + rows_s + ").reshape({" + rows_s + ", 1})"});
@@ -522,12 +621,13 @@ class Body {
   /// Row sums or maxima of `x` (f32 or i32, [BM, W]).
   E row_reduce(const E& x) {
     const bool sum = r_.rowred == 1;
-    const DType d = ir::is_float(x.v.dtype) ? DType::f32 : DType::i32;
+    const DType d = ir::is_float(x.v.dtype) ? row_dtype(x.v.dtype) : DType::i32;
     const E y = convert(x, d);
     const double n = static_cast<double>(dsl::detail::graph().node(y.v.id).shape.dims[1]);
     const double ea = y.err * std::max(1.0, y.mag);
+    // A float sum's order differs between the GPU and the interpreter: it starts an error even from exact values.
     if (sum)
-      return E{reduce(Reduction::sum, y.v, 1), "sum(" + y.s + ", 1)", y.err > 0 ? n * ea + n * n * ulp(d) * std::max(1.0, y.mag) : 0, n * y.mag};
+      return E{reduce(Reduction::sum, y.v, 1), "sum(" + y.s + ", 1)", ir::is_float(d) ? n * ea + n * n * ulp(d) * std::max(1.0, y.mag) : 0, n * y.mag};
     return E{reduce(Reduction::max, y.v, 1), "max(" + y.s + ", 1)", y.err, y.mag};
   }
 
@@ -556,7 +656,7 @@ class Body {
     // After a split the output has half the accumulator's columns: BN (of 2 BN) or BN / 2.
     const bool half = r_.split != Split::none;
     const E nc = half ? bind("nc", sop_lit(Binary::div, n, 2, "2", "/")) : n;
-    store_tile("c", out, m, nc, r_.bm, half ? width() / 2 : r_.bn, "BM", half ? (r_.wide ? "BN" : "BN / 2") : "BN", r_.tma_store);
+    store_tile("c", out, m, nc, r_.bm, half ? width() / 2 : r_.bn, "BM", half ? (r_.wide ? "BN" : "BN / 2") : "BN", r_.tma_store, r_.reduce);
     if (r_.rowred && r_.kind != Kind::columns) store_rows(row_reduce(v), ntile, m);
     return v;
   }
@@ -584,8 +684,7 @@ class Body {
   void columns() {
     const E m = bind("m", mul(pid(0), r_.bm, "BM"));
     const E tn = bind("tiles_n", tiles_of(size_i32("b", r_.b_trans ? 0 : 1), width(), width_s()));
-    const bool flt = ir::is_float(r_.path.acc);
-    const DType rd = flt ? DType::f32 : DType::i32;
+    const DType rd = row_dtype(r_.path.acc);
     const std::string rt = "Value<" + tag(rd) + ", 1>";
     line("auto rs = for_range(0, tiles_n, 1, zeros<" + tag(rd) + ">({BM}), [&](Scalar<i32> j, " + rt + " rs) {");
     double err = 0, mag = 0;
@@ -682,7 +781,7 @@ class Body {
     o.err = 2e-2 * std::max(1.0, pmag);
     o.mag = 2 * std::sqrt(static_cast<double>(r_.k)) * std::max(1.0, pmag);
     const E out = convert(bind("y", o), r_.out);
-    store_tile("o", out, m, zero, r_.bm, d, "BM", "D", r_.tma_store);
+    store_tile("o", out, m, zero, r_.bm, d, "BM", "D", r_.tma_store, r_.reduce);
   }
   std::string vtile_text() const { return "descriptor_load(v, {j, 0}, {BN, D})"; }
 
@@ -702,8 +801,8 @@ Program make_product_program(uint64_t seed) {
   Program p;
   p.seed = seed;
   p.name = "fuzz_dot_" + std::to_string(seed);
-  Rng rng(seed ^ 0xD07D07ull);
-  const Recipe recipe = plan(p, rng);
+  Rng rng(seed ^ 0xD07D07ull), ext(seed ^ 0xE7D07ull);
+  const Recipe recipe = plan(p, rng, ext);
   p.record = std::make_shared<TraceRecord>();
   const Program shape = p;  // the tracer's copy: everything but the kernel
   auto record = p.record;

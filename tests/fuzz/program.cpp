@@ -885,7 +885,7 @@ std::string Program::cpp() const {
     first = false;
   }
   s += ") {\n" + r.body + "});\n";
-  s += "k.launch(stream, tilejit::dim3(" + std::to_string(grid.x) + ", " + std::to_string(grid.y) + "), ";
+  s += "k.launch(stream, tilejit::dim3(" + std::to_string(grid.x) + ", " + std::to_string(grid.y) + (grid.z != 1 ? ", " + std::to_string(grid.z) : "") + "), ";
   if (blocks.empty() && config.num_stages() == Config{}.num_stages()) {
     s += "tilejit::Config{}.warps(" + std::to_string(config.num_warps()) + ")";
   } else {
@@ -899,7 +899,8 @@ std::string Program::cpp() const {
     s += ",\n         tilejit::TensorView<" + tag(t.dtype) + ", " + std::to_string(t.rank) + ">(" + t.name + "_data, " + list(sz) +
          ", " + list(st) + ")";
   }
-  for (const ScalarSpec& c : scalars) s += ", " + (ir::is_float(c.dtype) ? float_str(c.value, DType::f32) : int_str(static_cast<int64_t>(c.value)));
+  for (const ScalarSpec& c : scalars)
+    s += ", " + (ir::is_float(c.dtype) ? float_str(c.value, c.dtype == DType::f64 ? DType::f64 : DType::f32) : int_str(static_cast<int64_t>(c.value)));
   s += ");\n";
   return s;
 }
