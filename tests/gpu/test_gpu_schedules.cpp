@@ -117,3 +117,71 @@ TEST_CASE("gpu: two sequential pipelined K loops sharing their shared memory mat
     }
   }
 }
+
+TEST_CASE("gpu: 8-bit M/N-major GEMMs at 2 stages with split-K bounds, a bias or a reducing store alone match the interpreter") {
+  // Each ingredient of products seeds 1416 and 2893 (below) on its own, at the stage count where their combination
+  // fails: loop bounds from program_id and minimum, a bias tile issued before the loop, a TMA reduce-max store.
+  auto v1 = tilejit::kernel("diag_bounds", [](Tensor<f8e4m3, 2> a, Tensor<f8e4m3, 2> b, Tensor<f32, 2> c, Scalar<i32> KS, Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
+    auto m = program_id(0) * BM, n = program_id(1) * BN;
+    auto k0 = program_id(2) * KS;
+    auto k1 = minimum(k0 + KS, a.size(0).to<i32>());
+    auto acc = for_range(k0, k1, BK, zeros<f32>({BM, BN}), [&](Scalar<i32> kk, Value<f32, 2> acc) {
+      return dot(descriptor_load(a, {kk, m}, {BK, BM}).trans(), descriptor_load(b, {kk, n}, {BK, BN}), acc);
+    });
+    descriptor_store(c, {m, n}, acc);
+  });
+  auto v2 = tilejit::kernel("diag_bias", [](Tensor<f8e4m3, 2> a, Tensor<f8e4m3, 2> b, Tensor<f32, 1> bias, Tensor<f32, 2> c, Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
+    auto m = program_id(0) * BM, n = program_id(1) * BN;
+    auto acc = for_range(0, a.size(0).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> kk, Value<f32, 2> acc) {
+      return dot(descriptor_load(a, {kk, m}, {BK, BM}).trans(), descriptor_load(b, {kk, n}, {BK, BN}), acc);
+    });
+    descriptor_store(c, {m, n}, acc + descriptor_load(bias, {m}, {BM}).expand_dims<1>());
+  });
+  auto v3 = tilejit::kernel("diag_redmax", [](Tensor<f8e4m3, 2> a, Tensor<f8e4m3, 2> b, Tensor<bf16, 2> c, Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
+    auto m = program_id(0) * BM, n = program_id(1) * BN;
+    auto acc = for_range(0, a.size(0).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> kk, Value<f32, 2> acc) {
+      return dot(descriptor_load(a, {kk, m}, {BK, BM}).trans(), descriptor_load(b, {kk, n}, {BK, BN}), acc);
+    });
+    descriptor_store(c, {m, n}, acc.to<bf16>(), Reduce::max);
+  });
+  const Config cfg({{"BM", 128}, {"BN", 128}, {"BK", 128}}, 4, 2);
+  Twin<f8e4m3, 2> a({288, 256}, {288, 1}), b({288, 330}, {368, 1});
+  a.randomize(61, -1, 1);
+  b.randomize(62, -1, 1);
+  { INFO("v1 runtime bounds"); Twin<f32, 2> c({256, 336}); fill_bytes(0, c); int ks = 288; run_both(v1, tilejit::dim3(2, 3, 1), cfg, 0.1, a, b, c, ks); }
+  { INFO("v2 bias"); Twin<f32, 1> bias({256}); bias.randomize(63, -1, 1); Twin<f32, 2> c({256, 336}); fill_bytes(0, c); run_both(v2, tilejit::dim3(2, 3), cfg, 0.1, a, b, bias, c); }
+  { INFO("v3 reduce max"); Twin<bf16, 2> c({256, 336}); c.randomize(64, -2, 2); run_both(v3, tilejit::dim3(2, 3), cfg, 0.1, a, b, c); }
+}
+
+TEST_CASE("gpu: split-K GEMMs of 8-bit M/N-major operands (copied K-major) reduced into the output by TMA (products seeds 1416, 2893)") {
+  // C = max(C, A^T B + bias) over K parts of KS from program_id(2), each part a pipelined K loop that starts at k0;
+  // a is stored [K, M] and read .trans(), b stored [K, N]: both copied K-major by the threads (e4m3).
+  // OPEN: at 2 stages some outputs differ from the interpreter on an H100 (2026-11-27), with one K part or three;
+  // 1 and 3 stages match, and so does each ingredient alone (the test above). docs/testing.md; until it is
+  // found, 2 stages are left out here (fuzz_gpu --products --seed-begin 2893 --count 1 reproduces it).
+  auto k = tilejit::kernel("splitk_e4m3", [](Tensor<f8e4m3, 2> a, Tensor<f8e4m3, 2> b, Tensor<f32, 1> bias, Tensor<bf16, 2> c,
+                                             Scalar<i32> KS, Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
+    auto m = program_id(0) * BM, n = program_id(1) * BN;
+    auto k0 = program_id(2) * KS;
+    auto k1 = minimum(k0 + KS, a.size(0).to<i32>());
+    auto acc = for_range(k0, k1, BK, zeros<f32>({BM, BN}), [&](Scalar<i32> kk, Value<f32, 2> acc) {
+      return dot(descriptor_load(a, {kk, m}, {BK, BM}).trans(), descriptor_load(b, {kk, n}, {BK, BN}), acc);
+    });
+    descriptor_store(c, {m, n}, (acc + descriptor_load(bias, {m}, {BM}).expand_dims<1>()).to<bf16>(), Reduce::max);
+  });
+  for (int stages : {1, 3})
+    for (int parts : {1, 3}) {
+      CAPTURE(stages);
+      CAPTURE(parts);
+      Twin<f8e4m3, 2> a({288, 256}, {288, 1}), b({288, 330}, {368, 1});
+      Twin<f32, 1> bias({256});
+      Twin<bf16, 2> c({256, 336});
+      a.randomize(61, -1, 1);
+      b.randomize(62, -1, 1);
+      bias.randomize(63, -1, 1);
+      c.randomize(64, -2, 2);
+      const int ks = parts == 1 ? 288 : 128;
+      run_both(k, tilejit::dim3(2, 3, static_cast<uint32_t>(parts)), Config({{"BM", 128}, {"BN", 128}, {"BK", 128}}, 4, stages),
+               0.1, a, b, bias, c, ks);
+    }
+}
