@@ -92,6 +92,11 @@ void Emitter::emit_for(NodeId id) {
     issue_stage(id, persists ? "(tj_it" + f + " + tj_s) % " + s : "tj_s", "tj_lo" + f + " + tj_s * tj_step" + f);
     close();
     close();
+    // Without it ptxas (CUDA 13.0) may close the prologue branch's divergent region only after the loop, and at one
+    // prologue stage (2 stages) it did: thread 0 then ran the loop apart from its warp, reached the CTA barrier after
+    // the threads' K-major copies on its own (synccheck: "Divergent thread(s) in warp"), and wgmma read copies not yet
+    // written (products seeds 1416 and 2893, docs/testing.md).
+    line("__syncwarp();  // thread 0 rejoins its warp before the loop's barriers and wgmma (.aligned: converged warps)");
   }
   open("for (int " + iv + " = " + at(ops[0]) + "; " + iv + " < " + at(ops[1]) + "; " + iv + " += " + at(ops[2]) + ")", id);
   if (pipe != L_.pipe.loops.end())
