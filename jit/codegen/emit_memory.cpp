@@ -30,6 +30,8 @@ void Emitter::emit_load(NodeId id) {
   const bool masked = g_.int_at(id, 0) != 0;
   const std::string p = tensor_ptr(ops[0]);
   if (opt_.debug_checks) debug_pointer(id);
+  if (n.int_count > 1 && g_.int_at(id, 1) == 1)
+    line("// " + note(id) + ": the next iteration's elements, loaded while this one computes (prefetch_loads)");
   std::string e = load_elem(p, at(ops[1]), n.dtype);
   if (masked) e = "(" + at(ops[2]) + " ? " + e + " : " + at(ops[3]) + ")";
   if (uniform(id)) {

@@ -5,6 +5,7 @@
 
 #include "tilejit/config.h"
 #include "tilejit/error.h"
+#include "passes/prefetch_loads.h"
 #include "tilejit/passes/passes.h"
 
 namespace tilejit::passes {
@@ -49,6 +50,7 @@ Lowered lower(const ir::Graph& g, const codegen::Options& options, const DumpHoo
   if (dump) dump("input", g);
   ir::Graph cur = step("canonicalize", canonicalize(g));
   cur = step("hoist_invariants", hoist_invariants(cur));
+  cur = step("prefetch_loads", prefetch_loads(cur));
   cur = step("eliminate_dead_code", eliminate_dead_code(cur));
   TmaPlan tma;
   cur = step("plan_tma", plan_tma(cur, tma));
@@ -170,6 +172,14 @@ std::string describe(const Lowered& l) {
   std::sort(refused.begin(), refused.end());
   for (const auto& [f, why] : refused)
     out += "not pipelined: loop %" + std::to_string(f) + " (" + source_line(g, f) + "), because " + why + "\n";
+  for (size_t i = 0; i < g.size(); ++i) {
+    const auto id = static_cast<NodeId>(i);
+    const NodeId f = l.info.loop[i];
+    if (l.info.position[i] < 0 || f == ir::kNoNode || g.node(id).op != ir::Op::Load || g.node(id).int_count < 2 || g.int_at(id, 1) != 1)
+      continue;
+    out += "register prefetch: loop %" + std::to_string(f) + " (" + source_line(g, f) + ") loads %" + std::to_string(id) + " (" +
+           source_line(g, id) + ") one iteration ahead, the first iteration's before the loop\n";
+  }
   out += "shared memory: " + std::to_string(l.smem.total_bytes) + " bytes\n";
   for (const SmemBuffer& b : l.smem.buffers) {
     out += "  [" + std::to_string(b.offset) + ", " + std::to_string(b.offset + b.bytes) + ") " + b.role + " %" +

@@ -36,11 +36,12 @@ NodeId Rewriter::add_at(NodeId loc_of, Op op, ir::DType dtype, const ir::Shape& 
 
 NodeId Rewriter::copy(NodeId old) { return copy_with_ints(old, src_.ints(old)); }
 
-NodeId Rewriter::copy_with_ints(NodeId old, std::span<const int64_t> ints) {
+NodeId Rewriter::copy_with_ints(NodeId old, std::span<const int64_t> ints, std::span<const NodeId> extra) {
   const ir::Node& n = src_.node(old);
   std::vector<NodeId> ops;
-  ops.reserve(n.operand_count);
+  ops.reserve(n.operand_count + extra.size());
   for (NodeId o : src_.operands(old)) ops.push_back(map(o));
+  ops.insert(ops.end(), extra.begin(), extra.end());
   locate(old);
   const std::vector<uint32_t> regions = ir::regions_of(src_, old);
   if (!regions.empty()) {

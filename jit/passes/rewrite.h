@@ -31,9 +31,10 @@ class Rewriter {
   bool mapped(ir::NodeId old) const { return map_[static_cast<size_t>(old)] != ir::kNoNode; }
   /// Declares that old node `old` is represented by new node `now` (no node is added).
   void set_map(ir::NodeId old, ir::NodeId now) { map_[static_cast<size_t>(old)] = now; }
-  /// Copies `old` with remapped operands (and `ints`, when given, instead of its own).
+  /// Copies `old` with remapped operands (and `ints`, when given, instead of its own; `extra` new operands
+  /// appended to the remapped ones, as a loop's added carried values).
   ir::NodeId copy(ir::NodeId old);
-  ir::NodeId copy_with_ints(ir::NodeId old, std::span<const int64_t> ints);
+  ir::NodeId copy_with_ints(ir::NodeId old, std::span<const int64_t> ints, std::span<const ir::NodeId> extra = {});
   /// Adds a node at the source location of old node `loc_of`.
   ir::NodeId add_at(ir::NodeId loc_of, ir::Op op, ir::DType dtype, const ir::Shape& shape,
                     std::span<const ir::NodeId> operands, std::span<const int64_t> ints);

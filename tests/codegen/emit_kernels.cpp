@@ -356,6 +356,8 @@ std::vector<EmitCase> make_cases() {
   cases.push_back(EmitCase{"block_scaled_gemm", "a K loop with a TMA scale tile and a pointer load that feed no dot, 3 stages",
                            Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 8, 3),
                            traced(tilejit::samples::block_scaled_matmul_kernel()), {}});
+  cases.push_back(EmitCase{"softmax_online", "the online softmax over blocks of 4096 (samples::softmax_online_kernel), 8 warps",
+                           Config({{"BN", 4096}}, 8, 0), traced(tilejit::samples::softmax_online_kernel()), {}});
   cases.push_back(EmitCase{"swiglu_fused", "one product split into gate and up halves by reshape, where and sum",
                            Config({{"BM", 128}, {"BN", 64}, {"BK", 64}}, 8, 3), traced(tilejit::samples::swiglu_kernel()), {}});
   add("gemm_bf16", "the benchmark GEMM: bf16 in and out, K from the tensor, 128 x 256 tiles on two warpgroups",

@@ -1,6 +1,7 @@
 // Schedules users write around products, against the interpreter: a persistent GEMM (a tile loop around a
 // pipelined K loop) at 1-6 stages with K-step counts of every residue and grids smaller and larger than the tile
-// count, and a fused SwiGLU (one product split into two halves by reshape, where and sum).
+// count, a fused SwiGLU (one product split into two halves by reshape, where and sum), and loops without products
+// whose loads are issued one iteration ahead.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -183,4 +184,46 @@ TEST_CASE("gpu: split-K GEMMs of 8-bit M/N-major operands (copied K-major) reduc
       run_both(k, tilejit::dim3(2, 3, static_cast<uint32_t>(parts)), Config({{"BM", 128}, {"BN", 128}, {"BK", 128}}, 4, stages),
                0.1, a, b, bias, c, ks);
     }
+}
+
+TEST_CASE("gpu: loops without products load one iteration ahead (prefetch_loads) and match the interpreter") {
+  // The online softmax's reduction loop carries the next block of its row; the normalising loop (it stores) does not.
+  // Rows of every residue of the block, shorter than one block, and with 1 stage (no prefetch) for comparison.
+  auto online = tilejit::samples::softmax_online_kernel();
+  auto combine = tilejit::samples::softmax_online_combine_kernel();
+  for (int64_t n : {1, 700, 1024, 3000, 4096, 5000}) {
+    for (int stages : {0, 1}) {
+      for (int warps : {4, 8}) {
+        SUBCASE(("online softmax, n " + std::to_string(n) + ", BN 1024, " + std::to_string(warps) + " warps, stages " +
+                 (stages ? std::to_string(stages) : std::string("auto"))).c_str()) {
+          const int64_t rows = 5;
+          Twin<f32, 2> x({rows, n}), y({rows, n}), y2({rows, n});
+          x.randomize(71, -8, 8);
+          y.fill_byte(0);
+          y2.fill_byte(0);
+          const Config cfg = Config({{"BN", 1024}}, warps, stages);
+          run_both(online, tilejit::dim3(static_cast<uint32_t>(rows)), cfg, 1e-5, x, y);
+          run_both(combine, tilejit::dim3(static_cast<uint32_t>(rows)), cfg, 1e-5, x, y2);
+        }
+      }
+    }
+  }
+  // Unmasked block and scalar loads: the prefetch past the last block must read nothing (x holds exactly the blocks).
+  auto sum_blocks = tilejit::kernel("sum_blocks_ahead", [](Tensor<f32, 1> x, Tensor<f32, 1> w, Tensor<f32, 1> out, Scalar<i32> lo,
+                                                           Scalar<i32> hi, Scalar<i32> step) {
+    auto acc = for_range(lo, hi, step, zeros<f32>({256}), [&](Scalar<i32> i, Value<f32, 1> a) {
+      return a + load(x, i * 256 + arange(0, 256)) * load(w, i);
+    });
+    store(out, program_id(0) * 256 + arange(0, 256), acc);
+  });
+  const int ranges[][3] = {{0, 9, 1}, {0, 9, 2}, {1, 9, 3}, {4, 4, 1}, {0, 1, 1}};
+  for (const auto& r : ranges) {
+    SUBCASE(("unmasked blocks [" + std::to_string(r[0]) + ", " + std::to_string(r[1]) + ") step " + std::to_string(r[2])).c_str()) {
+      Twin<f32, 1> x({9 * 256}), w({9}), out({2 * 256});
+      x.randomize(72, -1, 1);
+      w.randomize(73, -1, 1);
+      out.fill_byte(0);
+      run_both(sum_blocks, tilejit::dim3(2), Config{}.warps(2), 1e-5, x, w, out, r[0], r[1], r[2]);
+    }
+  }
 }
