@@ -3,10 +3,12 @@
 // 256 are one box split into 256-wide operations), layer normalisation forward (bf16, fp32 statistics) and an fp32 row sum.
 // Prints one JSON line per result (the best warp count); bench/peers.py times torch and Triton.
 // Every result is checked on 64 rows against a double-precision reference.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <functional>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "../samples/sample_kernels.h"
@@ -70,7 +72,21 @@ auto rowsum_kernel() {
 }
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  // Optional filters, to time a few workloads in a short call: --n N (repeatable) picks row lengths of the
+  // sweep, --only NAME (repeatable) the benches (softmax, softmax_tma, softmax_online, ...), --stages S sets
+  // num_stages in every configuration (1: no pipelining, the loads of a loop issued where they are used).
+  std::vector<int64_t> ns;
+  std::vector<std::string> only;
+  int stages = -1;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i];
+    if (a == "--n") ns.push_back(std::stoll(argv[i + 1]));
+    else if (a == "--only") only.emplace_back(argv[i + 1]);
+    else if (a == "--stages") stages = std::stoi(argv[i + 1]);
+    else return std::fprintf(stderr, "bench_softmax: unknown argument %s (accepted: --n N, --only NAME, --stages S)\n", a.c_str()), 2;
+  }
+  if (ns.empty()) ns = {256, 1024, 4096, 16384};
   if (!tilejit::has_gpu()) {
     std::printf("bench_softmax: no GPU (%s); nothing to measure\n", tilejit::driver_error().c_str());
     return 0;
@@ -83,7 +99,7 @@ int main() {
   auto layernorm = tilejit::samples::layernorm_kernel();
   auto rowsum = rowsum_kernel();
   bool ok = true;
-  for (int64_t n : {256, 1024, 4096, 16384}) {
+  for (int64_t n : ns) {
     // Inputs: reproducible values in [-4, 4), exactly representable in bf16.
     std::vector<float> xf(static_cast<size_t>(kRows * n));
     std::vector<tilejit::bfloat16> xh(xf.size());
@@ -111,9 +127,11 @@ int main() {
     auto run = [&](const char* bench, const char* dtype, double bytes, const std::vector<Config>& configs,
                    const std::function<void(const Config&)>& launch, tilejit::DeviceBuffer& out, bool out_bf16, int64_t out_cols,
                    std::vector<double> (*ref)(const float*, int64_t), double tol, double floor) {
+      if (!only.empty() && std::find(only.begin(), only.end(), bench) == only.end()) return;
       double best = 1e30;
       Config best_c;
-      for (const Config& c : configs) {
+      for (Config c : configs) {
+        if (stages >= 0) c.stages(stages);
         double ms;
         try {
           ms = time_ms([&] { launch(c); });

@@ -37,6 +37,7 @@ NodeId add(detail::Rewriter& r, NodeId loc, Op op, DType dtype, const ir::Shape&
 struct Target {
   std::vector<NodeId> loads;
   std::vector<NodeId> slice;
+  std::unordered_set<NodeId> moves;  ///< the slice nodes the loop index reaches: computed only when the iteration runs
 };
 
 class Planner {
@@ -76,6 +77,12 @@ class Planner {
       std::sort(t.slice.begin(), t.slice.end(), [&](NodeId a, NodeId b) {
         return info_.position[static_cast<size_t>(a)] < info_.position[static_cast<size_t>(b)];
       });
+      for (NodeId x : t.slice)  // program order: operands first
+        for (NodeId o : g_.operands(x))
+          if (g_.node(o).op == Op::LoopIndex || t.moves.count(o)) {
+            t.moves.insert(x);
+            break;
+          }
       out.emplace(loop, std::move(t));
     }
     return out;
@@ -169,7 +176,7 @@ class Prefetcher {
       const auto ops = g_.operands(loop);
       const ir::Shape scalar;
       const NodeId next = add(r, loop, Op::Add, DType::i32, scalar, {r.map(index_.at(loop)), r.map(ops[2])});
-      next_[loop] = issue(r, loop, next);
+      next_[loop] = issue(r, loop, next, args);
       return now;
     }
     if (auto c = carried_load_.find(old); c != carried_load_.end()) return args_.at(c->second.first)[c->second.second];
@@ -182,38 +189,64 @@ class Prefetcher {
     return ir::kNoNode;
   }
 
-  /// The loads of `loop` for the iteration whose index is `index` (a new node), in the current region, masked
-  /// by index < hi.
-  std::vector<NodeId> issue(detail::Rewriter& r, NodeId loop, NodeId index) {
+  /// The loads of `loop` for the iteration whose index is `index` (a new node), issued in the current region
+  /// under `if (index < hi)`; when that iteration does not run, the results are `fallback` (the values the
+  /// loop carries now: no work) or, without it, zeros (the loop is not entered: nothing reads them). Slice
+  /// nodes the index does not reach are computed before the if, where they merge with the body's own.
+  std::vector<NodeId> issue(detail::Rewriter& r, NodeId loop, NodeId index, const std::vector<NodeId>& fallback = {}) {
     const Target& t = targets_.at(loop);
     const ir::Shape scalar;
-    const NodeId runs = add(r, loop, Op::Lt, DType::i1, scalar, {index, r.map(g_.operand(loop, 1))});
+    ir::Graph& dst = r.out();
     std::unordered_map<NodeId, NodeId> clone{{index_.at(loop), index}};
     auto mapped = [&](NodeId o) {
       auto it = clone.find(o);
       return it != clone.end() ? it->second : r.map(o);
     };
-    for (NodeId x : t.slice) {
+    auto clone_node = [&](NodeId x) {
       std::vector<NodeId> ops;
       for (NodeId o : g_.operands(x)) ops.push_back(mapped(o));
       const ir::Node& n = g_.node(x);
       clone[x] = add(r, x, n.op, n.dtype, n.shape, ops, {g_.ints(x).begin(), g_.ints(x).end()});
-    }
-    std::vector<NodeId> loads;
+    };
+    for (NodeId x : t.slice)
+      if (!t.moves.count(x)) clone_node(x);
+    const NodeId runs = add(r, loop, Op::Lt, DType::i1, scalar, {index, r.map(g_.operand(loop, 1))});
+    const auto then_region = static_cast<int64_t>(dst.num_regions());
+    const NodeId branch = add(r, loop, Op::If, DType::i1, scalar, {runs}, {then_region, then_region + 1});
+    check_internal(dst.new_region(branch) == static_cast<uint32_t>(then_region) &&
+                       dst.new_region(branch) == static_cast<uint32_t>(then_region + 1),
+                   "prefetch_loads: region numbering");
+    dst.push_region(static_cast<uint32_t>(then_region));
+    for (NodeId x : t.slice)
+      if (t.moves.count(x)) clone_node(x);
+    std::vector<NodeId> loads, otherwise;
     for (NodeId l : t.loads) {
       const ir::Node& n = g_.node(l);
       const auto ops = g_.operands(l);
-      NodeId mask = n.shape.rank == 0 ? runs : add(r, l, Op::Broadcast, DType::i1, n.shape, {runs});
-      NodeId other;
-      if (g_.int_at(l, 0) != 0) {
-        mask = add(r, l, Op::And, DType::i1, n.shape, {mapped(ops[2]), mask});
-        other = mapped(ops[3]);
-      } else {
-        other = add(r, l, Op::Const, n.dtype, scalar, {}, {0});  // never read: the iteration does not run
-      }
-      loads.push_back(add(r, l, Op::Load, n.dtype, n.shape, {mapped(ops[0]), mapped(ops[1]), mask, other}, {1, 1}));
+      std::vector<NodeId> load_ops{mapped(ops[0]), mapped(ops[1])};
+      if (g_.int_at(l, 0) != 0) load_ops.insert(load_ops.end(), {mapped(ops[2]), mapped(ops[3])});
+      loads.push_back(add(r, l, Op::Load, n.dtype, n.shape, load_ops, {g_.int_at(l, 0), 1}));
     }
-    return loads;
+    add(r, loop, Op::Yield, DType::i32, scalar, loads);
+    dst.pop_region();
+    dst.push_region(static_cast<uint32_t>(then_region + 1));
+    for (size_t k = 0; k < t.loads.size(); ++k) {
+      const ir::Node& n = g_.node(t.loads[k]);
+      if (!fallback.empty()) {
+        otherwise.push_back(fallback[k]);
+      } else {
+        const NodeId zero = add(r, t.loads[k], Op::Const, n.dtype, scalar, {}, {0});
+        otherwise.push_back(n.shape.rank == 0 ? zero : add(r, t.loads[k], Op::Broadcast, n.dtype, n.shape, {zero}));
+      }
+    }
+    add(r, loop, Op::Yield, DType::i32, scalar, otherwise);
+    dst.pop_region();
+    std::vector<NodeId> results;
+    for (size_t k = 0; k < t.loads.size(); ++k) {
+      const ir::Node& n = g_.node(t.loads[k]);
+      results.push_back(add(r, t.loads[k], Op::IfResult, n.dtype, n.shape, {branch}, {static_cast<int64_t>(k)}));
+    }
+    return results;
   }
 
   const ir::Graph& g_;

@@ -17,9 +17,10 @@ inline constexpr int64_t kMaxPrefetchBytesPerThread = 256;
 /// carried into the next iteration as a loop-carried value, the load of the first iteration is issued
 /// before the loop. The loads of iteration i + 1 are then in flight while iteration i computes (its
 /// reductions and barriers included), which a streaming loop (an online softmax over blocks of a row)
-/// needs to keep the memory system busy. The prefetched load is masked by `i + step < hi` (and by its
-/// own mask), so it touches no memory past the loop's last iteration; the program's results are those
-/// of the loop as written.
+/// needs to keep the memory system busy. The next iteration's loads (and the part of their offsets that
+/// depends on the loop index) run under `if (i + step < hi)`, so they touch no memory past the loop's last
+/// iteration and cost a last iteration (or a loop that runs once) nothing but the comparison; the loop's
+/// results are those of the loop as written.
 ///
 /// A load is prefetched when it sits in the loop body itself (not in a nested region) and its offsets,
 /// mask and fill value are pure functions of the loop index and of values defined before the loop. The
