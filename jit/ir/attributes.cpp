@@ -70,8 +70,12 @@ std::string attributes_text(const Graph& g, NodeId id) {
     case Op::CombineArg: case Op::ReduceResult: case Op::LoopArg: case Op::LoopResult: case Op::IfResult:
       return fixed(v, {"index"});
     case Op::Dot: return v.size() == 1 ? "precision=" + word(v[0], {"ieee", "tf32"}) : positional(v);
-    case Op::Load: case Op::Store: case Op::AtomicAdd:
-      return v.size() == 1 && (v[0] == 0 || v[0] == 1) ? word(v[0], {"unmasked", "masked"}) : positional(v);
+    case Op::Load: case Op::Store: case Op::AtomicAdd: {
+      const size_t most = op == Op::Load ? 2 : 1;  // [has_mask], a Load [has_mask, (ahead)]
+      const auto flag = [](int64_t x) { return x == 0 || x == 1; };
+      if (v.empty() || v.size() > most || !flag(v[0]) || (v.size() == 2 && !flag(v[1]))) return positional(v);
+      return word(v[0], {"unmasked", "masked"}) + (v.size() == 2 && v[1] == 1 ? ", ahead" : "");
+    }
     case Op::DescLoad: case Op::DescStore: case Op::DescPrefetch: return tma(op, v);
     default: return positional(v);
   }

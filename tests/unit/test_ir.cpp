@@ -285,6 +285,8 @@ TEST_CASE("printer: attributes by name; a pool that does not match its op's layo
   g.add(Op::DescStore, DType::f32, Shape{}, {0, m, m, t}, {2, 64, 32, 1, 0});
   g.add(Op::ReduceMax, DType::f32, Shape{64}, {t}, {1});
   g.add(Op::DescPrefetch, DType::f32, Shape{}, {0}, {2, 64});  // too short for a rank-2 box
+  const ir::NodeId offs = g.add(Op::Arange, DType::i32, Shape{16}, {}, {0});
+  g.add(Op::Load, DType::f32, Shape{16}, {0, offs}, {0, 1});  // issued one iteration ahead
   const std::string text = ir::print(g);
   INFO(text);
   CHECK(contains(text, "param.tensor {param=0, rank=2}"));
@@ -293,5 +295,7 @@ TEST_CASE("printer: attributes by name; a pool that does not match its op's layo
   CHECK(contains(text, "tma.store %0, %1, %1, %2 {box=[64, 32], reduce=add, placement=auto}"));
   CHECK(contains(text, "reduce.max %2 {axis=1}"));
   CHECK(contains(text, "tma.prefetch %0 {2, 64}"));
+  CHECK(contains(text, "arange {start=0}"));
+  CHECK(contains(text, "load %0, %6 {unmasked, ahead}"));
 }
 }  // TEST_SUITE
