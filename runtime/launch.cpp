@@ -152,13 +152,20 @@ void dump(const std::string& what, const std::string& name, const std::string& e
 codegen::GeneratedKernel generate_for(const ir::Graph& g, const codegen::Specialization& spec = {}) {
   codegen::Options o = codegen_options();
   o.spec = spec;
-  if (knobs().dump_ir)  // the graph as traced and after every rewriting pass
+  if (knobs().dump_ir) {  // the graph as traced and after every rewriting step; each plan after its step
     o.dump_ir = [&g](std::string_view pass, const ir::Graph& after) {
       std::string title = "IR after ", ext = ".";
       title.append(pass);
       ext.append(pass).append(".ir");
       dump(title, g.kernel_name, ext, ir::print(after, true));
     };
+    o.dump_plan = [&g](std::string_view step, const std::string& plan) {
+      std::string title = "plan after ", ext = ".";
+      title.append(step);
+      ext.append(step).append(".plan");
+      dump(title, g.kernel_name, ext, plan);
+    };
+  }
   codegen::GeneratedKernel gen = codegen::generate(g, o);
   if (knobs().dump_cuda) dump("CUDA", gen.entry, ".cu", gen.source);
   for (size_t i = 0; i < gen.plan.descriptors.size(); ++i) {

@@ -34,16 +34,8 @@ void print_region(const Graph& g, uint32_t r, int indent, bool with_loc, std::st
         out += std::to_string(o);
         first = false;
       }
-      auto ints = g.ints(id);
-      const size_t shown = n.op == Op::For || n.op == Op::If ? 0 : n.op == Op::Reduce ? 1 : ints.size();  // not the region numbers
-      if (shown > 0) {
-        out += " {";
-        for (size_t i = 0; i < shown; ++i) {
-          if (i) out += ", ";
-          out += std::to_string(ints[i]);
-        }
-        out += "}";
-      }
+      const std::string attributes = attributes_text(g, id);
+      if (!attributes.empty()) out += " {" + attributes + "}";
     }
     if (with_loc && !g.location(id).file.empty())
       out += "  // " + g.location(id).file + ":" + std::to_string(g.location(id).line);

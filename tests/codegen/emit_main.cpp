@@ -12,7 +12,7 @@ int main(int argc, char** argv) {
   if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || (ir && argc < 3)) {
     std::fprintf(stderr,
                  "usage: tilejit-emit [--ir] <kernel> [NAME=value ...]\n"
-                 "         prints the generated CUDA (--ir: the IR after every pass); NAME=value overrides a\n"
+                 "         prints the generated CUDA (--ir: the IR and the plans after every lowering step); NAME=value overrides a\n"
                  "         configuration value of the kernel's registered Config (num_warps and num_stages too)\n"
                  "       tilejit-emit --list   the registered kernels\n");
     return 2;
@@ -48,10 +48,14 @@ int main(int argc, char** argv) {
     }
     const auto g = c->trace_with(config);
     tilejit::codegen::Options options = c->options;
-    if (ir)
+    if (ir) {
       options.dump_ir = [](std::string_view pass, const tilejit::ir::Graph& graph) {
         std::printf("// ---- after %.*s\n%s", static_cast<int>(pass.size()), pass.data(), tilejit::ir::print(graph).c_str());
       };
+      options.dump_plan = [](std::string_view step, const std::string& plan) {
+        std::printf("// ---- plan after %.*s\n%s", static_cast<int>(step.size()), step.data(), plan.c_str());
+      };
+    }
     const auto k = tilejit::codegen::generate(*g, options);
     if (!ir) std::fwrite(k.source.data(), 1, k.source.size(), stdout);
     return 0;

@@ -277,4 +277,25 @@ TEST_CASE("structural hash: independent of source locations") {
   CHECK(ir::print(*ga, true) != ir::print(*gb, true));  // the locations differ
   CHECK(contains(ir::print(*ga, true), "test_ir.cpp:"));
 }
+
+TEST_CASE("printer: attributes by name; a pool that does not match its op's layout is shown by position") {
+  ir::Graph g = graph_with_tensor();
+  const ir::NodeId m = g.add(Op::ProgramId, DType::i32, Shape{}, {}, {0});
+  const ir::NodeId t = g.add(Op::DescLoad, DType::f32, Shape{64, 32}, {0, m, m}, {2, 64, 32, 1, 1, 1, 2});
+  g.add(Op::DescStore, DType::f32, Shape{}, {0, m, m, t}, {2, 64, 32, 1, 0});
+  g.add(Op::ReduceMax, DType::f32, Shape{64}, {t}, {1});
+  g.add(Op::DescPrefetch, DType::f32, Shape{}, {0}, {2, 64});  // too short for a rank-2 box
+  const ir::NodeId offs = g.add(Op::Arange, DType::i32, Shape{16}, {}, {0});
+  g.add(Op::Load, DType::f32, Shape{16}, {0, offs}, {0, 1});  // issued one iteration ahead
+  const std::string text = ir::print(g);
+  INFO(text);
+  CHECK(contains(text, "param.tensor {param=0, rank=2}"));
+  CHECK(contains(text, "program_id {axis=0}"));
+  CHECK(contains(text, "tma.load %0, %1, %1 {box=[64, 32], estride=[1, 1], fill=nan, placement=device}"));
+  CHECK(contains(text, "tma.store %0, %1, %1, %2 {box=[64, 32], reduce=add, placement=auto}"));
+  CHECK(contains(text, "reduce.max %2 {axis=1}"));
+  CHECK(contains(text, "tma.prefetch %0 {2, 64}"));
+  CHECK(contains(text, "arange {start=0}"));
+  CHECK(contains(text, "load %0, %6 {unmasked, ahead}"));
+}
 }  // TEST_SUITE

@@ -84,9 +84,12 @@ struct Options {
   Specialization spec;
   bool line_info = false;
   bool debug_checks = false;  ///< validate device-built descriptors in the kernel and trap with a message
-  /// When set, called with the graph after every rewriting pass of the lowering pipeline
-  /// (the pass name first: "input", "canonicalize", ..., "plan_tma"); TILEJIT_DUMP=ir connects here.
+  /// When set, called with the graph as given ("input") and after every lowering step that rewrites it
+  /// (the step's name first: "canonicalize", ..., "insert_layout_conversions"); TILEJIT_DUMP=ir connects here.
   std::function<void(std::string_view pass, const ir::Graph&)> dump_ir;
+  /// When set, called after every lowering step that makes a plan ("plan_tma", "analyze", ..., "plan_barriers")
+  /// with the step's name and the plan in readable text (passes::LoweringStep::plan); TILEJIT_DUMP=ir too.
+  std::function<void(std::string_view step, const std::string& plan)> dump_plan;
 };
 
 /// Something about a kernel's speed the user may want to change, one sentence naming the source line. A

@@ -281,8 +281,15 @@ std::vector<uint32_t> regions_of(const Graph& g, NodeId id);
 /// The combine region of Reduce node `id` (its first attribute is the axis).
 inline uint32_t combine_region(const Graph& g, NodeId id) { return static_cast<uint32_t>(g.int_at(id, 1)); }
 
-/// Readable text of the whole graph (stable: used by golden tests and TILEJIT_DUMP=ir).
+/// Readable text of the whole graph (stable: used by golden tests and TILEJIT_DUMP=ir). Each node reads
+/// "%id: dtype[shape] = op %operands... {attributes}", the attributes by name (attributes_text).
 std::string print(const Graph& g, bool with_locations = false);
+
+/// The integer attributes of node `id` by name, as the printer shows them between braces, e.g.
+/// "box=[64, 32], estride=[1, 1], fill=zero, placement=auto" for a DescLoad or "axis=1" for a reduction;
+/// empty when the node has none to show (a Const's value and region numbers are not attributes here).
+/// A pool that does not match the op's documented layout is shown by position ("2, 64, 32").
+std::string attributes_text(const Graph& g, NodeId id);
 
 /// Checks the invariants documented above; throws InternalError naming the node.
 void verify(const Graph& g);

@@ -2,18 +2,17 @@
 //
 // Every pass is a pure function of its inputs. Rewriting passes return a new
 // graph (the input is never modified); analysis passes return a plan keyed by
-// the node ids of the final graph. The pipeline (`lower`) runs them in one
-// fixed order and calls a dump hook with the graph after every rewriting pass
-// (TILEJIT_DUMP=ir). Order:
-//
-//   verify -> canonicalize -> hoist_invariants -> eliminate_dead_code -> plan_tma
-//          -> insert_layout_conversions -> plan_mma -> (descriptors) -> plan_pipeline -> assign_layout
-//          -> analyze_axes -> allocate_shared -> check_register_budget -> plan_arguments -> plan_barriers
+// the node ids of the final graph. The pipeline (`lower`) runs them as the steps
+// of one table, `lowering_steps()`, in its order (docs/schedules.md lists it; a
+// test keeps that list equal to the table); TILEJIT_DUMP=ir prints the graph
+// after every rewriting step and the plan after every step that makes one.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <source_location>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -473,12 +472,63 @@ struct Lowered {
   codegen::Specialization spec;
 };
 
-/// Runs every pass in order on a copy of `g`; `dump` (optional) sees the graph
-/// after each rewriting pass.
+/// One step of the lowering. The steps run in the order of `lowering_steps()`, each on the `Lowered` the
+/// previous ones filled: rewriting steps replace its graph, the others fill one plan.
+struct LoweringStep {
+  std::string_view name;  ///< "canonicalize", ..., "plan_barriers"
+  std::string_view what;  ///< what it does, one line
+  bool rewrites_graph;    ///< it replaces `Lowered::graph` (the dump then prints the new graph)
+  void (*run)(Lowered& l, const codegen::Options& options);
+  /// The plan the step made, in readable text (TILEJIT_DUMP=ir prints it after the step); nullptr when it
+  /// only rewrites the graph.
+  std::string (*plan)(const Lowered& l);
+};
+
+/// Every step of the lowering, in the order `lower` runs them.
+std::span<const LoweringStep> lowering_steps();
+
+/// Runs every step in order on a copy of `g`; `dump` (optional, else `options.dump_ir`) sees the graph as given
+/// and after each rewriting step, `options.dump_plan` (optional) the plan of each step that makes one.
 Lowered lower(const ir::Graph& g, const codegen::Options& options, const DumpHook& dump = {});
 
-/// Human-readable plan: one line per descriptor, the shared-memory map.
+/// Runs the steps up to and including `last_step` (a name of lowering_steps()) and returns the partial
+/// result: the plans of later steps are left empty. For tests of one pass on a graph lowered that far.
+/// Throws UserError (at `where`) naming `last_step` and the valid names when no step has that name.
+Lowered lower_until(const ir::Graph& g, const codegen::Options& options, std::string_view last_step,
+                    const DumpHook& dump = {}, std::source_location where = std::source_location::current());
+
+// ---- plans in readable text (passes/describe.cpp) ------------------------------------
+
+/// The descriptors (TmaPlan), one line each: placement, source, box, element strides, fill, swizzle.
+std::string describe_descriptors(const Lowered& l);
+/// Each dot: its wgmma instruction, tiling and operands (major-ness, swizzle, K-major copies), or why it
+/// stays on CUDA cores. Empty when the kernel has no dot.
+std::string describe_mma(const Lowered& l);
+/// The pipelined loops (stages, loads, products in flight, loads issued before them), the loops with
+/// products left unpipelined, with the reason, and the pointer loads issued one iteration ahead
+/// (prefetch_loads). Empty when there are none.
+std::string describe_pipeline(const Lowered& l);
+/// The shared-memory map: tile buffers with their offsets and reuse, staging, scratch, mbarriers.
+std::string describe_shared_memory(const Lowered& l);
+/// The distinct register layouts, each with the values that have it.
+std::string describe_register_layouts(const Lowered& l);
+/// Human-readable plan, as the generated header prints it: descriptors, matrix products, pipelines,
+/// the shared-memory map and the register layouts.
 std::string describe(const Lowered& l);
+
+/// Program order and loops (GraphInfo): how many nodes are reachable, each loop with its body's size.
+std::string describe_graph_info(const Lowered& l);
+/// Each value with its dtype, shape and register layout (Layout), the values every thread holds whole
+/// on one line.
+std::string describe_value_layouts(const Lowered& l);
+/// The values whose contiguity, divisibility or constancy (AxisInfo) is not the default of 1.
+std::string describe_axes(const Lowered& l);
+/// The value that takes the most registers per thread, against kMaxValueRegisters.
+std::string describe_register_budget(const Lowered& l);
+/// The kernel parameters (ArgumentPlan), one line per slot.
+std::string describe_arguments(const Lowered& l);
+/// The barriers between ops (BarrierPlan): the scratch-arena users and each planned barrier with why.
+std::string describe_barriers(const Lowered& l);
 
 /// What the user may want to change for speed, one sentence each, naming the source line: warnings for a
 /// dot left on CUDA cores and for a loop with tensor-core dots left unpipelined (and why), notes for an

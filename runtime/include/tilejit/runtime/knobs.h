@@ -34,7 +34,7 @@ inline constexpr auto kKnobSpecs = std::to_array<KnobSpec>({
     {"TILEJIT_LOG", "off, error, warn, info, debug, trace", "warn", "least severe message printed",
      false},
     {"TILEJIT_DUMP", "a comma-separated list of ir, cuda, ptx, all (or none)", "none",
-     "print the IR after each pass, the generated CUDA C++, the PTX", false},
+     "print the IR and the plans after each lowering step, the generated CUDA C++, the PTX", false},
     {"TILEJIT_DUMP_DIR", "a directory path", "unset (dumps go to stderr)",
      "write the TILEJIT_DUMP output to files in this directory instead of stderr", false},
     {"TILEJIT_INTERPRET", "1, 0, on, off", "0", "run kernels in the CPU interpreter instead of the GPU",

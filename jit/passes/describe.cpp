@@ -1,0 +1,181 @@
+// The plans the generated header prints, in readable text: descriptors, matrix products, pipelines, shared
+// memory and register layouts, one function per plan, and `describe`, which composes them.
+#include <algorithm>
+
+#include "tilejit/passes/passes.h"
+
+namespace tilejit::passes {
+
+namespace {
+std::string dims(const std::array<int32_t, ir::kMaxRank>& a, int rank) {
+  std::string s = "[";
+  for (int i = 0; i < rank; ++i) s += (i ? ", " : "") + std::to_string(a[static_cast<size_t>(i)]);
+  return s + "]";
+}
+
+std::string descriptor_line(const ir::Graph& g, const Descriptor& d) {
+  std::string line = "  ";
+  line +=
+      d.kind == DescKind::Device ? "workspace slot " + std::to_string(d.slot) : "d" + std::to_string(d.slot);
+  line += ": " + std::string(name_of(d.kind));
+  if (d.param >= 0) line += ", param " + g.params[static_cast<size_t>(d.param)].name;
+  if (d.view != ir::kNoNode)
+    line += ", view %" + std::to_string(d.view) + " (" + source_line(g, d.view) + ")";
+  if (!d.merge_groups.empty()) {
+    line += ", merged {";
+    for (size_t k = 0; k < d.merge_groups.size(); ++k)
+      line += (k ? ", " : "") + std::to_string(d.merge_groups[k]);
+    line += "}";
+  }
+  line += ", " + std::string(ir::name_of(d.dtype)) + ", box " + dims(d.box, d.rank) + ", estride " +
+          dims(d.estride, d.rank) + ", fill " + (d.fill ? "nan" : "zero");
+  if (d.swizzle > 0)
+    line += ", " + std::to_string(d.swizzle) + "B swizzle (" +
+            (d.used_by_store ? "conflict-free writes of the stored tile" : "a wgmma operand") + ")";
+  if (d.pieces > 1)
+    line += ", " + std::to_string(d.pieces) + " operations per access along dimension " +
+            std::to_string(d.split_dim) + " (the box is one piece of the tile)";
+  if (d.kind == DescKind::Device)
+    line += d.build_at == ir::kNoNode ? ", built at kernel start"
+                                      : std::string(", built at ") + source_line(g, d.build_at) +
+                                            (d.rebuilt_in_loop ? " (every iteration)" : "");
+  return line + "\n";
+}
+
+std::string operand_text(const MmaOperand& o) {
+  if (o.load == ir::kNoNode) return "%" + std::to_string(o.value) + " in registers";
+  if (o.k_major_copy)
+    return "K-major " + std::to_string(o.tile.swizzle) +
+           "B-swizzled copy (by the threads) of the M/N-major tile of %" + std::to_string(o.load);
+  return std::string(o.mn_major ? "MN" : "K") + "-major " + std::to_string(o.tile.swizzle) +
+         "B-swizzled tile of %" + std::to_string(o.load);
+}
+
+std::string pipelined_loop_line(const Lowered& l, NodeId f, const PipelinedLoop& p) {
+  const ir::Graph& g = l.graph;
+  std::string loads;
+  for (NodeId ld : p.loads) loads += (loads.empty() ? "%" : ", %") + std::to_string(ld);
+  std::string out = "software pipeline: loop %" + std::to_string(f) + " (" + source_line(g, f) + "), " +
+                    std::to_string(p.stages) + " stages of {" + loads + "} (" +
+                    std::to_string(p.stage_bytes) + " bytes each), issued " + std::to_string(p.stages - 1) +
+                    " iteration(s) ahead; one mbarrier per stage from " +
+                    std::to_string(l.smem.ring_barriers.at(f));
+  out +=
+      "; " + std::to_string(p.dots.size()) + " product(s), " +
+      (p.in_flight ? "the last kept in flight into the next iteration" : "each awaited where it is issued");
+  if (p.ring_persists) out += "; the ring position carries over from one run of the loop to the next";
+  if (auto early = l.pipe.issued_before.find(f); early != l.pipe.issued_before.end()) {
+    out += "; issued before it (used after it):";
+    for (NodeId ld : early->second) out += " %" + std::to_string(ld);
+  }
+  return out + "\n";
+}
+
+/// The pointer loads prefetch_loads issues one iteration ahead (Load attribute `ahead`), in node order.
+std::string register_prefetch(const Lowered& l) {
+  const ir::Graph& g = l.graph;
+  std::string out;
+  for (size_t i = 0; i < g.size(); ++i) {
+    const auto id = static_cast<NodeId>(i);
+    const NodeId f = l.info.loop[i];
+    if (l.info.position[i] < 0 || f == ir::kNoNode || g.node(id).op != ir::Op::Load || g.node(id).int_count < 2 ||
+        g.int_at(id, 1) != 1)
+      continue;
+    out += "register prefetch: loop %" + std::to_string(f) + " (" + source_line(g, f) + ") loads %" +
+           std::to_string(id) + " (" + source_line(g, id) +
+           ") one iteration ahead, the first iteration's before the loop\n";
+  }
+  return out;
+}
+
+std::string range(int begin, int64_t end) {
+  return "  [" + std::to_string(begin) + ", " + std::to_string(end) + ") ";
+}
+}  // namespace
+
+std::string describe_descriptors(const Lowered& l) {
+  std::string out = "descriptors:\n";
+  if (l.tma.descriptors.empty()) out += "  (none)\n";
+  for (const Descriptor& d : l.tma.descriptors) out += descriptor_line(l.graph, d);
+  return out;
+}
+
+std::string describe_mma(const Lowered& l) {
+  const ir::Graph& g = l.graph;
+  std::string out;
+  if (!l.mma.dots.empty() || !l.mma.cuda_cores.empty()) out += "matrix products:\n";
+  for (size_t i = 0; i < g.size(); ++i) {
+    const auto id = static_cast<NodeId>(i);
+    const auto it = l.mma.dots.find(id);
+    if (it == l.mma.dots.end()) continue;
+    const MmaDot& m = it->second;
+    out += "  %" + std::to_string(id) + " (" + source_line(g, id) + "): " + m.instruction() + "; " +
+           m.tiling.str() + "; a " + operand_text(m.a) + ", b " + operand_text(m.b) + "\n";
+  }
+  for (const auto& [id, why] : l.mma.cuda_cores)
+    out += "  %" + std::to_string(id) + " (" + source_line(g, id) +
+           "): CUDA cores (a scalar loop over shared memory), because " + why + "\n";
+  return out;
+}
+
+std::string describe_pipeline(const Lowered& l) {
+  std::string out;
+  // In the map's order, as the generated header has always listed them.
+  for (const auto& [f, p] : l.pipe.loops) out += pipelined_loop_line(l, f, p);
+  std::vector<std::pair<NodeId, std::string>> refused(l.pipe.not_pipelined.begin(),
+                                                      l.pipe.not_pipelined.end());
+  std::sort(refused.begin(), refused.end());
+  for (const auto& [f, why] : refused)
+    out += "not pipelined: loop %" + std::to_string(f) + " (" + source_line(l.graph, f) + "), because " +
+           why + "\n";
+  return out + register_prefetch(l);
+}
+
+std::string describe_shared_memory(const Lowered& l) {
+  const SmemPlan& s = l.smem;
+  std::string out = "shared memory: " + std::to_string(s.total_bytes) + " bytes\n";
+  for (const SmemBuffer& b : s.buffers) {
+    out += range(b.offset, b.offset + b.bytes) + b.role + " %" + std::to_string(b.node) + " (" +
+           source_line(l.graph, b.node) + ")";
+    if (!b.reuses.empty()) {
+      out += ", reusing the bytes of";
+      for (size_t k = 0; k < b.reuses.size(); ++k) {
+        const SmemBuffer& o = s.buffers[static_cast<size_t>(b.reuses[k])];
+        out += std::string(k ? ", " : " ") + o.role + " %" + std::to_string(o.node);
+      }
+      out += " from %" + std::to_string(b.live_from);
+    }
+    out += "\n";
+  }
+  if (s.desc_stage_offset >= 0)
+    out += range(s.desc_stage_offset, s.desc_stage_offset + 128 * l.tma.num_device) + "descriptor staging\n";
+  if (s.scratch_bytes > 0) out += range(s.scratch_offset, s.scratch_offset + s.scratch_bytes) + "scratch\n";
+  if (s.num_barriers > 0)
+    out += range(s.barrier_offset, s.barrier_offset + 8 * s.num_barriers) + std::to_string(s.num_barriers) +
+           " mbarrier(s)\n";
+  return out;
+}
+
+std::string describe_register_layouts(const Lowered& l) {
+  // In order of first use, with the values that have them.
+  std::vector<std::pair<std::string, std::string>> layouts;
+  for (size_t i = 0; i < l.graph.size(); ++i) {
+    const ValueLayout& v = l.layout.of[i];
+    if (v.kind != ValueLayout::Distributed || l.info.position[i] < 0) continue;
+    const std::string text = v.dist.str();
+    auto it = std::find_if(layouts.begin(), layouts.end(), [&](const auto& p) { return p.first == text; });
+    if (it == layouts.end()) it = layouts.insert(layouts.end(), {text, ""});
+    it->second += (it->second.empty() ? "%" : " %") + std::to_string(i);
+  }
+  std::string out = "register layouts:\n";
+  if (layouts.empty()) out += "  (every value is one element)\n";
+  for (const auto& [text, values] : layouts) out += "  " + text + ": " + values + "\n";
+  return out;
+}
+
+std::string describe(const Lowered& l) {
+  return describe_descriptors(l) + describe_mma(l) + describe_pipeline(l) + describe_shared_memory(l) +
+         describe_register_layouts(l);
+}
+
+}  // namespace tilejit::passes

@@ -1,0 +1,36 @@
+// What the user may change for a kernel's speed: one sentence per finding, naming the source line.
+#include <algorithm>
+
+#include "tilejit/passes/passes.h"
+
+namespace tilejit::passes {
+
+std::vector<codegen::PerformanceNote> performance_notes(const Lowered& l) {
+  std::vector<codegen::PerformanceNote> notes;
+  for (const auto& [id, why] : l.mma.cuda_cores)
+    notes.push_back({true, "dot at " + source_line(l.graph, id) +
+                               " runs on CUDA cores, not tensor cores, because " + why});
+  std::vector<std::pair<NodeId, std::string>> loops(l.pipe.not_pipelined.begin(), l.pipe.not_pipelined.end());
+  std::sort(loops.begin(), loops.end());
+  for (const auto& [f, why] : loops)
+    notes.push_back(
+        {true, "the loop at " + source_line(l.graph, f) +
+                   " is not software-pipelined (its TMA loads are issued " +
+                   "and awaited where they are used, and the tensor cores wait for them) because " + why});
+  for (size_t i = 0; i < l.graph.size(); ++i) {
+    const auto it = l.mma.dots.find(static_cast<NodeId>(i));
+    if (it == l.mma.dots.end()) continue;
+    for (const auto& [o, name] : {std::pair{&it->second.a, "a"}, std::pair{&it->second.b, "b"}})
+      if (o->k_major_copy)
+        notes.push_back(
+            {false,
+             "dot at " + source_line(l.graph, it->first) + ": its " + name + " tile (" +
+                 std::string(it->second.in == ir::DType::f32 ? "tf32" : ir::name_of(it->second.in)) +
+                 ") is loaded M/N-major, which wgmma does not read for this type: the threads copy it " +
+                 "K-major before every product (a pass over the tile and a barrier); a tile loaded " +
+                 "K-major (b as [N, K] with .trans(), a as [M, K]) avoids the copy"});
+  }
+  return notes;
+}
+
+}  // namespace tilejit::passes
