@@ -32,6 +32,8 @@ void Emitter::emit_load(NodeId id) {
   if (opt_.debug_checks) debug_pointer(id);
   if (n.int_count > 1 && g_.int_at(id, 1) == 1)
     line("// " + note(id) + ": the next iteration's elements, loaded while this one computes (prefetch_loads)");
+  if (n.int_count > 1 && g_.int_at(id, 1) == 2)
+    line("// " + note(id) + ": the loop's first elements, loaded before it (prefetch_loads)");
   std::string e = load_elem(p, at(ops[1]), n.dtype);
   if (masked) e = "(" + at(ops[2]) + " ? " + e + " : " + at(ops[3]) + ")";
   if (uniform(id)) {

@@ -73,8 +73,8 @@ std::string attributes_text(const Graph& g, NodeId id) {
     case Op::Load: case Op::Store: case Op::AtomicAdd: {
       const size_t most = op == Op::Load ? 2 : 1;  // [has_mask], a Load [has_mask, (ahead)]
       const auto flag = [](int64_t x) { return x == 0 || x == 1; };
-      if (v.empty() || v.size() > most || !flag(v[0]) || (v.size() == 2 && !flag(v[1]))) return positional(v);
-      return word(v[0], {"unmasked", "masked"}) + (v.size() == 2 && v[1] == 1 ? ", ahead" : "");
+      if (v.empty() || v.size() > most || !flag(v[0]) || (v.size() == 2 && (v[1] < 0 || v[1] > 2))) return positional(v);
+      return word(v[0], {"unmasked", "masked"}) + (v.size() == 2 && v[1] > 0 ? ", ahead=" + word(v[1], {"", "next", "first"}) : "");
     }
     case Op::DescLoad: case Op::DescStore: case Op::DescPrefetch: return tma(op, v);
     default: return positional(v);

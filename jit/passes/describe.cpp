@@ -79,7 +79,7 @@ std::string register_prefetch(const Lowered& l) {
     const auto id = static_cast<NodeId>(i);
     const NodeId f = l.info.loop[i];
     if (l.info.position[i] < 0 || f == ir::kNoNode || g.node(id).op != ir::Op::Load || g.node(id).int_count < 2 ||
-        g.int_at(id, 1) != 1)
+        g.int_at(id, 1) != 1)  // 1: the next iteration's load, in the loop body
       continue;
     out += "register prefetch: loop %" + std::to_string(f) + " (" + source_line(g, f) + ") loads %" +
            std::to_string(id) + " (" + source_line(g, id) +

@@ -225,7 +225,7 @@ class Prefetcher {
       const auto ops = g_.operands(l);
       std::vector<NodeId> load_ops{mapped(ops[0]), mapped(ops[1])};
       if (g_.int_at(l, 0) != 0) load_ops.insert(load_ops.end(), {mapped(ops[2]), mapped(ops[3])});
-      loads.push_back(add(r, l, Op::Load, n.dtype, n.shape, load_ops, {g_.int_at(l, 0), 1}));
+      loads.push_back(add(r, l, Op::Load, n.dtype, n.shape, load_ops, {g_.int_at(l, 0), fallback.empty() ? 2 : 1}));
     }
     add(r, loop, Op::Yield, DType::i32, scalar, loads);
     dst.pop_region();

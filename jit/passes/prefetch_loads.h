@@ -28,7 +28,8 @@ inline constexpr int64_t kMaxPrefetchBytesPerThread = 256;
 /// TMA-stores anywhere in its body (a store could write what a later iteration's load reads), when it
 /// has a dot (its loads belong to the product's pipeline), or when the prefetched values would need
 /// more than kMaxPrefetchBytesPerThread per thread.
-/// Prefetched loads carry the attribute `ahead` = 1 (Load i: [has_mask, ahead]).
+/// Prefetched loads carry the attribute `ahead` (Load i: [has_mask, ahead]): 1 for the next iteration's, in the
+/// loop body; 2 for the first iteration's, before the loop.
 ir::Graph prefetch_loads(const ir::Graph& g);
 
 }  // namespace tilejit::passes

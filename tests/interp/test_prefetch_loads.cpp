@@ -40,7 +40,7 @@ LoadCount loads_of(const ir::Graph& g) {
     const auto id = static_cast<NodeId>(i);
     if (info.position[i] < 0 || g.node(id).op != Op::Load) continue;
     ++c.all;
-    if (g.node(id).int_count > 1 && g.int_at(id, 1) == 1) ++c.ahead;
+    if (g.node(id).int_count > 1 && g.int_at(id, 1) != 0) ++c.ahead;  // 1: next iteration's, 2: first iteration's
   }
   return c;
 }

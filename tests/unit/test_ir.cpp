@@ -296,6 +296,6 @@ TEST_CASE("printer: attributes by name; a pool that does not match its op's layo
   CHECK(contains(text, "reduce.max %2 {axis=1}"));
   CHECK(contains(text, "tma.prefetch %0 {2, 64}"));
   CHECK(contains(text, "arange {start=0}"));
-  CHECK(contains(text, "load %0, %6 {unmasked, ahead}"));
+  CHECK(contains(text, "load %0, %6 {unmasked, ahead=next}"));
 }
 }  // TEST_SUITE

@@ -109,8 +109,9 @@
 //   Dot               o: [a(MxK), b(KxN), acc(MxN)]  i: [(precision)]   acc += a @ b, accumulated in acc's
 //                     dtype; precision (DotPrecision, f32 operands only, absent = ieee): tf32 truncates
 //                     the operands to tf32 (10 mantissa bits) before the products
-//   Load              o: [tensor, offsets, (mask, other)]  i: [has_mask, (ahead)]   ahead = 1: issued one
-//                     iteration before its use by passes::prefetch_loads (a hint for readers; same semantics)
+//   Load              o: [tensor, offsets, (mask, other)]  i: [has_mask, (ahead)]   ahead (a hint for readers, same
+//                     semantics): issued by passes::prefetch_loads, 1 = in a loop body for the next iteration,
+//                     2 = before the loop for its first iteration
 //   Store             o: [tensor, offsets, value, (mask)]  i: [has_mask]
 //   AtomicAdd         o: [tensor, offsets, value, (mask)]  i: [has_mask]   relaxed, device scope
 //   DescLoad          o: [tensor, coords(rank)...]   i: [rank, box(rank)..., estride(rank)..., fill, placement]
