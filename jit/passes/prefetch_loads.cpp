@@ -6,7 +6,6 @@
 #include <unordered_set>
 
 #include "passes/rewrite.h"
-#include "tilejit/config.h"
 #include "tilejit/error.h"
 #include "tilejit/passes/passes.h"
 
@@ -42,7 +41,7 @@ struct Target {
 
 class Planner {
  public:
-  Planner(const ir::Graph& g) : g_(g), info_(analyze(g)) {}
+  explicit Planner(const ir::Graph& g) : g_(g), info_(analyze(g)) {}
 
   std::unordered_map<NodeId, Target> targets() {
     std::unordered_map<NodeId, Target> out;
@@ -153,12 +152,9 @@ class Prefetcher {
  private:
   NodeId visit(detail::Rewriter& r, NodeId old) {
     if (targets_.count(old)) {
-      // The prologue: iteration lo's loads, issued before the loop (masked off when the loop does not run).
-      const auto ops = g_.operands(old);
-      const NodeId lo = r.map(ops[0]);
-      std::vector<NodeId> first = issue(r, old, lo);
-      const NodeId now = r.copy_with_ints(old, g_.ints(old), first);
-      return now;
+      // The prologue: iteration lo's loads, issued before the loop under if (lo < hi); the loop carries them in.
+      const std::vector<NodeId> first = issue(r, old, r.map(g_.operand(old, 0)));
+      return r.copy_with_ints(old, g_.ints(old), first);
     }
     if (auto a = anchor_.find(old); a != anchor_.end()) {
       const NodeId loop = a->second;

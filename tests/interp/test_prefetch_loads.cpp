@@ -3,11 +3,11 @@
 // interpreter on the same inputs, every trip count residue, empty loops included).
 #include <algorithm>
 #include <functional>
-#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "../../samples/sample_kernels.h"
 #include "interp_test_util.h"
 #include "tilejit/passes/passes.h"
 
@@ -88,26 +88,8 @@ void fill_random(Buffer& x, uint64_t seed) {
 }  // namespace
 
 TEST_CASE("prefetch_loads: the online softmax's reduction loop loads one block ahead; the loop that stores does not") {
-  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-  auto k = tilejit::kernel("online_softmax", [](dsl::Tensor<dsl::f32, 2> x, dsl::Tensor<dsl::f32, 2> y) {
-    using namespace tilejit::dsl;
-    constexpr int BN = 256;
-    auto row = program_id(0).to<i64>();
-    auto n = x.size(1).to<i32>();
-    auto cols = arange(0, BN);
-    Scalar<f32> m0 = kNegInf, s0 = 0.0f;
-    auto [m, s] = for_range(0, n, BN, std::tuple{m0, s0}, [&](Scalar<i32> kk, Scalar<f32> m, Scalar<f32> s) {
-      auto c = kk + cols;
-      auto v = load(x, row * x.stride(0) + c, c < n, kNegInf);
-      auto m_new = maximum(m, max(v, 0));
-      return std::tuple{m_new, s * exp(m - m_new) + sum(exp(v - m_new), 0)};
-    });
-    for_range(0, n, BN, [&](Scalar<i32> kk) {
-      auto c = kk + cols;
-      store(y, row * y.stride(0) + c, exp(load(x, row * x.stride(0) + c, c < n) - m) / s, c < n);
-    });
-  });
-  const Config cfg = Config{}.warps(2);
+  auto k = tilejit::samples::softmax_online_kernel();  // Block<"BN">: its value comes from the configuration
+  const Config cfg = Config({{"BN", 256}}, 2, 0);
   const auto g = k.trace(cfg);
   const ir::Graph h = after_prefetch(*g);
   // The first loop carries (m, s) and the next block; the second (it stores) is unchanged.
@@ -120,13 +102,15 @@ TEST_CASE("prefetch_loads: the online softmax's reduction loop loads one block a
       Buffer x(DType::f32, rows * n), y(DType::f32, rows * n);
       fill_random(x, static_cast<uint64_t>(n));
       same_results(*g, h, dim3(static_cast<uint32_t>(rows)), {&x}, {&y}, [&](const std::vector<Buffer>& b) {
-        return std::vector<KernelArg>{tensor_arg(b[0].arg({rows, n})), tensor_arg(b[1].arg({rows, n}))};
+        KernelArg bn;
+        bn.kind = KernelArg::Config;  // the traced graph holds BN; the argument only takes its place
+        return std::vector<KernelArg>{tensor_arg(b[0].arg({rows, n})), tensor_arg(b[1].arg({rows, n})), bn};
       });
     }
   }
 }
 
-TEST_CASE("prefetch_loads: unmasked and scalar loads get the loop's bound as their mask; empty loops read nothing") {
+TEST_CASE("prefetch_loads: unmasked and scalar loads of the next iteration run only when it does; empty loops read nothing") {
   auto k = tilejit::kernel("sum_blocks", [](dsl::Tensor<dsl::f32, 1> x, dsl::Tensor<dsl::f32, 1> w, dsl::Tensor<dsl::f32, 1> out,
                                             dsl::Scalar<dsl::i32> lo, dsl::Scalar<dsl::i32> hi, dsl::Scalar<dsl::i32> step) {
     using namespace tilejit::dsl;
