@@ -5,6 +5,7 @@
 
 #include "codegen/emitter.h"
 #include "codegen/prelude.h"
+#include "tilejit/ir/effects.h"
 
 namespace tilejit::codegen::detail {
 
@@ -60,16 +61,16 @@ std::string Emitter::signature() const {
   const std::string bounds = str(threads_) + (g_.min_programs_per_sm > 0 ? ", " + str(g_.min_programs_per_sm) : "");
   std::string s = "extern \"C\" __global__ void __launch_bounds__(" + bounds + ") " + entry_ + "(";
   const auto& slots = L_.args.plan.slots;
-  std::set<int> written;
+  // Pointers declared without const: the tensors the kernel writes (ir::written_params), and the bases of
+  // views, whose device-built descriptors and pointers are made from them.
+  const std::vector<int> writes = ir::written_params(g_);
+  std::set<int> written(writes.begin(), writes.end());
   for (size_t i = 0; i < g_.size(); ++i) {
     const auto id = static_cast<NodeId>(i);
-    const Op op = g_.node(id).op;
-    // Written through a pointer, or the base of a view (whose TMA stores write it).
-    if ((op == Op::Store || op == Op::AtomicAdd || op == Op::MakeView) && L_.info.position[i] >= 0) {
-      NodeId t = g_.operand(id, 0);
-      while (g_.node(t).op == Op::MergeView || g_.node(t).op == Op::MakeView) t = g_.operand(t, 0);
-      if (g_.node(t).op == Op::ParamTensor) written.insert(static_cast<int>(g_.int_at(t, 0)));
-    }
+    if (g_.node(id).op != Op::MakeView || L_.info.position[i] < 0) continue;
+    NodeId t = g_.operand(id, 0);
+    while (g_.node(t).op == Op::MergeView || g_.node(t).op == Op::MakeView) t = g_.operand(t, 0);
+    if (g_.node(t).op == Op::ParamTensor) written.insert(static_cast<int>(g_.int_at(t, 0)));
   }
   for (size_t k = 0; k < slots.size(); ++k) {
     const ArgSlot& a = slots[k];
