@@ -68,9 +68,7 @@ std::string Emitter::signature() const {
   for (size_t i = 0; i < g_.size(); ++i) {
     const auto id = static_cast<NodeId>(i);
     if (g_.node(id).op != Op::MakeView || L_.info.position[i] < 0) continue;
-    NodeId t = g_.operand(id, 0);
-    while (g_.node(t).op == Op::MergeView || g_.node(t).op == Op::MakeView) t = g_.operand(t, 0);
-    if (g_.node(t).op == Op::ParamTensor) written.insert(static_cast<int>(g_.int_at(t, 0)));
+    if (const int p = ir::tensor_param(g_, id); p >= 0) written.insert(p);
   }
   for (size_t k = 0; k < slots.size(); ++k) {
     const ArgSlot& a = slots[k];

@@ -2,6 +2,7 @@
 // pointer accesses validated on the GPU. A failed check prints one line, in the interpreter's words (kernel,
 // the op's file and line, rule, value, limit, program id), and traps.
 #include "codegen/emitter.h"
+#include "tilejit/ir/effects.h"
 #include "tilejit/tma_rules.h"
 
 namespace tilejit::codegen::detail {
@@ -127,8 +128,7 @@ void Emitter::debug_pointer(NodeId id) {
   const bool masked = g_.int_at(id, 0) != 0;
   const NodeId t = ops[0], offs = ops[1];
   const NodeId mask = !masked ? ir::kNoNode : op == Op::Load ? ops[2] : ops[3];
-  NodeId root = t;
-  while (g_.node(root).op == Op::MergeView || g_.node(root).op == Op::MakeView) root = g_.operand(root, 0);
+  const NodeId root = ir::view_base(g_, t);
   const std::string what = op == Op::Load ? "load" : op == Op::Store ? "store" : "atomic_add";
   line("// checked: the elements this access touches lie in its tensor (TILEJIT_DEBUG)");
   open("");

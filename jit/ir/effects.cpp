@@ -4,29 +4,16 @@
 #include <algorithm>
 
 namespace tilejit::ir {
-namespace {
-
-// The parameter a tensor value is a view of, or -1 when it is not derived from one (which the
-// front end does not produce).
-int root_param(const Graph& g, NodeId t) {
-  for (;;) {
-    const Node& n = g.node(t);
-    switch (n.op) {
-      case Op::ParamTensor:
-      case Op::ParamTensorArray:
-        return static_cast<int>(g.int_at(t, 0));
-      case Op::ArrayElem:
-      case Op::MergeView:
-      case Op::MakeView:
-        t = g.operand(t, 0);
-        break;
-      default:
-        return -1;
-    }
-  }
+NodeId view_base(const Graph& g, NodeId t) {
+  while (g.node(t).op == Op::MergeView || g.node(t).op == Op::MakeView) t = g.operand(t, 0);
+  return t;
 }
 
-}  // namespace
+int tensor_param(const Graph& g, NodeId t) {
+  for (t = view_base(g, t); g.node(t).op == Op::ArrayElem;) t = view_base(g, g.operand(t, 0));
+  const Op op = g.node(t).op;
+  return op == Op::ParamTensor || op == Op::ParamTensorArray ? static_cast<int>(g.int_at(t, 0)) : -1;
+}
 
 std::vector<int> written_params(const Graph& g) {
   std::vector<int> out;
@@ -34,7 +21,7 @@ std::vector<int> written_params(const Graph& g) {
   for (NodeId id = 0; id < static_cast<NodeId>(g.size()); ++id) {
     const Op op = g.node(id).op;
     if (op != Op::Store && op != Op::AtomicAdd && op != Op::DescStore) continue;
-    const int p = root_param(g, g.operand(id, 0));
+    const int p = tensor_param(g, g.operand(id, 0));
     if (p < 0)
       unknown = true;
     else
@@ -52,7 +39,7 @@ std::vector<int> written_params(const Graph& g) {
 NodeId first_write(const Graph& g, int param) {
   for (NodeId id = 0; id < static_cast<NodeId>(g.size()); ++id) {
     const Op op = g.node(id).op;
-    if ((op == Op::Store || op == Op::AtomicAdd || op == Op::DescStore) && root_param(g, g.operand(id, 0)) == param) return id;
+    if ((op == Op::Store || op == Op::AtomicAdd || op == Op::DescStore) && tensor_param(g, g.operand(id, 0)) == param) return id;
   }
   return kNoNode;
 }

@@ -7,6 +7,14 @@
 
 namespace tilejit::ir {
 
+/// The tensor that tensor node `t` is a view of: MergeView and MakeView are followed to the node they start
+/// from (a ParamTensor, an ArrayElem of a TensorArray, ...); any other node is its own base.
+NodeId view_base(const Graph& g, NodeId t);
+
+/// The parameter (index into Graph::params) tensor node `t` derives from, through views and TensorArray
+/// elements; -1 when it does not derive from one (which the front end does not produce).
+int tensor_param(const Graph& g, NodeId t);
+
 /// The indices (into Graph::params) of the Tensor and TensorArray parameters whose memory the
 /// kernel may write: the tensors a Store, AtomicAdd or DescStore (plain or reducing) reaches,
 /// directly or through views (MergeView, MakeView, ArrayElem), in any region, whether or not the
