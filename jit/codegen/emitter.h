@@ -21,11 +21,12 @@
 #pragma once
 
 #include <algorithm>
+#include <cctype>
 #include <functional>
 #include <map>
-#include <regex>
 #include <set>
 #include <string>
+#include <string_view>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -194,6 +195,13 @@ class Emitter {
     for (const layout::Term& t : v.dist.replica_terms()) o += (o.empty() ? "" : " && ") + digit(t, "i") + " == 0";
     return o;
   }
+  /// True when `text` holds `name` as a whole C identifier (not as part of a longer one).
+  static bool mentions(const std::string& text, std::string_view name) {
+    const auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; };
+    for (size_t p = text.find(name); p != std::string::npos; p = text.find(name, p + 1))
+      if ((p == 0 || !ident(text[p - 1])) && (p + name.size() == text.size() || !ident(text[p + name.size()]))) return true;
+    return false;
+  }
   /// a + b for index expressions, leaving out zeros.
   static std::string plus(const std::string& a, const std::string& b) {
     return a == "0" ? b : b == "0" ? a : a + " + " + b;
@@ -210,9 +218,8 @@ class Emitter {
     if (v.kind == ValueLayout::Uniform) {
       if (need_e) {
         open("");
-        static const std::regex kUsesE("(^|[^A-Za-z0-9_])e([^A-Za-z0-9_]|$)");
         bool uses_e = false;
-        for (const auto& s : body) uses_e = uses_e || std::regex_search(s, kUsesE);
+        for (const auto& s : body) uses_e = uses_e || mentions(s, "e");
         if (uses_e) line("const int e = 0;");
         for (const auto& s : body) line(s);
         close();
