@@ -88,25 +88,18 @@ class Planner {
   }
 
  private:
-  /// True when `x` lies in the body of `loop` (at any depth).
-  bool inside(NodeId x, NodeId loop) const {
-    for (NodeId f = info_.loop[static_cast<size_t>(x)]; f != ir::kNoNode; f = info_.loop[static_cast<size_t>(f)])
-      if (f == loop) return true;
-    return false;
-  }
-
   /// Collects the body nodes load `id`'s offsets, mask and fill value are computed from; false when one of
   /// them is not a pure function of the loop index and of values defined before the loop, or when the
   /// loaded tensor itself is made in the loop.
   bool collect(NodeId loop, NodeId id, std::unordered_set<NodeId>& need) const {
     const auto ops = g_.operands(id);
-    if (inside(ops[0], loop)) return false;
+    if (info_.inside(ops[0], loop)) return false;
     bool uses_index = false;
     std::vector<NodeId> work(ops.begin() + 1, ops.end());
     while (!work.empty()) {
       const NodeId x = work.back();
       work.pop_back();
-      if (!inside(x, loop) || need.count(x)) continue;
+      if (!info_.inside(x, loop) || need.count(x)) continue;
       const Op op = g_.node(x).op;
       if (op == Op::LoopIndex) {
         uses_index = true;

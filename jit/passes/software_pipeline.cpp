@@ -12,13 +12,6 @@ using ir::Op;
 
 namespace {
 
-/// True when `id` lies in the body of loop `f` (directly or nested).
-bool inside(const GraphInfo& info, NodeId id, NodeId f) {
-  for (NodeId l = info.loop[static_cast<size_t>(id)]; l != ir::kNoNode; l = info.loop[static_cast<size_t>(l)])
-    if (l == f) return true;
-  return false;
-}
-
 /// True when every reader of `v` takes it from registers (none reads its shared-memory tile in place).
 bool read_from_registers(const ir::Graph& g, const GraphInfo& info, NodeId v) {
   for (NodeId u : info.users[static_cast<size_t>(v)]) {
@@ -46,7 +39,7 @@ std::optional<PipelinedLoop> consider(const ir::Graph& g, const GraphInfo& info,
   p.dot = p.dots.back();
   // No tensor-core product in a nested loop or if (its waits would not be ordered with the ring's).
   for (const auto& [d, m] : mma.dots)
-    if (inside(info, d, f) && std::find(p.dots.begin(), p.dots.end(), d) == p.dots.end()) {
+    if (info.inside(d, f) && std::find(p.dots.begin(), p.dots.end(), d) == p.dots.end()) {
       why = "the tensor-core dot at " + source_line(g, d) + " lies in a loop or if nested in it";
       return std::nullopt;
     }
@@ -60,7 +53,7 @@ std::optional<PipelinedLoop> consider(const ir::Graph& g, const GraphInfo& info,
   std::set<NodeId> address;
   std::function<bool(NodeId)> computable = [&](NodeId v) -> bool {
     const ir::Node& n = g.node(v);
-    if (!inside(info, v, f)) return true;       // defined before the loop
+    if (!info.inside(v, f)) return true;       // defined before the loop
     if (n.op == Op::LoopIndex) return true;
     if (n.region != body || n.shape.numel() != 1 || ir::kind_of(n.op) != ir::OpKind::Pure) return false;
     if (n.op == Op::LoopResult || n.op == Op::IfResult) return false;

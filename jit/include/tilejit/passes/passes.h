@@ -38,6 +38,12 @@ struct GraphInfo {
 
   /// True when `id` may run more than once per program (it is inside a loop body).
   bool in_loop(NodeId id) const { return loop[static_cast<size_t>(id)] != ir::kNoNode; }
+  /// True when `id` lies in the body of loop `f`, directly or in a nested region or loop.
+  bool inside(NodeId id, NodeId f) const {
+    for (NodeId l = loop[static_cast<size_t>(id)]; l != ir::kNoNode; l = loop[static_cast<size_t>(l)])
+      if (l == f) return true;
+    return false;
+  }
 };
 
 GraphInfo analyze(const ir::Graph& g);
