@@ -227,3 +227,40 @@ TEST_CASE("gpu: loops without products load one iteration ahead (prefetch_loads)
     }
   }
 }
+
+TEST_CASE("gpu: prefetched loads in a loop nest and in a loop inside an if match the interpreter") {
+  // Both loops of the nest carry their next loads (the outer one a scalar per row, the inner one a block); the
+  // loop in the else branch starts from the nest's result. Row counts of 0, 1 and 3, row lengths around the block.
+  auto k = tilejit::kernel("nest_ahead", [](Tensor<f32, 2> x, Tensor<f32, 1> out, Scalar<i32> rows, Scalar<i32> flag) {
+    auto n = x.size(1).to<i32>();
+    auto cols = arange(0, 128);
+    auto total = for_range(0, rows, 1, zeros<f32>({128}), [&](Scalar<i32> r, Value<f32, 1> t) {
+      auto scale = load(x, r.to<i64>() * x.stride(0));
+      auto inner = for_range(0, n, 128, zeros<f32>({128}), [&](Scalar<i32> c, Value<f32, 1> a) {
+        auto cc = c + cols;
+        return a + load(x, r.to<i64>() * x.stride(0) + cc, cc < n);
+      });
+      return t + inner * scale;
+    });
+    auto picked = if_else(flag > 0, [&] { return total; }, [&] {
+      return for_range(0, n, 128, total, [&](Scalar<i32> c, Value<f32, 1> a) {
+        auto cc = c + cols;
+        return maximum(a, load(x, cc, cc < n, -1.0f));
+      });
+    });
+    store(out, program_id(0) * 128 + cols, picked);
+  });
+  for (int rows : {0, 1, 3})
+    for (int64_t n : {1, 127, 128, 129, 384}) {
+      SUBCASE(("rows " + std::to_string(rows) + ", n " + std::to_string(n)).c_str()) {
+        Twin<f32, 2> x({3, n});
+        Twin<f32, 1> out0({2 * 128}), out1({2 * 128});
+        x.randomize(74, -1, 1);
+        out0.fill_byte(0);
+        out1.fill_byte(0);
+        int r = rows, off = 0, on = 1;
+        run_both(k, tilejit::dim3(2), Config{}.warps(2), 1e-5, x, out0, r, off);
+        run_both(k, tilejit::dim3(2), Config{}.warps(2), 1e-5, x, out1, r, on);
+      }
+    }
+}
