@@ -55,21 +55,10 @@ void Emitter::emit_for(NodeId id) {
     if (g_.node(b).op == Op::LoopIndex) index = b;
     if (g_.node(b).op == Op::LoopArg) args[static_cast<size_t>(g_.int_at(b, 0))] = b;
   }
-  std::vector<std::pair<NodeId, NodeId>> init;
-  for (size_t k = 0; k < carried; ++k) {
-    if (args[k] == ir::kNoNode) continue;
-    line(decl(args[k]) + ";  // loop-carried value " + str(static_cast<int64_t>(k)));
-    init.push_back({args[k], ops[3 + k]});
-  }
-  assign_all(init);
   const std::string iv = index == ir::kNoNode ? "tj_i" + str(id) : var(index);
   if (index != ir::kNoNode) name_[static_cast<size_t>(index)] = iv;
   const auto pipe = L_.pipe.loops.find(id);
   if (pipe != L_.pipe.loops.end()) {
-    // Pins the accumulator's initial value here: otherwise the compiler sinks it into the path that skips
-    // the loop, after the loop's last wgmma, and ptxas then serializes every wgmma of the kernel (C7515).
-    if (pipe->second.in_flight)
-      line(register_fence(g_.operand(pipe->second.dot, 2)) + "  // the accumulator's first value stays before the loop");
     if (auto early = L_.pipe.issued_before.find(id); early != L_.pipe.issued_before.end())
       for (NodeId l : early->second) issue_desc_load(l);
     const std::string f = str(id), s = str(pipe->second.stages);
@@ -98,6 +87,17 @@ void Emitter::emit_for(NodeId id) {
     // written (products seeds 1416 and 2893, docs/testing.md).
     line("__syncwarp();  // thread 0 rejoins its warp before the loop's barriers and wgmma (.aligned: converged warps)");
   }
+  std::vector<std::pair<NodeId, NodeId>> init;
+  for (size_t k = 0; k < carried; ++k) {
+    if (args[k] == ir::kNoNode) continue;
+    line(decl(args[k]) + ";  // loop-carried value " + str(static_cast<int64_t>(k)));
+    init.push_back({args[k], ops[3 + k]});
+  }
+  assign_all(init);
+  // Pins the accumulator's initial value here: otherwise the compiler sinks it into the path that skips
+  // the loop, after the loop's last wgmma, and ptxas then serializes every wgmma of the kernel (C7515).
+  if (pipe != L_.pipe.loops.end() && pipe->second.in_flight)
+    line(register_fence(g_.operand(pipe->second.dot, 2)) + "  // the accumulator's first value stays before the loop");
   open("for (int " + iv + " = " + at(ops[0]) + "; " + iv + " < " + at(ops[1]) + "; " + iv + " += " + at(ops[2]) + ")", id);
   if (pipe != L_.pipe.loops.end())
     line("const int tj_stage" + str(id) + " = tj_it" + str(id) + " % " + str(pipe->second.stages) + ";");
@@ -106,8 +106,8 @@ void Emitter::emit_for(NodeId id) {
   std::vector<std::pair<NodeId, NodeId>> next;
   for (size_t k = 0; k < carried; ++k)
     if (args[k] != ir::kNoNode) next.push_back({args[k], g_.operand(yield, static_cast<int>(k))});
-  assign_all(next);
   if (pipe != L_.pipe.loops.end()) line("++tj_it" + str(id) + ";");
+  assign_all(next);
   close();
   if (pipe != L_.pipe.loops.end() && pipe->second.in_flight) {
     line("tj::wgmma_wait<0>();  // the last iteration's products");

@@ -205,14 +205,11 @@ void Emitter::emit_wgmma(NodeId id, const passes::MmaDot& m) {
       }
   }
   line("tj::wgmma_commit();");
+  close();
   auto pipe = std::find_if(L_.pipe.loops.begin(), L_.pipe.loops.end(), [&](const auto& p) { return p.second.dot == id; });
-  if (pipe != L_.pipe.loops.end() && pipe->second.in_flight) {
-    close();
-    return advance_pipeline(pipe->first, id);
-  }
+  if (pipe != L_.pipe.loops.end() && pipe->second.in_flight) return advance_pipeline(pipe->first, id);
   line("tj::wgmma_wait<0>();");
   line(register_fence(id));
-  close();
   if (pipe != L_.pipe.loops.end()) release_stage(pipe->first);
 }
 
