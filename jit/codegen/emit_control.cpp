@@ -58,35 +58,6 @@ void Emitter::emit_for(NodeId id) {
   const std::string iv = index == ir::kNoNode ? "tj_i" + str(id) : var(index);
   if (index != ir::kNoNode) name_[static_cast<size_t>(index)] = iv;
   const auto pipe = L_.pipe.loops.find(id);
-  if (pipe != L_.pipe.loops.end()) {
-    if (auto early = L_.pipe.issued_before.find(id); early != L_.pipe.issued_before.end())
-      for (NodeId l : early->second) issue_desc_load(l);
-    const std::string f = str(id), s = str(pipe->second.stages);
-    const bool persists = pipe->second.ring_persists;
-    line("// software pipeline: " + s + " stages; the TMA loads of iteration i + " + str(pipe->second.stages - 1) +
-         " are issued while iteration i computes");
-    line("const int tj_lo" + f + " = " + at(ops[0]) + ", tj_hi" + f + " = " + at(ops[1]) + ", tj_step" + f + " = " +
-         at(ops[2]) + ";");
-    if (persists) {
-      // The ring position counts every iteration of every run: stage = position % stages, and the phase of a
-      // stage's barrier flips once per pass over the ring, whatever the trip counts of earlier runs were.
-      line("int tj_it" + f + " = tj_ring" + f + ";  // ring position: iterations done, this run's and earlier runs'");
-      line("const int tj_it0_" + f + " = tj_it" + f + ";  // ring position of this run's first iteration");
-    } else {
-      line("int tj_it" + f + " = 0;  // iterations done");
-    }
-    open("if (tid == 0)");
-    line("#pragma unroll");
-    open("for (int tj_s = 0; tj_s < " + str(pipe->second.stages - 1) + "; ++tj_s)");
-    issue_stage(id, persists ? "(tj_it" + f + " + tj_s) % " + s : "tj_s", "tj_lo" + f + " + tj_s * tj_step" + f);
-    close();
-    close();
-    // Without it ptxas (CUDA 13.0) may close the prologue branch's divergent region only after the loop, and at one
-    // prologue stage (2 stages) it did: thread 0 then ran the loop apart from its warp, reached the CTA barrier after
-    // the threads' K-major copies on its own (synccheck: "Divergent thread(s) in warp"), and wgmma read copies not yet
-    // written (products seeds 1416 and 2893, docs/testing.md).
-    line("__syncwarp();  // thread 0 rejoins its warp before the loop's barriers and wgmma (.aligned: converged warps)");
-  }
   std::vector<std::pair<NodeId, NodeId>> init;
   for (size_t k = 0; k < carried; ++k) {
     if (args[k] == ir::kNoNode) continue;
@@ -99,22 +70,13 @@ void Emitter::emit_for(NodeId id) {
   if (pipe != L_.pipe.loops.end() && pipe->second.in_flight)
     line(register_fence(g_.operand(pipe->second.dot, 2)) + "  // the accumulator's first value stays before the loop");
   open("for (int " + iv + " = " + at(ops[0]) + "; " + iv + " < " + at(ops[1]) + "; " + iv + " += " + at(ops[2]) + ")", id);
-  if (pipe != L_.pipe.loops.end())
-    line("const int tj_stage" + str(id) + " = tj_it" + str(id) + " % " + str(pipe->second.stages) + ";");
   emit_region(body);
   const NodeId yield = g_.region(body).nodes.back();
   std::vector<std::pair<NodeId, NodeId>> next;
   for (size_t k = 0; k < carried; ++k)
     if (args[k] != ir::kNoNode) next.push_back({args[k], g_.operand(yield, static_cast<int>(k))});
-  if (pipe != L_.pipe.loops.end()) line("++tj_it" + str(id) + ";");
   assign_all(next);
   close();
-  if (pipe != L_.pipe.loops.end() && pipe->second.in_flight) {
-    line("tj::wgmma_wait<0>();  // the last iteration's products");
-    line(register_fence(pipe->second.dot));
-  }
-  if (pipe != L_.pipe.loops.end() && pipe->second.ring_persists)
-    line("tj_ring" + str(id) + " = tj_it" + str(id) + ";  // the next run goes on from here");
   for (NodeId u : L_.info.users[static_cast<size_t>(id)]) {
     if (g_.node(u).op != Op::LoopResult) continue;
     const NodeId arg = args[static_cast<size_t>(g_.int_at(u, 0))];

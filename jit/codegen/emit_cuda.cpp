@@ -162,13 +162,6 @@ void Emitter::emit_region(uint32_t r) {
 
 void Emitter::emit_node(NodeId id) {
   const ir::Node& n = g_.node(id);
-  if (auto fence = L_.smem.reuse_fences.find(id); fence != L_.smem.reuse_fences.end()) {
-    std::string which;
-    for (int b : fence->second.buffers) which += (which.empty() ? "tj_buf" : ", tj_buf") + str(b);
-    line("// " + which + " reuse" + (fence->second.buffers.size() == 1 ? "s" : "") + " the bytes of tiles no longer in use:");
-    if (fence->second.wait_tma_stores) line("if (tid == 0) tj::bulk_wait_group_read<0>();  // TMA stores have read them");
-    sync("every thread is done with them");
-  }
   switch (n.op) {
     case Op::ParamTensor: case Op::ParamTensorArray: case Op::MergeView:
       break;
@@ -242,6 +235,11 @@ void Emitter::emit_node(NodeId id) {
     case Op::If: emit_if(id); break;
     case Op::LoopIndex: case Op::LoopArg: case Op::LoopResult: case Op::IfResult: case Op::Yield:
       break;  // named and assigned by the For / If that owns them
+    case Op::TmaIssue: case Op::PipeBegin: case Op::PipePrologue: case Op::PipeStage: case Op::PipeWait:
+    case Op::PipeRefill: case Op::PipeAdvance: case Op::PipeEnd: case Op::WgmmaWait: case Op::CtaBarrier:
+    case Op::ReuseFence:
+      emit_schedule_op(id);
+      break;
     default:
       emit_elementwise(id);
       break;

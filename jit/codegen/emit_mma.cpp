@@ -206,64 +206,6 @@ void Emitter::emit_wgmma(NodeId id, const passes::MmaDot& m) {
   }
   line("tj::wgmma_commit();");
   close();
-  auto pipe = std::find_if(L_.pipe.loops.begin(), L_.pipe.loops.end(), [&](const auto& p) { return p.second.dot == id; });
-  if (pipe != L_.pipe.loops.end() && pipe->second.in_flight) return advance_pipeline(pipe->first, id);
-  line("tj::wgmma_wait<0>();");
-  line(register_fence(id));
-  if (pipe != L_.pipe.loops.end()) release_stage(pipe->first);
-}
-
-void Emitter::issue_stage(NodeId f, const std::string& stage, const std::string& index) {
-  const passes::PipelinedLoop& p = L_.pipe.loops.at(f);
-  const int first = L_.smem.ring_barriers.at(f);
-  const std::string bar = "&tj_bar[" + str(first) + " + " + stage + "]";
-  NodeId iv = ir::kNoNode;
-  for (NodeId b : g_.region(static_cast<uint32_t>(g_.int_at(f, 0))).nodes)
-    if (g_.node(b).op == Op::LoopIndex) iv = b;
-  open("");
-  if (iv != ir::kNoNode) {
-    line("const int " + name_[static_cast<size_t>(iv)] + " = " + index + ";  // the loop index of that iteration");
-    open("if (" + name_[static_cast<size_t>(iv)] + " < tj_hi" + str(f) + ")");
-  } else {
-    open("if (" + index + " < tj_hi" + str(f) + ")");
-  }
-  for (NodeId a : p.address_nodes) emit_node(a);
-  line("tj::mbarrier_arrive_expect_tx(" + bar + ", " + str(p.stage_bytes) + ");");
-  for (NodeId l : p.loads) {
-    const passes::LoadPlan& lp = L_.smem.loads.at(l);
-    const int rank = ir::tma_attrs(g_, l).rank;
-    const int64_t elems = g_.node(l).shape.numel();
-    tma_pieces(l, [&](const std::string& offset, const std::string& crd) {
-      line("tj::tma_load_" + str(rank) + "d(tj_buf" + str(lp.buffer) + " + " + stage + " * " + str(elems) + offset + ", " +
-           desc_addr(l) + ", " + bar + crd + ");  // " + where(l));
-    });
-  }
-  close();
-  close();
-}
-
-void Emitter::advance_pipeline(NodeId f, NodeId dot) {
-  line("tj::wgmma_wait<1>();  // this warpgroup's products of the previous iteration are done");
-  line(register_fence(dot));
-  line("__syncthreads();  // every warpgroup's are: the previous iteration's stage is free");
-  refill_stage(f);
-}
-
-void Emitter::release_stage(NodeId f) {
-  line("__syncthreads();  // every warpgroup's products of this iteration are done: the previous iteration's stage is free");
-  refill_stage(f);
-}
-
-void Emitter::refill_stage(NodeId f) {
-  const passes::PipelinedLoop& p = L_.pipe.loops.at(f);
-  const int s = p.stages;
-  const std::string it = "tj_it" + str(f);
-  open("if (tid == 0)");
-  line("const int tj_next = " + it + " + " + str(s - 1) + ";  // the iteration whose loads go into the freed stage");
-  // With a persistent ring, tj_next is a ring position: the loop index counts from this run's first one.
-  const std::string run = p.ring_persists ? "(tj_next - tj_it0_" + str(f) + ")" : "tj_next";
-  issue_stage(f, "tj_next % " + str(s), "tj_lo" + str(f) + " + " + run + " * tj_step" + str(f));
-  close();
 }
 
 void Emitter::emit_dot(NodeId id) {

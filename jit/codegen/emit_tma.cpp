@@ -88,15 +88,10 @@ void Emitter::tma_pieces(NodeId id, const std::function<void(const std::string&,
 void Emitter::emit_desc_load(NodeId id) {
   const passes::LoadPlan& lp = L_.smem.loads.at(id);
   if (auto pl = L_.pipe.loop_of.find(id); pl != L_.pipe.loop_of.end()) {
-    // Issued ahead by the software pipeline; the first load of the stage waits for all of them.
+    // Issued ahead by the software pipeline; the pipe.wait before the stage's first load waits for all of them.
     const NodeId f = pl->second;
     const std::string sv = str(f);
-    if (L_.pipe.loops.at(f).loads.front() == id)
-      line("tj::mbarrier_wait_parity(&tj_bar[" + str(L_.smem.ring_barriers.at(f)) + " + tj_stage" + sv + "], (tj_it" + sv +
-               " / " + str(L_.pipe.loops.at(f).stages) + ") & 1);  // the stage's loads have landed",
-           id);
-    else
-      line("// issued ahead with the stage's other loads", id);
+    if (L_.pipe.loops.at(f).loads.front() != id) line("// issued ahead with the stage's other loads", id);
     if (L_.smem.register_copies.count(id)) {
       // A tile read from registers (not by a tensor-core dot): copied out of this iteration's stage, which
       // is refilled only after the next iteration's barrier.

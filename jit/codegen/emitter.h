@@ -7,6 +7,7 @@
 //   emit_tma.cpp      TMA: descriptors built on the device, tile loads and stores
 //   emit_layout.cpp   data exchanged between threads: broadcast, convert, gather, reshape, permute, reduce
 //   emit_mma.cpp      matrix products (dot)
+//   emit_schedule.cpp the schedule ops: pipelines, waits, barriers, reuse fences
 //
 // Conventions of the emitted code (see also the prelude in jit/codegen/prelude/):
 //  - `tid` is threadIdx.x; thread 0 issues every TMA operation and owns the bulk groups.
@@ -480,17 +481,11 @@ class Emitter {
   std::string operand_address(const passes::MmaOperand& o) const;
   /// Copies a tf32 / 8-bit operand tile K-major (passes::MmaOperand::k_major_copy), all threads.
   void copy_k_major(const passes::MmaOperand& o, const char* which);
-  /// Software pipelining (passes::plan_pipeline): issues the loads of the iteration whose loop index is
-  /// `index` into stage `stage` of loop `f`'s ring (by one thread), when that iteration exists.
+  /// The schedule ops (ir.h; emit_schedule.cpp), each printed where it stands.
+  void emit_schedule_op(NodeId id);
+  /// Issues the loads of the iteration whose loop index is `index` into stage `stage` of pipelined loop `f`'s
+  /// ring (by one thread), when that iteration exists.
   void issue_stage(NodeId f, const std::string& stage, const std::string& index);
-  /// In a pipelined loop whose last product stays in flight: waits for the previous iteration's products,
-  /// releases its stage and refills it.
-  void advance_pipeline(NodeId f, NodeId dot);
-  /// In a pipelined loop whose products are waited for where they are issued: after the last one, releases
-  /// the previous iteration's stage and refills it.
-  void release_stage(NodeId f);
-  /// Thread 0 issues the loads `stages - 1` iterations ahead into the stage just released.
-  void refill_stage(NodeId f);
   void emit_load(NodeId id);
   /// Fills load_as_f32_ (emit_memory.cpp).
   void plan_loads_as_f32();

@@ -43,6 +43,30 @@ std::string tma(Op op, std::span<const int64_t> v) {
   return s + ", estride=" + list(v.subspan(1 + r, r)) + ", fill=" + word(v[1 + 2 * r], {"zero", "nan"}) + ", " +
          placement(v[2 + 2 * r]);
 }
+std::string ref(NodeId n) { return "%" + std::to_string(n); }
+
+/// A schedule op's attributes (ScheduleAttrs), the nodes it names as %ids.
+std::string schedule(const Graph& g, NodeId id) {
+  const Op op = g.node(id).op;
+  if (g.ints(id).size() != encode_schedule_attrs(op, {}).size()) return positional(g.ints(id));
+  const ScheduleAttrs a = schedule_attrs(g, id);
+  switch (op) {
+    case Op::TmaIssue: return "load=" + ref(a.node);
+    case Op::ReuseFence:  // the node it precedes may be an effect, printed without its id
+      return "before=" + ref(a.node) + " " + std::string(name_of(g.node(a.node).op));
+    case Op::WgmmaWait:
+      return "dot=" + ref(a.node) + ", pending=" + std::to_string(a.pending) + ", ends=" +
+             word(static_cast<int64_t>(a.when), {"this", "previous_iteration", "last_iteration"});
+    case Op::CtaBarrier: return "reason=" + word(static_cast<int64_t>(a.reason), {"stage_free_in_flight", "stage_free"});
+    case Op::PipeAdvance: case Op::PipeEnd: return "loop=" + ref(a.node);
+    case Op::PipeStage: return "loop=" + ref(a.node) + ", stages=" + std::to_string(a.stages);
+    case Op::PipeWait:
+      return "loop=" + ref(a.node) + ", stages=" + std::to_string(a.stages) + ", phase=(position / " +
+             std::to_string(a.stages) + ") & 1, first=" + ref(a.load);
+    default:
+      return "loop=" + ref(a.node) + ", stages=" + std::to_string(a.stages) + ", ring=" + (a.ring_persists ? "kernel" : "run");
+  }
+}
 }  // namespace
 
 std::string attributes_text(const Graph& g, NodeId id) {
@@ -77,7 +101,9 @@ std::string attributes_text(const Graph& g, NodeId id) {
       return word(v[0], {"unmasked", "masked"}) + (v.size() == 2 && v[1] > 0 ? ", ahead=" + word(v[1], {"", "next", "first"}) : "");
     }
     case Op::DescLoad: case Op::DescStore: case Op::DescPrefetch: return tma(op, v);
-    default: return positional(v);
+    default:
+      if (is_schedule_op(op)) return schedule(g, id);
+      return positional(v);
   }
 }
 

@@ -1,4 +1,5 @@
 // Graph construction, hash-consing, structural hashing and the TMA attribute layout.
+#include <algorithm>
 #include <bit>
 #include <cstring>
 
@@ -94,6 +95,22 @@ Graph::Graph() {
 uint32_t Graph::new_region(NodeId owner) {
   regions_.push_back(Region{{}, owner});
   return static_cast<uint32_t>(regions_.size() - 1);
+}
+
+NodeId Graph::insert(Op op, std::span<const int64_t> ints, NodeId anchor, bool after) {
+  check_internal(anchor >= 0 && static_cast<size_t>(anchor) < nodes_.size(), "insert: anchor out of range");
+  const Node& a = nodes_[static_cast<size_t>(anchor)];
+  const uint32_t region = a.region;
+  Node n{op, DType::i32, Shape{}, region, static_cast<uint32_t>(operands_.size()), 0,
+         static_cast<uint32_t>(ints_.size()), static_cast<uint32_t>(ints.size()), a.loc};
+  ints_.insert(ints_.end(), ints.begin(), ints.end());
+  const auto id = static_cast<NodeId>(nodes_.size());
+  nodes_.push_back(n);
+  auto& list = regions_[region].nodes;
+  auto at = std::find(list.begin(), list.end(), anchor);
+  check_internal(at != list.end(), "insert: anchor not in its region");
+  list.insert(after ? at + 1 : at, id);
+  return id;
 }
 
 void Graph::set_location(const char* file, uint32_t line) {
@@ -230,6 +247,49 @@ TmaAttrs tma_attrs(const Graph& g, NodeId id) {
   }
   a.placement = static_cast<int>(v[k++]);
   return a;
+}
+
+bool is_schedule_op(Op op) {
+  switch (op) {
+    case Op::TmaIssue: case Op::PipeBegin: case Op::PipePrologue: case Op::PipeStage: case Op::PipeWait:
+    case Op::PipeRefill: case Op::PipeAdvance: case Op::PipeEnd: case Op::WgmmaWait: case Op::CtaBarrier:
+    case Op::ReuseFence:
+      return true;
+    default:
+      return false;
+  }
+}
+
+ScheduleAttrs schedule_attrs(const Graph& g, NodeId id) {
+  const Op op = g.node(id).op;
+  const auto v = g.ints(id);
+  const std::vector<int64_t> want = encode_schedule_attrs(op, {});
+  check_internal(v.size() == want.size(), "schedule_attrs: wrong attribute count");
+  ScheduleAttrs a;
+  switch (op) {
+    case Op::CtaBarrier: a.reason = static_cast<BarrierReason>(v[0]); return a;
+    case Op::WgmmaWait:
+      a.node = static_cast<NodeId>(v[0]), a.pending = static_cast<int>(v[1]), a.when = static_cast<WaitFor>(v[2]);
+      return a;
+    default: break;
+  }
+  a.node = static_cast<NodeId>(v[0]);
+  if (v.size() > 1) a.stages = static_cast<int>(v[1]);
+  if (op == Op::PipeWait) a.load = static_cast<NodeId>(v[2]);
+  else if (v.size() > 2) a.ring_persists = v[2] != 0;
+  return a;
+}
+
+std::vector<int64_t> encode_schedule_attrs(Op op, const ScheduleAttrs& a) {
+  switch (op) {
+    case Op::TmaIssue: case Op::PipeAdvance: case Op::PipeEnd: case Op::ReuseFence: return {a.node};
+    case Op::PipeBegin: case Op::PipePrologue: case Op::PipeRefill: return {a.node, a.stages, a.ring_persists ? 1 : 0};
+    case Op::PipeStage: return {a.node, a.stages};
+    case Op::PipeWait: return {a.node, a.stages, a.load};
+    case Op::WgmmaWait: return {a.node, a.pending, static_cast<int64_t>(a.when)};
+    case Op::CtaBarrier: return {static_cast<int64_t>(a.reason)};
+    default: throw InternalError("encode_schedule_attrs of " + std::string(name_of(op)) + ", not a schedule op");
+  }
 }
 
 std::vector<int64_t> encode_tma_attrs(Op op, const TmaAttrs& a) {

@@ -19,7 +19,7 @@ void print_region(const Graph& g, uint32_t r, int indent, bool with_loc, std::st
     const Node& n = g.node(id);
     out += pad;
     if (n.op != Op::Yield && n.op != Op::Store && n.op != Op::AtomicAdd && n.op != Op::DescStore &&
-        n.op != Op::DescPrefetch) {
+        n.op != Op::DescPrefetch && !is_schedule_op(n.op)) {
       out += "%" + std::to_string(id) + ": " + std::string(name_of(n.dtype));
       if (n.shape.rank) out += n.shape.str();
       out += " = ";

@@ -26,6 +26,29 @@ struct Verifier {
   void expect(bool c, NodeId id, const char* why) const {
     if (!c) fail(id, why);
   }
+  /// A schedule op: its attribute count, and the kind of each node it names.
+  void schedule_op(NodeId id) const {
+    const Node& n = g.node(id);
+    expect(g.operands(id).empty(), id, "a schedule op takes no operands");
+    expect(n.int_count == encode_schedule_attrs(n.op, {}).size(), id, "wrong number of schedule attributes");
+    const auto names = [&](NodeId x, Op op) { return x >= 0 && static_cast<size_t>(x) < g.size() && g.node(x).op == op; };
+    const ScheduleAttrs a = schedule_attrs(g, id);
+    switch (n.op) {
+      case Op::TmaIssue: expect(names(a.node, Op::DescLoad), id, "names no TMA load"); break;
+      case Op::WgmmaWait:
+        expect(names(a.node, Op::Dot), id, "names no dot");
+        expect(a.pending >= 0 && a.pending <= 1 && static_cast<int>(a.when) <= 2, id, "pending or when out of range");
+        break;
+      case Op::CtaBarrier: expect(static_cast<int>(a.reason) <= 1, id, "barrier reason out of range"); break;
+      case Op::ReuseFence: expect(a.node >= 0 && static_cast<size_t>(a.node) < g.size(), id, "names no node"); break;
+      default:
+        expect(names(a.node, Op::For), id, "names no loop");
+        expect(n.op == Op::PipeAdvance || n.op == Op::PipeEnd || a.stages >= 2, id, "a pipeline has at least 2 stages");
+        expect(n.op != Op::PipeWait || names(a.load, Op::DescLoad), id, "names no TMA load");
+        break;
+    }
+  }
+
   void node(NodeId id, uint32_t region) {
     const Node& n = g.node(id);
     expect(n.region == region, id, "listed in a region it does not belong to");
@@ -112,7 +135,9 @@ struct Verifier {
         }
         break;
       }
-      default: break;
+      default:
+        if (is_schedule_op(n.op)) schedule_op(id);
+        break;
     }
     defined[static_cast<size_t>(id)] = 1;
     if (n.op == Op::Reduce) reduce(id);

@@ -51,6 +51,7 @@ std::string source_line(const ir::Graph& g, NodeId id) {
 }
 
 bool is_value(const ir::Graph& g, NodeId id) {
+  if (ir::is_schedule_op(g.node(id).op)) return false;
   switch (g.node(id).op) {
     case Op::ParamTensor: case Op::ParamTensorArray: case Op::ArrayElem: case Op::MergeView: case Op::MakeView:
     case Op::Store: case Op::AtomicAdd: case Op::DescStore: case Op::DescPrefetch:

@@ -94,13 +94,13 @@ class Planner {
 
   void node(NodeId id) {
     const ir::Node& n = g_.node(id);
-    if (l_.smem.reuse_fences.count(id)) passed_barrier();
     if (stages_through_scratch(l_, id)) scratch_write(id);
     switch (n.op) {
+      case ir::Op::ReuseFence: case ir::Op::CtaBarrier: passed_barrier(); break;
+      case ir::Op::TmaIssue: issue(ir::schedule_attrs(g_, id).node); break;
       case ir::Op::Dot:
         if (auto m = l_.mma.dots.find(id); m != l_.mma.dots.end() && (m->second.a.k_major_copy || m->second.b.k_major_copy))
           passed_barrier();  // the threads' K-major copies are complete before wgmma reads them
-        if (releases_stage(id)) passed_barrier();  // every warpgroup's products are done: a stage is refilled
         break;
       case ir::Op::DescLoad:
         if (!l_.pipe.loop_of.count(id) && !l_.pipe.early.count(id)) issue(id);
@@ -115,17 +115,7 @@ class Planner {
     if (builds_.count(id)) passed_barrier();  // a device-built descriptor is published
   }
 
-  /// Whether dot `id` is the last product of a pipelined loop, after which every thread meets at the barrier
-  /// that frees the previous iteration's stage for its refill.
-  bool releases_stage(NodeId id) const {
-    const NodeId f = l_.info.loop[static_cast<size_t>(id)];
-    const auto p = l_.pipe.loops.find(f);
-    return p != l_.pipe.loops.end() && p->second.dot == id;
-  }
-
   void loop(NodeId id) {
-    if (auto early = l_.pipe.issued_before.find(id); early != l_.pipe.issued_before.end())
-      for (NodeId load : early->second) issue(load);
     // The body begins again after any iteration, whose ops may still be reading the scratch arena.
     scratch_read_pending_ = true;
     loops_.push_back(LoopFrame{});

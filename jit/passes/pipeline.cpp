@@ -68,7 +68,8 @@ std::string stage_plan(const Lowered& l) {
   return out + or_none(describe_pipeline(l), "software pipeline") + describe_shared_memory(l);
 }
 
-// The table. Rewriting steps come first: the plans are keyed by the node ids of the graph they leave.
+// The table. Rewriting steps come first: the plans are keyed by the node ids of the graph they leave. The
+// one exception, insert_schedule_ops, only adds nodes (no id changes) once the plans it writes down exist.
 constexpr LoweringStep kSteps[] = {
     {"canonicalize", "folds casts to the same type, identity reshapes and permutes, integer constants", true,
      [](Lowered& l, const Options&) { l.graph = canonicalize(l.graph); }, nullptr},
@@ -108,6 +109,9 @@ constexpr LoweringStep kSteps[] = {
        l.args = plan_arguments(l.graph, l.tma, l.smem, threads(l), o.debug_checks);
      },
      describe_arguments},
+    {"insert_schedule_ops",
+     "writes the schedule into the graph: TMA issues, pipeline stages, waits, barriers, reuse fences", true,
+     [](Lowered& l, const Options&) { insert_schedule_ops(l); }, nullptr, true},
     {"plan_barriers", "the CTA barriers before scratch-arena writes and before reissued TMA loads", false,
      [](Lowered& l, const Options&) { l.barriers = plan_barriers(l); }, describe_barriers},
 };

@@ -59,6 +59,12 @@ std::vector<PlanCheck> plan_checks() {
       {"pipeline", "plan_stages", [](const passes::Lowered& l) { return !l.pipe.loops.empty(); }},
       {"shared memory", "plan_stages", [](const passes::Lowered& l) { return l.smem.total_bytes > 0; }},
       {"arguments", "plan_arguments", [](const passes::Lowered& l) { return !l.args.plan.slots.empty(); }},
+      {"schedule ops", "insert_schedule_ops",
+       [](const passes::Lowered& l) {
+         for (size_t i = 0; i < l.graph.size(); ++i)
+           if (tilejit::ir::is_schedule_op(l.graph.node(static_cast<tilejit::ir::NodeId>(i)).op)) return true;
+         return false;
+       }},
       {"barriers", "plan_barriers",
        [](const passes::Lowered& l) { return !l.barriers.scratch_users.empty(); }},
   };
@@ -76,7 +82,7 @@ size_t index_of(std::string_view step) {
 
 TEST_CASE("lowering steps: the table names every step once, rewriting steps first") {
   const auto steps = passes::lowering_steps();
-  REQUIRE(steps.size() == 15);
+  REQUIRE(steps.size() == 16);
   CHECK(steps.front().name == "canonicalize");
   CHECK(steps.back().name == "plan_barriers");
   bool rewriting = true;
@@ -85,8 +91,10 @@ TEST_CASE("lowering steps: the table names every step once, rewriting steps firs
     CHECK(!steps[i].what.empty());
     CHECK((steps[i].run != nullptr));
     CHECK((steps[i].rewrites_graph || steps[i].plan != nullptr));  // every step shows what it did
-    CHECK((!steps[i].rewrites_graph || rewriting));  // plans are keyed by the final graph's node ids
-    rewriting = steps[i].rewrites_graph;
+    CHECK((!steps[i].adds_only || steps[i].rewrites_graph));
+    // Plans are keyed by the final graph's node ids: after the first plan, a step may only add nodes.
+    CHECK((!steps[i].rewrites_graph || rewriting || steps[i].adds_only));
+    if (!steps[i].adds_only) rewriting = steps[i].rewrites_graph;
     for (size_t j = 0; j < i; ++j) CHECK(steps[j].name != steps[i].name);
   }
 }
@@ -136,7 +144,8 @@ TEST_CASE("lowering steps: the plan hook sees every plan after its step; the gra
   };
   passes::lower(*g, o, [&](std::string_view step, const tilejit::ir::Graph&) { graphs.emplace_back(step); });
   CHECK(graphs == std::vector<std::string>{"input", "canonicalize", "hoist_invariants", "prefetch_loads",
-                                           "eliminate_dead_code", "plan_tma", "insert_layout_conversions"});
+                                           "eliminate_dead_code", "plan_tma", "insert_layout_conversions",
+                                           "insert_schedule_ops"});
   std::vector<std::string> want;
   for (const passes::LoweringStep& s : passes::lowering_steps())
     if (s.plan) want.emplace_back(s.name);

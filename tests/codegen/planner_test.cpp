@@ -332,14 +332,14 @@ TEST_CASE("the pipeline dumps the graph after every rewriting pass") {
                            last = tilejit::ir::print(g);
                          });
   CHECK(passes == std::vector<std::string>{"input", "canonicalize", "hoist_invariants", "prefetch_loads", "eliminate_dead_code",
-                                            "plan_tma", "insert_layout_conversions"});
+                                            "plan_tma", "insert_layout_conversions", "insert_schedule_ops"});
   CHECK(last.find("tma.load") != std::string::npos);
   // The same hook through codegen::Options.
   int calls = 0;
   tilejit::codegen::Options o;
   o.dump_ir = [&](std::string_view, const tilejit::ir::Graph&) { ++calls; };
   tilejit::codegen::generate(*k.trace(Config{}), o);
-  CHECK(calls == 7);
+  CHECK(calls == 8);
 }
 
 TEST_CASE("canonicalize folds integer constants and no-op shape changes; dead code goes") {

@@ -126,6 +126,29 @@
 //   If                o: [cond, ...]  i: [then region, else region]
 //   IfResult          o: [if]         i: [k]
 //   Yield             o: [values...]  last node of a loop body / if branch / combine region
+//
+// Schedule ops (ScheduleAttrs): passes::insert_schedule_ops adds them after every plan is made, to say
+// where the asynchronous work of a kernel is issued, awaited and released. They take no operands and
+// yield no value; they name the nodes they order by id in their attributes (no pass renumbers the
+// graph after them). The interpreter, which has no asynchronous units, skips them.
+//   TmaIssue          i: [load]     thread 0 issues TMA load `load` here (before the loop that precedes
+//                                   its use); the load itself then only waits for it
+//   PipeBegin         i: [loop, stages, ring]   the software pipeline of For `loop` starts: its bounds and
+//                                   its ring position (0, or where the previous run of the loop ended
+//                                   when ring = 1: the loop runs more than once per program)
+//   PipePrologue      i: [loop, stages, ring]   thread 0 issues the loads of the first stages - 1 iterations
+//   PipeStage         i: [loop, stages]          first in the body: the stage of this iteration
+//   PipeWait          i: [loop, stages, load]    every thread waits for the stage's loads (the phase of
+//                                   its barrier is (position / stages) & 1); `load` is the first of them
+//   PipeRefill        i: [loop, stages, ring]    thread 0 issues the loads of iteration i + stages - 1 into
+//                                   the stage the previous iteration used
+//   PipeAdvance       i: [loop]     last before the yield: the ring position moves on
+//   PipeEnd           i: [loop]     after a loop with ring = 1: the position is kept for its next run
+//   WgmmaWait         i: [dot, pending, when]   waits until at most `pending` wgmma groups of this
+//                                   warpgroup are in flight (WaitFor `when` says which products that ends)
+//   CtaBarrier        i: [reason]   every thread of the program meets here (BarrierReason)
+//   ReuseFence        i: [at]       before the first use of buffers that take bytes earlier tiles held
+//                                   (SmemPlan::reuse_fences[at]): every thread and TMA store is done with them
 // `placement` (descriptor placement request): 0 = automatic, 1 = host-encoded, 2 = device-built.
 #pragma once
 
@@ -223,6 +246,9 @@ class Graph {
     return add(op, dtype, shape, std::span<const NodeId>(operands.begin(), operands.size()), ints);
   }
   uint32_t new_region(NodeId owner);
+  /// Adds a node without operands right before (or after) `anchor`, in its region, with its source location:
+  /// how passes::insert_schedule_ops places schedule ops. Ids of existing nodes do not change.
+  NodeId insert(Op op, std::span<const int64_t> ints, NodeId anchor, bool after);
   void push_region(uint32_t r) { region_stack_.push_back(r); }
   void pop_region() { region_stack_.pop_back(); }
   uint32_t current_region() const { return region_stack_.back(); }
@@ -325,5 +351,34 @@ struct TmaAttrs {
 };
 TmaAttrs tma_attrs(const Graph& g, NodeId id);
 std::vector<int64_t> encode_tma_attrs(Op op, const TmaAttrs& a);
+
+/// True for the schedule ops (TmaIssue ... ReuseFence).
+bool is_schedule_op(Op op);
+
+/// Which products a WgmmaWait ends.
+enum class WaitFor : uint8_t {
+  issued = 0,              ///< the dot's own group, right after it is issued
+  previous_iteration = 1,  ///< the previous iteration's (the dot's group stays in flight into the next one)
+  last_iteration = 2,      ///< after the loop: the last iteration's, which stayed in flight
+};
+
+/// Why a CtaBarrier is there.
+enum class BarrierReason : uint8_t {
+  stage_free_in_flight = 0,  ///< after each warpgroup's wait for the previous iteration's products: its stage is free
+  stage_free = 1,            ///< after each warpgroup's wait for this iteration's products: the previous stage is free
+};
+
+/// The attributes of a schedule op, by name (the table above says which each op has).
+struct ScheduleAttrs {
+  NodeId node = kNoNode;  ///< the loop (Pipe*), the load (TmaIssue), the dot (WgmmaWait), the node (ReuseFence)
+  int stages = 0;
+  bool ring_persists = false;
+  NodeId load = kNoNode;  ///< PipeWait: the stage's first load
+  int pending = 0;
+  WaitFor when = WaitFor::issued;
+  BarrierReason reason = BarrierReason::stage_free;
+};
+ScheduleAttrs schedule_attrs(const Graph& g, NodeId id);
+std::vector<int64_t> encode_schedule_attrs(Op op, const ScheduleAttrs& a);
 
 }  // namespace tilejit::ir

@@ -440,6 +440,14 @@ struct Lowered;
 /// Plans the barriers of a lowered kernel (its layouts, shared-memory, tensor-core and pipeline plans).
 BarrierPlan plan_barriers(const Lowered& l);
 
+/// Writes the schedule the plans decided into the graph as schedule ops (ir.h): for every pipelined loop its
+/// early TMA issues, pipe.begin and pipe.prologue before it, pipe.stage first in its body, pipe.wait before its
+/// ring's first load, pipe.advance before its yield, and after its last product the wait, the barrier that
+/// frees the previous iteration's stage and pipe.refill; a wgmma.wait after every other tensor-core dot;
+/// a smem.reuse_fence before each node SmemPlan::reuse_fences names. Nodes are only added (ids stay); the
+/// graph's analysis, layouts and axes are extended to the new nodes.
+void insert_schedule_ops(Lowered& l);
+
 // ---- kernel parameters -----------------------------------------------------------
 
 /// The kernel's parameters (LaunchPlan::slots) and the descriptors the runtime
@@ -488,6 +496,9 @@ struct LoweringStep {
   /// The plan the step made, in readable text (TILEJIT_DUMP=ir prints it after the step); nullptr when it
   /// only rewrites the graph.
   std::string (*plan)(const Lowered& l);
+  /// It only adds nodes to the graph, so that the ids the plans are keyed by stay valid: such a step may
+  /// follow the planning steps (insert_schedule_ops); every other rewriting step precedes them.
+  bool adds_only = false;
 };
 
 /// Every step of the lowering, in the order `lower` runs them.

@@ -1,0 +1,114 @@
+// The schedule ops (ir.h, made by passes::insert_schedule_ops): each one printed where it stands. A pipelined
+// loop's ring is tj_buf<b> + stage * tile elements per load and tj_bar[first + stage] per stage; its ring
+// position tj_it<loop> counts the iterations whose stages were consumed (kernel-wide when the ring persists).
+#include "codegen/emitter.h"
+
+namespace tilejit::codegen::detail {
+
+void Emitter::emit_schedule_op(NodeId id) {
+  const ir::ScheduleAttrs a = ir::schedule_attrs(g_, id);
+  const std::string f = str(a.node), s = str(a.stages);
+  switch (g_.node(id).op) {
+    case Op::ReuseFence: {
+      const passes::ReuseFence& fence = L_.smem.reuse_fences.at(a.node);
+      std::string which;
+      for (int b : fence.buffers) which += (which.empty() ? "tj_buf" : ", tj_buf") + str(b);
+      line("// " + which + " reuse" + (fence.buffers.size() == 1 ? "s" : "") + " the bytes of tiles no longer in use:");
+      if (fence.wait_tma_stores) line("if (tid == 0) tj::bulk_wait_group_read<0>();  // TMA stores have read them");
+      sync("every thread is done with them");
+      break;
+    }
+    case Op::TmaIssue: issue_desc_load(a.node); break;
+    case Op::PipeBegin: {
+      const auto ops = g_.operands(a.node);
+      line("// software pipeline: " + s + " stages; the TMA loads of iteration i + " + str(a.stages - 1) +
+           " are issued while iteration i computes");
+      line("const int tj_lo" + f + " = " + at(ops[0]) + ", tj_hi" + f + " = " + at(ops[1]) + ", tj_step" + f + " = " +
+           at(ops[2]) + ";");
+      if (a.ring_persists) {
+        // The ring position counts every iteration of every run: stage = position % stages, and the phase of a
+        // stage's barrier flips once per pass over the ring, whatever the trip counts of earlier runs were.
+        line("int tj_it" + f + " = tj_ring" + f + ";  // ring position: iterations done, this run's and earlier runs'");
+        line("const int tj_it0_" + f + " = tj_it" + f + ";  // ring position of this run's first iteration");
+      } else {
+        line("int tj_it" + f + " = 0;  // iterations done");
+      }
+      break;
+    }
+    case Op::PipePrologue:
+      open("if (tid == 0)");
+      line("#pragma unroll");
+      open("for (int tj_s = 0; tj_s < " + str(a.stages - 1) + "; ++tj_s)");
+      issue_stage(a.node, a.ring_persists ? "(tj_it" + f + " + tj_s) % " + s : "tj_s", "tj_lo" + f + " + tj_s * tj_step" + f);
+      close();
+      close();
+      // Without it ptxas (CUDA 13.0) may close the prologue branch's divergent region only after the loop, and at
+      // one prologue stage (2 stages) it did: thread 0 then ran the loop apart from its warp, reached the CTA
+      // barrier after the threads' K-major copies on its own (synccheck: "Divergent thread(s) in warp"), and
+      // wgmma read copies not yet written (products seeds 1416 and 2893, docs/testing.md).
+      line("__syncwarp();  // thread 0 rejoins its warp before the loop's barriers and wgmma (.aligned: converged warps)");
+      break;
+    case Op::PipeStage: line("const int tj_stage" + f + " = tj_it" + f + " % " + s + ";"); break;
+    case Op::PipeWait:
+      line("tj::mbarrier_wait_parity(&tj_bar[" + str(L_.smem.ring_barriers.at(a.node)) + " + tj_stage" + f + "], (tj_it" + f +
+               " / " + s + ") & 1);  // the stage's loads have landed",
+           a.load);
+      break;
+    case Op::PipeRefill: {
+      open("if (tid == 0)");
+      line("const int tj_next = tj_it" + f + " + " + str(a.stages - 1) + ";  // the iteration whose loads go into the freed stage");
+      // With a persistent ring, tj_next is a ring position: the loop index counts from this run's first one.
+      const std::string run = a.ring_persists ? "(tj_next - tj_it0_" + f + ")" : "tj_next";
+      issue_stage(a.node, "tj_next % " + s, "tj_lo" + f + " + " + run + " * tj_step" + f);
+      close();
+      break;
+    }
+    case Op::PipeAdvance: line("++tj_it" + f + ";"); break;
+    case Op::PipeEnd: line("tj_ring" + f + " = tj_it" + f + ";  // the next run goes on from here"); break;
+    case Op::WgmmaWait: {
+      static const char* const ends[] = {"", "  // this warpgroup's products of the previous iteration are done",
+                                         "  // the last iteration's products"};
+      line("tj::wgmma_wait<" + str(a.pending) + ">();" + ends[static_cast<int>(a.when)]);
+      line(register_fence(a.node));
+      break;
+    }
+    case Op::CtaBarrier:
+      sync(a.reason == ir::BarrierReason::stage_free_in_flight
+               ? "every warpgroup's are: the previous iteration's stage is free"
+               : "every warpgroup's products of this iteration are done: the previous iteration's stage is free");
+      break;
+    default: throw InternalError("emitter: " + std::string(ir::name_of(g_.node(id).op)) + " is not a schedule op");
+  }
+}
+
+void Emitter::issue_stage(NodeId f, const std::string& stage, const std::string& index) {
+  const passes::PipelinedLoop& p = L_.pipe.loops.at(f);
+  const int first = L_.smem.ring_barriers.at(f);
+  const std::string bar = "&tj_bar[" + str(first) + " + " + stage + "]";
+  NodeId iv = ir::kNoNode;
+  for (NodeId b : g_.region(static_cast<uint32_t>(g_.int_at(f, 0))).nodes)
+    if (g_.node(b).op == Op::LoopIndex) iv = b;
+  open("");
+  if (iv != ir::kNoNode) {
+    name_[static_cast<size_t>(iv)] = var(iv);  // declared here for the loads' coordinates, and again by the loop
+    line("const int " + var(iv) + " = " + index + ";  // the loop index of that iteration");
+    open("if (" + var(iv) + " < tj_hi" + str(f) + ")");
+  } else {
+    open("if (" + index + " < tj_hi" + str(f) + ")");
+  }
+  for (NodeId a : p.address_nodes) emit_node(a);
+  line("tj::mbarrier_arrive_expect_tx(" + bar + ", " + str(p.stage_bytes) + ");");
+  for (NodeId l : p.loads) {
+    const passes::LoadPlan& lp = L_.smem.loads.at(l);
+    const int rank = ir::tma_attrs(g_, l).rank;
+    const int64_t elems = g_.node(l).shape.numel();
+    tma_pieces(l, [&](const std::string& offset, const std::string& crd) {
+      line("tj::tma_load_" + str(rank) + "d(tj_buf" + str(lp.buffer) + " + " + stage + " * " + str(elems) + offset + ", " +
+           desc_addr(l) + ", " + bar + crd + ");  // " + where(l));
+    });
+  }
+  close();
+  close();
+}
+
+}  // namespace tilejit::codegen::detail

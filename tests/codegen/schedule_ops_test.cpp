@@ -1,0 +1,213 @@
+// Tests of insert_schedule_ops: where each schedule op lands in the graphs of the codegen suite's kernels
+// (a GEMM K loop with its products in flight, a persistent GEMM's ring that carries over between runs,
+// attention's two products per iteration, a bias load issued before the K loop, a dot outside any loop),
+// that the ops name the right nodes, that the printed graph shows them by name, and that the verifier
+// refuses malformed ones.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "emit_kernels.h"
+#include "tilejit/error.h"
+#include "tilejit/ir/ir.h"
+#include "tilejit/passes/passes.h"
+
+namespace passes = tilejit::passes;
+namespace ir = tilejit::ir;
+using ir::NodeId;
+using ir::Op;
+
+namespace {
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+passes::Lowered lowered(const char* name) {
+  const tilejit::testing::EmitCase* c = tilejit::testing::find_emit_case(name);
+  REQUIRE(c != nullptr);
+  return passes::lower(*c->trace(), c->options);
+}
+
+/// The ops of region `r` that a schedule is about (schedule ops, TMA loads, dots, loops, the yield), by name.
+std::vector<std::string> sequence(const ir::Graph& g, uint32_t r) {
+  std::vector<std::string> out;
+  for (NodeId id : g.region(r).nodes) {
+    const Op op = g.node(id).op;
+    if (ir::is_schedule_op(op) || op == Op::DescLoad || op == Op::Dot || op == Op::For || op == Op::Yield)
+      out.emplace_back(ir::name_of(op));
+  }
+  return out;
+}
+
+/// The pipelined loops of `l`, in program order.
+std::vector<NodeId> pipelined(const passes::Lowered& l) {
+  std::vector<NodeId> loops;
+  for (const auto& [f, p] : l.pipe.loops) loops.push_back(f);
+  std::sort(loops.begin(), loops.end(), [&](NodeId a, NodeId b) {
+    return l.info.position[static_cast<size_t>(a)] < l.info.position[static_cast<size_t>(b)];
+  });
+  return loops;
+}
+
+uint32_t body(const ir::Graph& g, NodeId f) { return static_cast<uint32_t>(g.int_at(f, 0)); }
+
+/// The schedule ops of `op` in the whole graph.
+std::vector<NodeId> all(const ir::Graph& g, Op op) {
+  std::vector<NodeId> out;
+  for (size_t i = 0; i < g.size(); ++i)
+    if (g.node(static_cast<NodeId>(i)).op == op) out.push_back(static_cast<NodeId>(i));
+  return out;
+}
+
+/// The names of the nodes right before and after `f` in its region, from `before` back and `after` on.
+std::vector<std::string> around(const ir::Graph& g, NodeId f, int before, int after) {
+  const auto& nodes = g.region(g.node(f).region).nodes;
+  const auto at = std::find(nodes.begin(), nodes.end(), f) - nodes.begin();
+  std::vector<std::string> out;
+  for (auto i = at - before; i <= at + after; ++i)
+    if (i >= 0 && static_cast<size_t>(i) < nodes.size()) out.emplace_back(ir::name_of(g.node(nodes[static_cast<size_t>(i)]).op));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("schedule ops: a GEMM K loop keeps its last product in flight; the stage is freed after the previous one") {
+  const passes::Lowered l = lowered("gemm_dot");
+  const ir::Graph& g = l.graph;
+  const auto loops = pipelined(l);
+  REQUIRE(loops.size() == 1);
+  const NodeId f = loops[0];
+  CHECK(l.pipe.loops.at(f).in_flight);
+  CHECK(sequence(g, body(g, f)) == std::vector<std::string>{"pipe.stage", "pipe.wait", "tma.load", "tma.load", "dot",
+                                                           "wgmma.wait", "barrier.cta", "pipe.refill", "pipe.advance",
+                                                           "yield"});
+  // Before the loop its bounds and prologue, after it the wait for the last products (the ring runs once).
+  CHECK(around(g, f, 2, 1) == std::vector<std::string>{"pipe.begin", "pipe.prologue", "for", "wgmma.wait"});
+  const auto waits = all(g, Op::WgmmaWait);
+  REQUIRE(waits.size() == 2);
+  for (NodeId w : waits) {
+    const ir::ScheduleAttrs a = ir::schedule_attrs(g, w);
+    CHECK(a.node == l.pipe.loops.at(f).dot);
+    if (l.info.loop[static_cast<size_t>(w)] == f) {
+      CHECK(a.pending == 1);
+      CHECK(a.when == ir::WaitFor::previous_iteration);
+    } else {
+      CHECK(a.pending == 0);
+      CHECK(a.when == ir::WaitFor::last_iteration);
+    }
+  }
+  const auto barriers = all(g, Op::CtaBarrier);
+  REQUIRE(barriers.size() == 1);
+  CHECK(ir::schedule_attrs(g, barriers[0]).reason == ir::BarrierReason::stage_free_in_flight);
+  const auto waits_for_stage = all(g, Op::PipeWait);
+  REQUIRE(waits_for_stage.size() == 1);
+  CHECK(ir::schedule_attrs(g, waits_for_stage[0]).load == l.pipe.loops.at(f).loads.front());
+  CHECK(all(g, Op::PipeEnd).empty());
+  // Every node has its analysis, layout and axis entry.
+  CHECK(l.info.position.size() == g.size());
+  CHECK(l.layout.of.size() == g.size());
+  CHECK(l.axes.size() == g.size());
+}
+
+TEST_CASE("schedule ops: a K loop inside a tile loop keeps its ring position between runs") {
+  const passes::Lowered l = lowered("persistent_gemm");
+  const ir::Graph& g = l.graph;
+  const auto loops = pipelined(l);
+  REQUIRE(loops.size() == 1);
+  const NodeId f = loops[0];
+  CHECK(l.info.in_loop(f));
+  for (Op op : {Op::PipeBegin, Op::PipePrologue, Op::PipeRefill}) {
+    const auto ops = all(g, op);
+    REQUIRE(ops.size() == 1);
+    CHECK(ir::schedule_attrs(g, ops[0]).ring_persists);
+    CHECK(ir::schedule_attrs(g, ops[0]).stages == 3);
+  }
+  CHECK(around(g, f, 0, 2) == std::vector<std::string>{"for", "wgmma.wait", "pipe.end"});
+  const std::string text = ir::print(g);
+  INFO(text);
+  CHECK(contains(text, "pipe.begin {loop=%" + std::to_string(f) + ", stages=3, ring=kernel}"));
+  CHECK(contains(text, "pipe.wait {loop=%" + std::to_string(f) + ", stages=3, phase=(position / 3) & 1, first=%"));
+  CHECK(contains(text, "pending=1, ends=previous_iteration}"));
+  CHECK(contains(text, "barrier.cta {reason=stage_free_in_flight}"));
+  CHECK(contains(text, "pipe.end {loop=%" + std::to_string(f) + "}"));
+}
+
+TEST_CASE("schedule ops: attention's two products are each awaited where they are issued; the stage is freed after the last") {
+  const passes::Lowered l = lowered("attention_loop");
+  const ir::Graph& g = l.graph;
+  const auto loops = pipelined(l);
+  REQUIRE(loops.size() == 1);
+  const NodeId f = loops[0];
+  const passes::PipelinedLoop& p = l.pipe.loops.at(f);
+  REQUIRE(p.dots.size() == 2);
+  CHECK_FALSE(p.in_flight);
+  const auto seq = sequence(g, body(g, f));
+  const std::vector<std::string> want{"pipe.stage", "pipe.wait", "tma.load", "dot", "wgmma.wait", "tma.load", "dot",
+                                      "wgmma.wait", "barrier.cta", "pipe.refill", "pipe.advance", "yield"};
+  CHECK(seq == want);
+  for (NodeId w : all(g, Op::WgmmaWait)) {
+    CHECK(ir::schedule_attrs(g, w).pending == 0);
+    CHECK(ir::schedule_attrs(g, w).when == ir::WaitFor::issued);
+  }
+  const auto barriers = all(g, Op::CtaBarrier);
+  REQUIRE(barriers.size() == 1);
+  CHECK(ir::schedule_attrs(g, barriers[0]).reason == ir::BarrierReason::stage_free);
+  // Nothing stays in flight past the loop.
+  CHECK(around(g, f, 0, 1).back() != "wgmma.wait");
+}
+
+TEST_CASE("schedule ops: a load the K loop does not feed is issued before the loop's prologue") {
+  const passes::Lowered l = lowered("gemm_bias_gelu");
+  const ir::Graph& g = l.graph;
+  const auto loops = pipelined(l);
+  REQUIRE(loops.size() == 1);
+  const NodeId f = loops[0];
+  REQUIRE(l.pipe.issued_before.count(f));
+  CHECK(around(g, f, 3, 0) == std::vector<std::string>{"tma.issue", "pipe.begin", "pipe.prologue", "for"});
+  const auto issues = all(g, Op::TmaIssue);
+  REQUIRE(issues.size() == 1);
+  CHECK(ir::schedule_attrs(g, issues[0]).node == l.pipe.issued_before.at(f).front());
+}
+
+TEST_CASE("schedule ops: a dot outside any loop is awaited right after it") {
+  const passes::Lowered l = lowered("dot_register_a");
+  const ir::Graph& g = l.graph;
+  CHECK(l.pipe.loops.empty());
+  REQUIRE(l.mma.dots.size() == 2);
+  for (const auto& [dot, m] : l.mma.dots) {
+    const auto& nodes = g.region(g.node(dot).region).nodes;
+    const auto at = std::find(nodes.begin(), nodes.end(), dot);
+    REQUIRE(at + 1 != nodes.end());
+    CHECK(g.node(at[1]).op == Op::WgmmaWait);
+    CHECK(ir::schedule_attrs(g, at[1]).node == dot);
+  }
+  CHECK(all(g, Op::PipeBegin).empty());
+  CHECK(all(g, Op::CtaBarrier).empty());
+}
+
+TEST_CASE("schedule ops: the verifier refuses one that names the wrong node or has the wrong attributes") {
+  const passes::Lowered l = lowered("gemm_dot");
+  const NodeId f = pipelined(l)[0];
+  const NodeId dot = l.pipe.loops.at(f).dot;
+  auto refused = [&](Op op, std::vector<int64_t> ints, NodeId anchor, const char* why) {
+    ir::Graph g = l.graph;
+    g.insert(op, ints, anchor, false);
+    try {
+      ir::verify(g);
+      FAIL("accepted: " << why);
+    } catch (const tilejit::InternalError& e) {
+      CHECK_MESSAGE(contains(e.what(), why), e.what());
+    }
+  };
+  refused(Op::PipeBegin, {dot, 2, 0}, f, "names no loop");
+  refused(Op::PipeBegin, {f, 1, 0}, f, "at least 2 stages");
+  refused(Op::PipeBegin, {f, 2}, f, "wrong number of schedule attributes");
+  refused(Op::WgmmaWait, {f, 0, 0}, f, "names no dot");
+  refused(Op::WgmmaWait, {dot, 2, 0}, f, "pending or when out of range");
+  refused(Op::TmaIssue, {dot}, f, "names no TMA load");
+  refused(Op::PipeWait, {f, 2, dot}, f, "names no TMA load");
+  refused(Op::CtaBarrier, {7}, f, "barrier reason out of range");
+  // The lowered graph itself verifies.
+  CHECK_NOTHROW(ir::verify(l.graph));
+}
