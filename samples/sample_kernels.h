@@ -311,6 +311,23 @@ inline auto swiglu_kernel() {
   });
 }
 
+/// SwiGLU as users write it with two weight matrices: the x tile is loaded once per K step and read by two
+/// products, gate = x wg^T and up = x wu^T, each into its own accumulator; out = silu(gate) * up. wg and wu
+/// are [N, K]. Both products stay in flight into the next K step (passes::PipelinedLoop::in_flight).
+inline auto swiglu_two_products_kernel() {
+  return tilejit::kernel("swiglu_two_products", [](Tensor<bf16, 2> x, Tensor<bf16, 2> wg, Tensor<bf16, 2> wu,
+                                                   Tensor<bf16, 2> out, Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
+    auto m = program_id(0) * BM, n = program_id(1) * BN;
+    auto init = std::tuple{zeros<f32>({BM, BN}), zeros<f32>({BM, BN})};
+    auto [gate, up] = for_range(0, x.size(1).to<i32>(), BK, init, [&](Scalar<i32> k, Value<f32, 2> g, Value<f32, 2> u) {
+      auto xt = descriptor_load(x, {m, k}, {BM, BK});
+      return std::tuple{dot(xt, descriptor_load(wg, {n, k}, {BN, BK}).trans(), g),
+                        dot(xt, descriptor_load(wu, {n, k}, {BN, BK}).trans(), u)};
+    });
+    descriptor_store(out, {m, n}, (gate * sigmoid(gate) * up).to<bf16>());
+  });
+}
+
 /// Attention forward (bf16, non-causal; bench/bench_attention and the tests): o = softmax(q k^T * scale) v for
 /// every head. q, k, v and o are [heads * seq, D], head h's rows from h * seq; program (i, h) computes the BM
 /// queries from i * BM of head h. A loop over the keys in blocks of BN: S = Q K^T (wgmma, K read transposed

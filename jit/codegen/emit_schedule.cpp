@@ -69,13 +69,13 @@ void Emitter::emit_schedule_op(NodeId id) {
       static const char* const ends[] = {"", "  // this warpgroup's products of the previous iteration are done",
                                          "  // the last iteration's products"};
       line("tj::wgmma_wait<" + str(a.pending) + ">();" + ends[static_cast<int>(a.when)]);
-      line(register_fence(a.node));
+      for (NodeId d : a.dots) line(register_fence(d));
       break;
     }
     case Op::CtaBarrier:
       sync(a.reason == ir::BarrierReason::stage_free_in_flight
                ? "every warpgroup's are: the previous iteration's stage is free"
-               : "every warpgroup's products of this iteration are done: the previous iteration's stage is free");
+               : "every thread is done with the previous iteration (its products were awaited in it): its stage is free");
       break;
     default: throw InternalError("emitter: " + std::string(ir::name_of(g_.node(id).op)) + " is not a schedule op");
   }

@@ -48,16 +48,21 @@ std::string ref(NodeId n) { return "%" + std::to_string(n); }
 /// A schedule op's attributes (ScheduleAttrs), the nodes it names as %ids.
 std::string schedule(const Graph& g, NodeId id) {
   const Op op = g.node(id).op;
-  if (g.ints(id).size() != encode_schedule_attrs(op, {}).size()) return positional(g.ints(id));
+  const size_t want = encode_schedule_attrs(op, {}).size();
+  if (op == Op::WgmmaWait ? g.ints(id).size() <= want : g.ints(id).size() != want) return positional(g.ints(id));
   const ScheduleAttrs a = schedule_attrs(g, id);
   switch (op) {
     case Op::TmaIssue: return "load=" + ref(a.node);
     case Op::ReuseFence:  // the node it precedes may be an effect, printed without its id
       return "before=" + ref(a.node) + " " + std::string(name_of(g.node(a.node).op));
-    case Op::WgmmaWait:
-      return "dot=" + ref(a.node) + ", pending=" + std::to_string(a.pending) + ", ends=" +
-             word(static_cast<int64_t>(a.when), {"this", "previous_iteration", "last_iteration"});
-    case Op::CtaBarrier: return "reason=" + word(static_cast<int64_t>(a.reason), {"stage_free_in_flight", "stage_free"});
+    case Op::WgmmaWait: {
+      std::string dots;
+      for (NodeId d : a.dots) dots += (dots.empty() ? "" : ", ") + ref(d);
+      return (a.dots.size() == 1 ? "dot=" + dots : "dots=[" + dots + "]") + ", pending=" + std::to_string(a.pending) +
+             ", ends=" + word(static_cast<int64_t>(a.when), {"this", "previous_iteration", "last_iteration"});
+    }
+    case Op::CtaBarrier:
+      return "reason=" + word(static_cast<int64_t>(a.reason), {"stage_free_in_flight", "stage_free"});
     case Op::PipeAdvance: case Op::PipeEnd: return "loop=" + ref(a.node);
     case Op::PipeStage: return "loop=" + ref(a.node) + ", stages=" + std::to_string(a.stages);
     case Op::PipeWait:

@@ -263,15 +263,17 @@ bool is_schedule_op(Op op) {
 ScheduleAttrs schedule_attrs(const Graph& g, NodeId id) {
   const Op op = g.node(id).op;
   const auto v = g.ints(id);
-  const std::vector<int64_t> want = encode_schedule_attrs(op, {});
-  check_internal(v.size() == want.size(), "schedule_attrs: wrong attribute count");
   ScheduleAttrs a;
-  switch (op) {
-    case Op::CtaBarrier: a.reason = static_cast<BarrierReason>(v[0]); return a;
-    case Op::WgmmaWait:
-      a.node = static_cast<NodeId>(v[0]), a.pending = static_cast<int>(v[1]), a.when = static_cast<WaitFor>(v[2]);
-      return a;
-    default: break;
+  if (op == Op::WgmmaWait) {
+    check_internal(v.size() >= 3, "schedule_attrs: a wgmma.wait without its dots");
+    a.pending = static_cast<int>(v[0]), a.when = static_cast<WaitFor>(v[1]);
+    for (size_t k = 2; k < v.size(); ++k) a.dots.push_back(static_cast<NodeId>(v[k]));
+    return a;
+  }
+  check_internal(v.size() == encode_schedule_attrs(op, {}).size(), "schedule_attrs: wrong attribute count");
+  if (op == Op::CtaBarrier) {
+    a.reason = static_cast<BarrierReason>(v[0]);
+    return a;
   }
   a.node = static_cast<NodeId>(v[0]);
   if (v.size() > 1) a.stages = static_cast<int>(v[1]);
@@ -286,7 +288,11 @@ std::vector<int64_t> encode_schedule_attrs(Op op, const ScheduleAttrs& a) {
     case Op::PipeBegin: case Op::PipePrologue: case Op::PipeRefill: return {a.node, a.stages, a.ring_persists ? 1 : 0};
     case Op::PipeStage: return {a.node, a.stages};
     case Op::PipeWait: return {a.node, a.stages, a.load};
-    case Op::WgmmaWait: return {a.node, a.pending, static_cast<int64_t>(a.when)};
+    case Op::WgmmaWait: {
+      std::vector<int64_t> v{a.pending, static_cast<int64_t>(a.when)};
+      v.insert(v.end(), a.dots.begin(), a.dots.end());
+      return v;
+    }
     case Op::CtaBarrier: return {static_cast<int64_t>(a.reason)};
     default: throw InternalError("encode_schedule_attrs of " + std::string(name_of(op)) + ", not a schedule op");
   }

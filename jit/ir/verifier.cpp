@@ -30,14 +30,15 @@ struct Verifier {
   void schedule_op(NodeId id) const {
     const Node& n = g.node(id);
     expect(g.operands(id).empty(), id, "a schedule op takes no operands");
-    expect(n.int_count == encode_schedule_attrs(n.op, {}).size(), id, "wrong number of schedule attributes");
+    const size_t want = encode_schedule_attrs(n.op, {}).size();  // a wgmma.wait: and at least one dot
+    expect(n.op == Op::WgmmaWait ? n.int_count > want : n.int_count == want, id, "wrong number of schedule attributes");
     const auto names = [&](NodeId x, Op op) { return x >= 0 && static_cast<size_t>(x) < g.size() && g.node(x).op == op; };
     const ScheduleAttrs a = schedule_attrs(g, id);
     switch (n.op) {
       case Op::TmaIssue: expect(names(a.node, Op::DescLoad), id, "names no TMA load"); break;
       case Op::WgmmaWait:
-        expect(names(a.node, Op::Dot), id, "names no dot");
-        expect(a.pending >= 0 && a.pending <= 1 && static_cast<int>(a.when) <= 2, id, "pending or when out of range");
+        for (NodeId d : a.dots) expect(names(d, Op::Dot), id, "names no dot");
+        expect(a.pending >= 0 && a.pending <= 8 && static_cast<int>(a.when) <= 2, id, "pending or when out of range");
         break;
       case Op::CtaBarrier: expect(static_cast<int>(a.reason) <= 1, id, "barrier reason out of range"); break;
       case Op::ReuseFence: expect(a.node >= 0 && static_cast<size_t>(a.node) < g.size(), id, "names no node"); break;

@@ -43,13 +43,17 @@ std::optional<PipelinedLoop> consider(const ir::Graph& g, const GraphInfo& info,
       why = "the tensor-core dot at " + source_line(g, d) + " lies in a loop or if nested in it";
       return std::nullopt;
     }
-  // In flight across iterations: the last product accumulates in place into a loop-carried value read only by
-  // it, and its result is only yielded.
-  const NodeId acc = g.operand(p.dot, 2);
+  // In flight across iterations: every product accumulates in place into a loop-carried value read only by it,
+  // and its result is only yielded (a GEMM's K loop; SwiGLU's gate and up as two dots).
   const NodeId yield = nodes.back();
-  p.in_flight = g.node(acc).op == Op::LoopArg && g.operand(acc, 0) == f && info.users[static_cast<size_t>(acc)].size() == 1;
-  for (NodeId u : info.users[static_cast<size_t>(p.dot)])
-    if (u != yield) p.in_flight = false;
+  p.in_flight = true;
+  for (NodeId d : p.dots) {
+    const NodeId acc = g.operand(d, 2);
+    p.in_flight = p.in_flight && g.node(acc).op == Op::LoopArg && g.operand(acc, 0) == f &&
+                  info.users[static_cast<size_t>(acc)].size() == 1;
+    for (NodeId u : info.users[static_cast<size_t>(d)])
+      if (u != yield) p.in_flight = false;
+  }
   std::set<NodeId> address;
   std::function<bool(NodeId)> computable = [&](NodeId v) -> bool {
     const ir::Node& n = g.node(v);

@@ -353,6 +353,9 @@ std::vector<EmitCase> make_cases() {
   cases.push_back(EmitCase{"persistent_gemm", "a tile loop around a pipelined K loop (samples::persistent_matmul_kernel), 3 stages",
                            Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 8, 3),
                            traced(tilejit::samples::persistent_matmul_kernel()), {}});
+  cases.push_back(EmitCase{"swiglu_two_products", "SwiGLU with two dots reading one x tile per K step, both kept in flight",
+                           Config({{"BM", 128}, {"BN", 64}, {"BK", 64}}, 8, 3),
+                           traced(tilejit::samples::swiglu_two_products_kernel()), {}});
   cases.push_back(EmitCase{"block_scaled_gemm", "a K loop with a TMA scale tile and a pointer load that feed no dot, 3 stages",
                            Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 8, 3),
                            traced(tilejit::samples::block_scaled_matmul_kernel()), {}});

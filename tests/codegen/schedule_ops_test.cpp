@@ -1,6 +1,7 @@
 // Tests of insert_schedule_ops: where each schedule op lands in the graphs of the codegen suite's kernels
 // (a GEMM K loop with its products in flight, a persistent GEMM's ring that carries over between runs,
-// attention's two products per iteration, a bias load issued before the K loop, a dot outside any loop),
+// attention's two products each awaited before its first use, SwiGLU's two products in flight together, a
+// bias load issued before the K loop, a dot outside any loop),
 // that the ops name the right nodes, that the printed graph shows them by name, and that the verifier
 // refuses malformed ones.
 #include <doctest/doctest.h>
@@ -88,7 +89,7 @@ TEST_CASE("schedule ops: a GEMM K loop keeps its last product in flight; the sta
   REQUIRE(waits.size() == 2);
   for (NodeId w : waits) {
     const ir::ScheduleAttrs a = ir::schedule_attrs(g, w);
-    CHECK(a.node == l.pipe.loops.at(f).dot);
+    CHECK(a.dots == std::vector<NodeId>{l.pipe.loops.at(f).dot});
     if (l.info.loop[static_cast<size_t>(w)] == f) {
       CHECK(a.pending == 1);
       CHECK(a.when == ir::WaitFor::previous_iteration);
@@ -133,7 +134,7 @@ TEST_CASE("schedule ops: a K loop inside a tile loop keeps its ring position bet
   CHECK(contains(text, "pipe.end {loop=%" + std::to_string(f) + "}"));
 }
 
-TEST_CASE("schedule ops: attention's two products are each awaited where they are issued; the stage is freed after the last") {
+TEST_CASE("schedule ops: attention's products are each awaited before their first use; the stage is freed after the last's issue") {
   const passes::Lowered l = lowered("attention_loop");
   const ir::Graph& g = l.graph;
   const auto loops = pipelined(l);
@@ -141,20 +142,62 @@ TEST_CASE("schedule ops: attention's two products are each awaited where they ar
   const NodeId f = loops[0];
   const passes::PipelinedLoop& p = l.pipe.loops.at(f);
   REQUIRE(p.dots.size() == 2);
-  CHECK_FALSE(p.in_flight);
+  CHECK_FALSE(p.in_flight);  // P V accumulates into acc * alpha, computed in the loop
   const auto seq = sequence(g, body(g, f));
-  const std::vector<std::string> want{"pipe.stage", "pipe.wait", "tma.load", "dot", "wgmma.wait", "tma.load", "dot",
-                                      "wgmma.wait", "barrier.cta", "pipe.refill", "pipe.advance", "yield"};
+  const std::vector<std::string> want{"pipe.stage", "pipe.wait", "tma.load",    "dot",         "wgmma.wait", "tma.load",
+                                      "dot",        "barrier.cta", "pipe.refill", "wgmma.wait", "pipe.advance", "yield"};
   CHECK(seq == want);
-  for (NodeId w : all(g, Op::WgmmaWait)) {
-    CHECK(ir::schedule_attrs(g, w).pending == 0);
-    CHECK(ir::schedule_attrs(g, w).when == ir::WaitFor::issued);
+  // S's wait comes right before its first reader (the scaling), P V's before the yield, after the row sum.
+  const auto waits = all(g, Op::WgmmaWait);
+  REQUIRE(waits.size() == 2);
+  for (NodeId w : waits) {
+    const ir::ScheduleAttrs a = ir::schedule_attrs(g, w);
+    REQUIRE(a.dots.size() == 1);
+    CHECK(a.pending == 0);
+    CHECK(a.when == ir::WaitFor::issued);
+    const auto& nodes = g.region(body(g, f)).nodes;
+    const auto at = std::find(nodes.begin(), nodes.end(), w);
+    REQUIRE(at + 1 != nodes.end());
+    if (a.dots[0] == p.dots[0]) {
+      const auto next = g.operands(at[1]);
+      CHECK(std::find(next.begin(), next.end(), p.dots[0]) != next.end());  // the next statement reads S
+    } else {
+      CHECK(a.dots[0] == p.dots[1]);
+      CHECK(g.node(at[1]).op == Op::PipeAdvance);
+      CHECK(g.node(at[-1]).op != Op::Dot);  // something (the row sum) runs while P V is in flight
+    }
   }
   const auto barriers = all(g, Op::CtaBarrier);
   REQUIRE(barriers.size() == 1);
   CHECK(ir::schedule_attrs(g, barriers[0]).reason == ir::BarrierReason::stage_free);
   // Nothing stays in flight past the loop.
   CHECK(around(g, f, 0, 1).back() != "wgmma.wait");
+}
+
+TEST_CASE("schedule ops: two products that accumulate in place stay in flight together") {
+  const passes::Lowered l = lowered("swiglu_two_products");
+  const ir::Graph& g = l.graph;
+  const auto loops = pipelined(l);
+  REQUIRE(loops.size() == 1);
+  const NodeId f = loops[0];
+  const passes::PipelinedLoop& p = l.pipe.loops.at(f);
+  REQUIRE(p.dots.size() == 2);
+  CHECK(p.in_flight);
+  CHECK(sequence(g, body(g, f)) == std::vector<std::string>{"pipe.stage", "pipe.wait", "tma.load", "tma.load", "dot",
+                                                           "tma.load", "dot", "wgmma.wait", "barrier.cta",
+                                                           "pipe.refill", "pipe.advance", "yield"});
+  const auto waits = all(g, Op::WgmmaWait);
+  REQUIRE(waits.size() == 2);
+  for (NodeId w : waits) {
+    const ir::ScheduleAttrs a = ir::schedule_attrs(g, w);
+    CHECK(a.dots == p.dots);
+    const bool in_body = l.info.loop[static_cast<size_t>(w)] == f;
+    CHECK(a.pending == (in_body ? 2 : 0));
+    CHECK(a.when == (in_body ? ir::WaitFor::previous_iteration : ir::WaitFor::last_iteration));
+  }
+  const std::string text = ir::print(g);
+  CHECK(contains(text, "wgmma.wait {dots=[%" + std::to_string(p.dots[0]) + ", %" + std::to_string(p.dots[1]) +
+                           "], pending=2, ends=previous_iteration}"));
 }
 
 TEST_CASE("schedule ops: a load the K loop does not feed is issued before the loop's prologue") {
@@ -180,7 +223,7 @@ TEST_CASE("schedule ops: a dot outside any loop is awaited right after it") {
     const auto at = std::find(nodes.begin(), nodes.end(), dot);
     REQUIRE(at + 1 != nodes.end());
     CHECK(g.node(at[1]).op == Op::WgmmaWait);
-    CHECK(ir::schedule_attrs(g, at[1]).node == dot);
+    CHECK(ir::schedule_attrs(g, at[1]).dots == std::vector<NodeId>{dot});
   }
   CHECK(all(g, Op::PipeBegin).empty());
   CHECK(all(g, Op::CtaBarrier).empty());
@@ -203,8 +246,10 @@ TEST_CASE("schedule ops: the verifier refuses one that names the wrong node or h
   refused(Op::PipeBegin, {dot, 2, 0}, f, "names no loop");
   refused(Op::PipeBegin, {f, 1, 0}, f, "at least 2 stages");
   refused(Op::PipeBegin, {f, 2}, f, "wrong number of schedule attributes");
-  refused(Op::WgmmaWait, {f, 0, 0}, f, "names no dot");
-  refused(Op::WgmmaWait, {dot, 2, 0}, f, "pending or when out of range");
+  refused(Op::WgmmaWait, {0, 0, f}, f, "names no dot");
+  refused(Op::WgmmaWait, {0, 0}, f, "wrong number of schedule attributes");
+  refused(Op::WgmmaWait, {9, 0, dot}, f, "pending or when out of range");
+  refused(Op::WgmmaWait, {0, 3, dot}, f, "pending or when out of range");
   refused(Op::TmaIssue, {dot}, f, "names no TMA load");
   refused(Op::PipeWait, {f, 2, dot}, f, "names no TMA load");
   refused(Op::CtaBarrier, {7}, f, "barrier reason out of range");

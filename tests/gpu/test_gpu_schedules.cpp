@@ -66,6 +66,26 @@ TEST_CASE("gpu: a fused SwiGLU (reshape, where and sum of an accumulator) matche
   }
 }
 
+TEST_CASE("gpu: SwiGLU with two products per K step (one x tile, both kept in flight) matches the interpreter") {
+  // Both accumulators stay in flight into the next K step: the wait for the previous step's two groups frees its
+  // stage. K steps of every residue of the stage count, and K off the tile multiple (zero fill).
+  auto kern = tilejit::samples::swiglu_two_products_kernel();
+  for (int stages = 1; stages <= 4; ++stages) {
+    for (int64_t K : {int64_t{64} * (stages + 1), int64_t{64} * (stages + 2) - 24}) {
+      SUBCASE(("M 256 N 128 K " + std::to_string(K) + ", 128x64x64 tiles, 8 warps, " + std::to_string(stages) + " stages").c_str()) {
+        const int64_t M = 256, N = 128;
+        Twin<bf16, 2> x({M, K}), wg({N, K}), wu({N, K}), out({M, N});
+        x.randomize(91, -1, 1);
+        wg.randomize(92, -1, 1);
+        wu.randomize(93, -1, 1);
+        out.fill_byte(0);
+        run_both(kern, tilejit::dim3(static_cast<uint32_t>(M / 128), static_cast<uint32_t>(N / 64)),
+                 Config({{"BM", 128}, {"BN", 64}, {"BK", 64}}, 8, stages), 1e-2, x, wg, wu, out);
+      }
+    }
+  }
+}
+
 TEST_CASE("gpu: a block-scaled GEMM (a TMA scale tile and a pointer load in the K loop) matches the interpreter") {
   // The scale tile feeds no dot: it rides in the ring of stages with the operand tiles and is read from the
   // current stage. K off the tile multiple: the last block's tiles are zero-filled past K.

@@ -144,8 +144,9 @@
 //                                   the stage the previous iteration used
 //   PipeAdvance       i: [loop]     last before the yield: the ring position moves on
 //   PipeEnd           i: [loop]     after a loop with ring = 1: the position is kept for its next run
-//   WgmmaWait         i: [dot, pending, when]   waits until at most `pending` wgmma groups of this
-//                                   warpgroup are in flight (WaitFor `when` says which products that ends)
+//   WgmmaWait         i: [pending, when, dots...]   waits until at most `pending` wgmma groups of this
+//                                   warpgroup are in flight, which ends the products of `dots` (WaitFor
+//                                   `when` says of which iteration); their registers are theirs again
 //   CtaBarrier        i: [reason]   every thread of the program meets here (BarrierReason)
 //   ReuseFence        i: [at]       before the first use of buffers that take bytes earlier tiles held
 //                                   (SmemPlan::reuse_fences[at]): every thread and TMA store is done with them
@@ -365,18 +366,19 @@ enum class WaitFor : uint8_t {
 /// Why a CtaBarrier is there.
 enum class BarrierReason : uint8_t {
   stage_free_in_flight = 0,  ///< after each warpgroup's wait for the previous iteration's products: its stage is free
-  stage_free = 1,            ///< after each warpgroup's wait for this iteration's products: the previous stage is free
+  stage_free = 1,            ///< every thread is done with the previous iteration, whose products were all awaited in it
 };
 
 /// The attributes of a schedule op, by name (the table above says which each op has).
 struct ScheduleAttrs {
-  NodeId node = kNoNode;  ///< the loop (Pipe*), the load (TmaIssue), the dot (WgmmaWait), the node (ReuseFence)
+  NodeId node = kNoNode;  ///< the loop (Pipe*), the load (TmaIssue), the node (ReuseFence)
   int stages = 0;
   bool ring_persists = false;
   NodeId load = kNoNode;  ///< PipeWait: the stage's first load
   int pending = 0;
   WaitFor when = WaitFor::issued;
   BarrierReason reason = BarrierReason::stage_free;
+  std::vector<NodeId> dots;  ///< WgmmaWait: the products it ends, in issue order
 };
 ScheduleAttrs schedule_attrs(const Graph& g, NodeId id);
 std::vector<int64_t> encode_schedule_attrs(Op op, const ScheduleAttrs& a);

@@ -276,9 +276,10 @@ struct PipelinedLoop {
   std::vector<NodeId> address_nodes;  ///< body nodes their coordinates need (pure scalars), in program order
   std::vector<NodeId> dots;           ///< the body's wgmma dots, in program order (attention has two)
   NodeId dot = ir::kNoNode;           ///< the last of them: after its wait the previous iteration's stage is free
-  /// `dot` accumulates in place into a loop-carried value and is only yielded (a GEMM's K loop): its
-  /// products stay in flight into the next iteration (a wait for one group in flight). Otherwise every
-  /// product is waited for where it is issued, and the refill follows the last one.
+  /// Every dot accumulates in place into a loop-carried value and is only yielded (a GEMM's K loop): the
+  /// products stay in flight into the next iteration (a wait for this iteration's groups in flight frees the
+  /// previous stage). Otherwise each product is waited for before its first use, and the stage of the
+  /// previous iteration (whose products were all awaited in it) is refilled right after the last one's issue.
   bool in_flight = false;
   int64_t stage_bytes = 0;            ///< bytes every stage's loads bring (the full barrier's transaction count)
   /// The loop runs more than once per program (it lies in another loop: a persistent GEMM's K loop inside
