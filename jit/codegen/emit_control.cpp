@@ -67,9 +67,9 @@ void Emitter::emit_for(NodeId id) {
   assign_all(init);
   // Pins the accumulator's initial value here: otherwise the compiler sinks it into the path that skips
   // the loop, after the loop's last wgmma, and ptxas then serializes every wgmma of the kernel (C7515).
-  if (pipe != L_.pipe.loops.end() && pipe->second.in_flight)
-    for (NodeId d : pipe->second.dots)
-      line(register_fence(g_.operand(d, 2)) + "  // the accumulator's first value stays before the loop");
+  if (pipe != L_.pipe.loops.end())
+    for (const passes::CarriedProduct& c : pipe->second.carried)
+      line(register_fence(c.arg) + "  // the accumulator's first value stays before the loop");
   open("for (int " + iv + " = " + at(ops[0]) + "; " + iv + " < " + at(ops[1]) + "; " + iv + " += " + at(ops[2]) + ")", id);
   emit_region(body);
   const NodeId yield = g_.region(body).nodes.back();

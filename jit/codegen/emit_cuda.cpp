@@ -273,6 +273,15 @@ void Emitter::emit_elementwise(NodeId id) {
     line("const " + decl(id) + " = " + e + ";", id);
     return;
   }
+  if (auto in_place = L_.pipe.in_place.find(id); in_place != L_.pipe.in_place.end()) {
+    // Written into the registers of the operand it updates (passes::CarriedProduct::update): each register
+    // is computed from the operands' same register only.
+    const std::string& into = name_[static_cast<size_t>(ops[static_cast<size_t>(in_place->second)])];
+    name_[static_cast<size_t>(id)] = into;
+    line("// " + note(id) + ": in place into " + into);
+    element_loop(id, false, false, {into + "[i] = " + e + ";"});
+    return;
+  }
   line(decl_stmt(id) + "  // " + note(id) + (k > 1 ? ", constant over runs of " + str(k) + " registers" : ""));
   element_loop(id, false, false, {var(id) + "[i] = " + e + ";"});
 }

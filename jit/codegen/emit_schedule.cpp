@@ -75,7 +75,7 @@ void Emitter::emit_schedule_op(NodeId id) {
     case Op::CtaBarrier:
       sync(a.reason == ir::BarrierReason::stage_free_in_flight
                ? "every warpgroup's are: the previous iteration's stage is free"
-               : "every thread is done with the previous iteration (its products were awaited in it): its stage is free");
+               : "every thread has awaited the previous iteration's products: its stage is free");
       break;
     default: throw InternalError("emitter: " + std::string(ir::name_of(g_.node(id).op)) + " is not a schedule op");
   }

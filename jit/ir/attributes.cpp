@@ -58,7 +58,7 @@ std::string schedule(const Graph& g, NodeId id) {
     case Op::WgmmaWait: {
       std::string dots;
       for (NodeId d : a.dots) dots += (dots.empty() ? "" : ", ") + ref(d);
-      return (a.dots.size() == 1 ? "dot=" + dots : "dots=[" + dots + "]") + ", pending=" + std::to_string(a.pending) +
+      return "of=[" + dots + "], pending=" + std::to_string(a.pending) +
              ", ends=" + word(static_cast<int64_t>(a.when), {"this", "previous_iteration", "last_iteration"});
     }
     case Op::CtaBarrier:

@@ -37,7 +37,7 @@ struct Verifier {
     switch (n.op) {
       case Op::TmaIssue: expect(names(a.node, Op::DescLoad), id, "names no TMA load"); break;
       case Op::WgmmaWait:
-        for (NodeId d : a.dots) expect(names(d, Op::Dot), id, "names no dot");
+        for (NodeId d : a.dots) expect(names(d, Op::Dot) || names(d, Op::LoopArg), id, "names no dot or loop-carried value");
         expect(a.pending >= 0 && a.pending <= 8 && static_cast<int>(a.when) <= 2, id, "pending or when out of range");
         break;
       case Op::CtaBarrier: expect(static_cast<int>(a.reason) <= 1, id, "barrier reason out of range"); break;

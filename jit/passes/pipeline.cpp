@@ -21,7 +21,7 @@ constexpr int kAutoStageChoices[] = {3, 2, 1};
 /// stage count of kAutoStageChoices whose buffers fit (a kernel without a pipelined loop takes the first).
 void plan_stages(Lowered& l) {
   const auto plan = [&](int stages) {
-    l.pipe = plan_pipeline(l.graph, l.info, l.mma, l.tma, stages);
+    l.pipe = plan_pipeline(l.graph, l.info, l.mma, l.tma, l.layout, l.axes, stages);
     l.smem = allocate_shared(l.graph, l.info, l.layout, l.tma, l.mma, l.pipe);
   };
   if (l.graph.num_stages != Config::kAutoStages) return plan(l.graph.num_stages);

@@ -35,28 +35,62 @@ NodeId statement_in(const ir::Graph& g, uint32_t r, NodeId id) {
   }
 }
 
-/// The waits for the products of a loop body that keeps none in flight into the next iteration: each product
-/// is awaited right before the first statement that reads its value (the yield when only the next iteration
-/// does), by a wait that lets the products issued after it run on. Products are awaited in the order they
-/// were issued (wgmma groups complete in order), so one wait may end several.
-void waits_before_use(ir::Graph& g, const GraphInfo& info, const PipelinedLoop& p, uint32_t body) {
+/// The waits for the products of pipelined loop `f`, each right before the first statement that needs it done:
+///  - a product of this iteration, before the first statement that reads its value (the yield, when only the
+///    next iteration does) unless it is carried into the next iteration;
+///  - a carried product of the previous iteration (its registers are its loop-carried value's), before the first
+///    statement other than itself that reads that value (its in-place update), and at the latest before the
+///    barrier that frees the previous iteration's stage (`release`).
+/// wgmma groups complete in the order they were issued: a wait lets the groups issued after the last product it
+/// ends run on (pending), and ends every earlier one with it.
+void place_waits(ir::Graph& g, const GraphInfo& info, const PipelinedLoop& p, uint32_t body, NodeId release) {
+  struct Outstanding {
+    NodeId registers;  ///< what the wait fences: this iteration's dot, or a carried product's loop-carried value
+    std::vector<NodeId> readers;  ///< the values whose users need it done
+    bool previous;     ///< a carried product of the previous iteration
+  };
+  const auto carried_dot = [&](NodeId arg) {
+    for (const CarriedProduct& c : p.carried)
+      if (c.arg == arg) return c.dot;
+    return ir::kNoNode;
+  };
+  const auto is_carried = [&](NodeId dot) {
+    return std::any_of(p.carried.begin(), p.carried.end(), [&](const CarriedProduct& c) { return c.dot == dot; });
+  };
+  std::vector<Outstanding> outstanding;
+  for (const CarriedProduct& c : p.carried) outstanding.push_back({c.arg, {c.arg}, true});
+  const NodeId yield = g.region(body).nodes.back();
   const std::vector<NodeId> nodes = g.region(body).nodes;  // a copy: the waits go into the region
-  std::vector<NodeId> outstanding;  // issued, not yet awaited, in issue order
   for (NodeId x : nodes) {
-    // The last outstanding product that x (or an op nested in it) reads.
-    int last = -1;
-    for (size_t k = 0; k < outstanding.size(); ++k)
-      for (NodeId u : info.users[static_cast<size_t>(outstanding[k])])
-        if (statement_in(g, body, u) == x) last = static_cast<int>(k);
+    int last = -1;  // the last outstanding product x needs done
+    for (size_t k = 0; k < outstanding.size(); ++k) {
+      const Outstanding& o = outstanding[k];
+      bool needs = (o.previous && x == release) || (!o.previous && x == yield);
+      for (NodeId v : o.readers)
+        for (NodeId u : info.users[static_cast<size_t>(v)])
+          needs = needs || (statement_in(g, body, u) == x && !(o.previous && u == carried_dot(o.registers)));
+      if (needs) last = static_cast<int>(k);
+    }
+    if (x == yield) {  // a product carried into the next iteration is not awaited here
+      bool carried_only = true;
+      for (int k = 0; k <= last; ++k) carried_only = carried_only && is_carried(outstanding[static_cast<size_t>(k)].registers);
+      if (carried_only) last = -1;
+    }
     if (last >= 0) {
       ScheduleAttrs wait{.pending = static_cast<int>(outstanding.size()) - 1 - last};
-      wait.dots.assign(outstanding.begin(), outstanding.begin() + last + 1);
+      bool previous = true;
+      for (int k = 0; k <= last; ++k) {
+        wait.dots.push_back(outstanding[static_cast<size_t>(k)].registers);
+        previous = previous && outstanding[static_cast<size_t>(k)].previous;
+      }
+      if (previous) wait.when = ir::WaitFor::previous_iteration;
       put(g, Op::WgmmaWait, wait, x, false);
       outstanding.erase(outstanding.begin(), outstanding.begin() + last + 1);
     }
-    if (std::find(p.dots.begin(), p.dots.end(), x) != p.dots.end()) outstanding.push_back(x);
+    if (std::find(p.dots.begin(), p.dots.end(), x) != p.dots.end()) outstanding.push_back({x, {x}, false});
   }
-  check_internal(outstanding.empty(), "insert_schedule_ops: a product of a pipelined loop is never read");
+  for (const Outstanding& o : outstanding)
+    check_internal(!o.previous && is_carried(o.registers), "insert_schedule_ops: a product of a pipelined loop is never awaited");
 }
 
 /// The ops of pipelined loop `f`: before it, in its body, after its products and after it.
@@ -73,23 +107,19 @@ void pipeline_ops(ir::Graph& g, const GraphInfo& info, const PipelinePlan& pipe,
   put(g, Op::PipeStage, {.node = f, .stages = p.stages}, first_statement(g, f), false);
   put(g, Op::PipeWait, {.node = f, .stages = p.stages, .load = p.loads.front()}, p.loads.front(), false);
   // The refill writes the stage of the previous iteration: free once every warpgroup is done with that
-  // iteration's products. In flight, this iteration's products run on while the previous ones are awaited;
-  // otherwise the previous ones were awaited in their own iteration, and only the barrier is needed.
-  NodeId at = p.dot;
-  if (p.in_flight) {
-    ScheduleAttrs wait{.pending = static_cast<int>(p.dots.size()), .when = ir::WaitFor::previous_iteration};
-    wait.dots = p.dots;
-    at = put(g, Op::WgmmaWait, wait, at, true);
-  }
-  const auto why = p.in_flight ? ir::BarrierReason::stage_free_in_flight : ir::BarrierReason::stage_free;
-  at = put(g, Op::CtaBarrier, {.reason = why}, at, true);
-  put(g, Op::PipeRefill, ring, at, true);
-  if (!p.in_flight) waits_before_use(g, info, p, body);
+  // iteration's products (its carried ones are awaited before the barrier; the others were in their iteration).
+  // A carried product without an in-place update is awaited right before the barrier (nothing else reads it).
+  const bool wait_before = std::any_of(p.carried.begin(), p.carried.end(),
+                                       [](const CarriedProduct& c) { return c.update == ir::kNoNode; });
+  const auto why = wait_before ? ir::BarrierReason::stage_free_in_flight : ir::BarrierReason::stage_free;
+  const NodeId release = put(g, Op::CtaBarrier, {.reason = why}, p.dot, true);
+  put(g, Op::PipeRefill, ring, release, true);
+  place_waits(g, info, p, body, release);
   put(g, Op::PipeAdvance, {.node = f}, g.region(body).nodes.back(), false);
-  at = f;
-  if (p.in_flight) {
+  NodeId at = f;
+  if (!p.carried.empty()) {
     ScheduleAttrs wait{.when = ir::WaitFor::last_iteration};
-    wait.dots = p.dots;
+    for (const CarriedProduct& c : p.carried) wait.dots.push_back(c.dot);
     at = put(g, Op::WgmmaWait, wait, at, true);
   }
   if (p.ring_persists) put(g, Op::PipeEnd, {.node = f}, at, true);

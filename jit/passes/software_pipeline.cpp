@@ -24,8 +24,49 @@ bool read_from_registers(const ir::Graph& g, const GraphInfo& info, NodeId v) {
 
 /// The pipeline of loop `f`, or nullopt with `why` saying what keeps it from being pipelined (empty when
 /// the loop has no tensor-core dot and TMA load directly in its body: nothing to pipeline).
+/// Product `d` of loop `f` as a CarriedProduct, when it can stay in flight into the next iteration: only the yield
+/// reads it (in one slot), and it accumulates into that slot's loop-carried value, which nothing else reads,
+/// directly or through one elementwise op of the same layout that only the dot reads (computed in place).
+/// Not a product whose operand a is in registers (attention's P V): those registers are free for the compiler
+/// to reuse once the product is issued, and when the next iteration's ops take them (ptxas gave them to the
+/// next S accumulator in a generated test program) while the product still reads them, ptxas serializes every
+/// wgmma of the kernel (C7514).
+std::optional<CarriedProduct> carried(const ir::Graph& g, const GraphInfo& info, const MmaPlan& mma, const Layout& layout,
+                                      const std::vector<AxisInfo>& axes, NodeId f, NodeId d) {
+  if (mma.dots.at(d).a_in_registers()) return std::nullopt;
+  const auto body = static_cast<uint32_t>(g.int_at(f, 0));
+  const NodeId yield = g.region(body).nodes.back();
+  const auto& users = info.users[static_cast<size_t>(d)];
+  if (users.size() != 1 || users[0] != yield) return std::nullopt;
+  const auto slots = g.operands(yield);
+  if (std::count(slots.begin(), slots.end(), d) != 1) return std::nullopt;
+  const auto k = static_cast<int64_t>(std::find(slots.begin(), slots.end(), d) - slots.begin());
+  CarriedProduct c{d};
+  for (NodeId b : g.region(body).nodes)
+    if (g.node(b).op == Op::LoopArg && g.int_at(b, 0) == k) c.arg = b;
+  if (c.arg == ir::kNoNode) return std::nullopt;
+  const auto only_user = [&](NodeId v, NodeId u) {
+    return info.users[static_cast<size_t>(v)].size() == 1 && info.users[static_cast<size_t>(v)][0] == u;
+  };
+  const NodeId acc = g.operand(d, 2);
+  if (acc == c.arg) return only_user(c.arg, d) ? std::optional(c) : std::nullopt;
+  // acc = update(arg, ...), computed in place: an elementwise op of arg's type, shape and registers.
+  const ir::Node& u = g.node(acc);
+  const ValueLayout& la = layout.of[static_cast<size_t>(c.arg)];
+  const ValueLayout& lu = layout.of[static_cast<size_t>(acc)];
+  if (!is_elementwise(u.op) || u.op == Op::Cast || u.region != body || u.dtype != ir::DType::f32 ||
+      u.dtype != g.node(c.arg).dtype || !(u.shape == g.node(c.arg).shape) || !only_user(c.arg, acc) || !only_user(acc, d))
+    return std::nullopt;
+  if (la.kind == ValueLayout::Uniform || lu.kind == ValueLayout::Uniform || !(la.dist == lu.dist)) return std::nullopt;
+  // Each register is written from the operands' same register only (no run of equal registers read from its first).
+  if (register_constancy(layout, axes, g, acc) != 1) return std::nullopt;
+  c.update = acc;
+  return c;
+}
+
 std::optional<PipelinedLoop> consider(const ir::Graph& g, const GraphInfo& info, const MmaPlan& mma, const TmaPlan& tma,
-                                      NodeId f, int stages, std::string& why) {
+                                      const Layout& layout, const std::vector<AxisInfo>& axes, NodeId f, int stages,
+                                      std::string& why) {
   const auto body = static_cast<uint32_t>(g.int_at(f, 0));
   const auto& nodes = g.region(body).nodes;
   PipelinedLoop p;
@@ -43,17 +84,9 @@ std::optional<PipelinedLoop> consider(const ir::Graph& g, const GraphInfo& info,
       why = "the tensor-core dot at " + source_line(g, d) + " lies in a loop or if nested in it";
       return std::nullopt;
     }
-  // In flight across iterations: every product accumulates in place into a loop-carried value read only by it,
-  // and its result is only yielded (a GEMM's K loop; SwiGLU's gate and up as two dots).
-  const NodeId yield = nodes.back();
-  p.in_flight = true;
-  for (NodeId d : p.dots) {
-    const NodeId acc = g.operand(d, 2);
-    p.in_flight = p.in_flight && g.node(acc).op == Op::LoopArg && g.operand(acc, 0) == f &&
-                  info.users[static_cast<size_t>(acc)].size() == 1;
-    for (NodeId u : info.users[static_cast<size_t>(d)])
-      if (u != yield) p.in_flight = false;
-  }
+  for (NodeId d : p.dots)
+    if (auto c = carried(g, info, mma, layout, axes, f, d)) p.carried.push_back(*c);
+  p.in_flight = p.carried.size() == p.dots.size();
   std::set<NodeId> address;
   std::function<bool(NodeId)> computable = [&](NodeId v) -> bool {
     const ir::Node& n = g.node(v);
@@ -107,7 +140,8 @@ std::optional<PipelinedLoop> consider(const ir::Graph& g, const GraphInfo& info,
 
 }  // namespace
 
-PipelinePlan plan_pipeline(const ir::Graph& g, const GraphInfo& info, const MmaPlan& mma, const TmaPlan& tma, int stages) {
+PipelinePlan plan_pipeline(const ir::Graph& g, const GraphInfo& info, const MmaPlan& mma, const TmaPlan& tma,
+                           const Layout& layout, const std::vector<AxisInfo>& axes, int stages) {
   PipelinePlan plan;
   plan.stages = stages;
   if (stages < 2) return plan;
@@ -115,8 +149,13 @@ PipelinePlan plan_pipeline(const ir::Graph& g, const GraphInfo& info, const MmaP
     const auto f = static_cast<NodeId>(i);
     if (g.node(f).op != Op::For || info.position[i] < 0) continue;
     std::string why;
-    if (auto p = consider(g, info, mma, tma, f, stages, why)) {
+    if (auto p = consider(g, info, mma, tma, layout, axes, f, stages, why)) {
       for (NodeId l : p->loads) plan.loop_of[l] = f;
+      for (const CarriedProduct& c : p->carried) {
+        if (c.update == ir::kNoNode) continue;
+        const auto ops = g.operands(c.update);
+        plan.in_place[c.update] = static_cast<int>(std::find(ops.begin(), ops.end(), c.arg) - ops.begin());
+      }
       plan.loops.emplace(f, std::move(*p));
     } else if (!why.empty()) {
       plan.not_pipelined.emplace(f, std::move(why));

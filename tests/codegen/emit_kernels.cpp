@@ -323,6 +323,17 @@ std::vector<EmitCase> make_cases() {
         descriptor_store(c, {m, n}, acc);
       },
       Config({{"BM", 64}, {"BN", 64}, {"BK", 32}}, 4, 2));
+  add("gemm_decayed_acc", "a K loop whose accumulator is scaled before each product (acc * decay), scaled in place and kept in flight",
+      [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> c, Scalar<i32> K, Scalar<f32> decay, Block<"BM"> BM,
+         Block<"BN"> BN, Block<"BK"> BK) {
+        auto m = program_id(0) * BM, n = program_id(1) * BN;
+        auto acc = for_range(0, K, BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
+          auto scaled = acc * decay;
+          return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {n, k}, {BN, BK}).trans(), scaled);
+        });
+        descriptor_store(c, {m, n}, acc);
+      },
+      Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 8, 3));
   add("gemm_f16_acc", "a K loop of f16 TMA tiles into an f16 accumulator: wgmma packs two elements per register",
       [](Tensor<f16, 2> a, Tensor<f16, 2> b, Tensor<f16, 2> c, Scalar<i32> K, Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
         auto m = program_id(0) * BM, n = program_id(1) * BN;

@@ -1,6 +1,7 @@
 // Tests of insert_schedule_ops: where each schedule op lands in the graphs of the codegen suite's kernels
 // (a GEMM K loop with its products in flight, a persistent GEMM's ring that carries over between runs,
-// attention's two products each awaited before its first use, SwiGLU's two products in flight together, a
+// attention's two products each awaited before its first use, a decayed accumulator updated in place and
+// carried, SwiGLU's two products in flight together, a
 // bias load issued before the K loop, a dot outside any loop),
 // that the ops name the right nodes, that the printed graph shows them by name, and that the verifier
 // refuses malformed ones.
@@ -87,13 +88,18 @@ TEST_CASE("schedule ops: a GEMM K loop keeps its last product in flight; the sta
   CHECK(around(g, f, 2, 1) == std::vector<std::string>{"pipe.begin", "pipe.prologue", "for", "wgmma.wait"});
   const auto waits = all(g, Op::WgmmaWait);
   REQUIRE(waits.size() == 2);
+  const passes::PipelinedLoop& p = l.pipe.loops.at(f);
+  REQUIRE(p.carried.size() == 1);
+  CHECK(p.carried[0].dot == p.dot);
+  CHECK(p.carried[0].update == ir::kNoNode);
   for (NodeId w : waits) {
     const ir::ScheduleAttrs a = ir::schedule_attrs(g, w);
-    CHECK(a.dots == std::vector<NodeId>{l.pipe.loops.at(f).dot});
     if (l.info.loop[static_cast<size_t>(w)] == f) {
+      CHECK(a.dots == std::vector<NodeId>{p.carried[0].arg});  // the previous iteration's product: its registers
       CHECK(a.pending == 1);
       CHECK(a.when == ir::WaitFor::previous_iteration);
     } else {
+      CHECK(a.dots == std::vector<NodeId>{p.dot});
       CHECK(a.pending == 0);
       CHECK(a.when == ir::WaitFor::last_iteration);
     }
@@ -142,7 +148,8 @@ TEST_CASE("schedule ops: attention's products are each awaited before their firs
   const NodeId f = loops[0];
   const passes::PipelinedLoop& p = l.pipe.loops.at(f);
   REQUIRE(p.dots.size() == 2);
-  CHECK_FALSE(p.in_flight);  // P V accumulates into acc * alpha, computed in the loop
+  CHECK_FALSE(p.in_flight);
+  CHECK(p.carried.empty());  // P V reads its operand a from registers: it is not carried into the next iteration
   const auto seq = sequence(g, body(g, f));
   const std::vector<std::string> want{"pipe.stage", "pipe.wait", "tma.load",    "dot",         "wgmma.wait", "tma.load",
                                       "dot",        "barrier.cta", "pipe.refill", "wgmma.wait", "pipe.advance", "yield"};
@@ -174,6 +181,37 @@ TEST_CASE("schedule ops: attention's products are each awaited before their firs
   CHECK(around(g, f, 0, 1).back() != "wgmma.wait");
 }
 
+TEST_CASE("schedule ops: a product into acc * decay stays in flight; the threads scale the accumulator in place") {
+  const passes::Lowered l = lowered("gemm_decayed_acc");
+  const ir::Graph& g = l.graph;
+  const auto loops = pipelined(l);
+  REQUIRE(loops.size() == 1);
+  const NodeId f = loops[0];
+  const passes::PipelinedLoop& p = l.pipe.loops.at(f);
+  REQUIRE(p.carried.size() == 1);
+  const passes::CarriedProduct& c = p.carried[0];
+  CHECK(p.in_flight);
+  REQUIRE(c.update != ir::kNoNode);
+  CHECK(g.node(c.update).op == Op::Mul);
+  REQUIRE(l.pipe.in_place.count(c.update));
+  CHECK(g.operand(c.update, l.pipe.in_place.at(c.update)) == c.arg);
+  // The previous iteration's product is awaited right before the threads scale its registers (not before the
+  // barrier, which then needs no wait of its own), and this iteration's stays in flight.
+  CHECK(sequence(g, body(g, f)) == std::vector<std::string>{"pipe.stage", "wgmma.wait", "pipe.wait", "tma.load", "tma.load",
+                                                           "dot", "barrier.cta", "pipe.refill", "pipe.advance", "yield"});
+  const auto waits = all(g, Op::WgmmaWait);
+  REQUIRE(waits.size() == 2);
+  const ir::ScheduleAttrs in_body = ir::schedule_attrs(g, waits[0]);
+  CHECK(in_body.dots == std::vector<NodeId>{c.arg});
+  CHECK(in_body.pending == 0);
+  CHECK(in_body.when == ir::WaitFor::previous_iteration);
+  const auto& nodes = g.region(body(g, f)).nodes;
+  const auto at = std::find(nodes.begin(), nodes.end(), waits[0]);
+  CHECK(at[1] == c.update);
+  CHECK(ir::schedule_attrs(g, all(g, Op::CtaBarrier)[0]).reason == ir::BarrierReason::stage_free);
+  CHECK(ir::schedule_attrs(g, waits[1]).when == ir::WaitFor::last_iteration);
+}
+
 TEST_CASE("schedule ops: two products that accumulate in place stay in flight together") {
   const passes::Lowered l = lowered("swiglu_two_products");
   const ir::Graph& g = l.graph;
@@ -188,15 +226,17 @@ TEST_CASE("schedule ops: two products that accumulate in place stay in flight to
                                                            "pipe.refill", "pipe.advance", "yield"});
   const auto waits = all(g, Op::WgmmaWait);
   REQUIRE(waits.size() == 2);
+  std::vector<NodeId> args;
+  for (const passes::CarriedProduct& c : p.carried) args.push_back(c.arg);
   for (NodeId w : waits) {
     const ir::ScheduleAttrs a = ir::schedule_attrs(g, w);
-    CHECK(a.dots == p.dots);
     const bool in_body = l.info.loop[static_cast<size_t>(w)] == f;
+    CHECK(a.dots == (in_body ? args : p.dots));
     CHECK(a.pending == (in_body ? 2 : 0));
     CHECK(a.when == (in_body ? ir::WaitFor::previous_iteration : ir::WaitFor::last_iteration));
   }
   const std::string text = ir::print(g);
-  CHECK(contains(text, "wgmma.wait {dots=[%" + std::to_string(p.dots[0]) + ", %" + std::to_string(p.dots[1]) +
+  CHECK(contains(text, "wgmma.wait {of=[%" + std::to_string(args[0]) + ", %" + std::to_string(args[1]) +
                            "], pending=2, ends=previous_iteration}"));
 }
 

@@ -1,7 +1,8 @@
 // Schedules users write around products, against the interpreter: a persistent GEMM (a tile loop around a
 // pipelined K loop) at 1-6 stages with K-step counts of every residue and grids smaller and larger than the tile
-// count, a fused SwiGLU (one product split into two halves by reshape, where and sum), and loops without products
-// whose loads are issued one iteration ahead.
+// count, a fused SwiGLU (one product split into two halves by reshape, where and sum), SwiGLU with two products
+// per K step kept in flight together, an accumulator scaled in place before each product, and loops without
+// products whose loads are issued one iteration ahead.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -81,6 +82,34 @@ TEST_CASE("gpu: SwiGLU with two products per K step (one x tile, both kept in fl
         out.fill_byte(0);
         run_both(kern, tilejit::dim3(static_cast<uint32_t>(M / 128), static_cast<uint32_t>(N / 64)),
                  Config({{"BM", 128}, {"BN", 64}, {"BK", 64}}, 8, stages), 1e-2, x, wg, wu, out);
+      }
+    }
+  }
+}
+
+TEST_CASE("gpu: a K loop that scales its accumulator before each product (in place, kept in flight) matches the interpreter") {
+  // acc = dot(a_k, b_k^T, acc * decay): the previous step's product is awaited right before the threads scale its
+  // registers in place; each step's product stays in flight into the next.
+  auto kern = tilejit::kernel("gemm_decayed_acc", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> c, Scalar<f32> decay,
+                                                     Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
+    auto m = program_id(0) * BM, n = program_id(1) * BN;
+    auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
+      return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {n, k}, {BN, BK}).trans(), acc * decay);
+    });
+    descriptor_store(c, {m, n}, acc);
+  });
+  for (int stages = 1; stages <= 4; ++stages) {
+    for (int64_t K : {int64_t{64} * (stages + 2), int64_t{64} * (stages + 1) - 40}) {
+      SUBCASE(("M 256 N 256 K " + std::to_string(K) + ", 128x128x64 tiles, 8 warps, " + std::to_string(stages) + " stages").c_str()) {
+        const int64_t M = 256, N = 256;
+        Twin<bf16, 2> a({M, K}), b({N, K});
+        Twin<f32, 2> c({M, N});
+        a.randomize(95, -1, 1);
+        b.randomize(96, -1, 1);
+        c.fill_byte(0);
+        float decay = 0.75f;
+        run_both(kern, tilejit::dim3(static_cast<uint32_t>(M / 128), static_cast<uint32_t>(N / 128)),
+                 Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 8, stages), 1e-4, a, b, c, decay);
       }
     }
   }

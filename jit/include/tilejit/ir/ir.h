@@ -144,9 +144,11 @@
 //                                   the stage the previous iteration used
 //   PipeAdvance       i: [loop]     last before the yield: the ring position moves on
 //   PipeEnd           i: [loop]     after a loop with ring = 1: the position is kept for its next run
-//   WgmmaWait         i: [pending, when, dots...]   waits until at most `pending` wgmma groups of this
-//                                   warpgroup are in flight, which ends the products of `dots` (WaitFor
-//                                   `when` says of which iteration); their registers are theirs again
+//   WgmmaWait         i: [pending, when, of...]   waits until at most `pending` wgmma groups of this
+//                                   warpgroup are in flight, which ends the products `of` names: dots, or
+//                                   for a product carried from the previous iteration the loop-carried value
+//                                   it accumulates into (WaitFor `when` says of which iteration); their
+//                                   registers are the threads' again
 //   CtaBarrier        i: [reason]   every thread of the program meets here (BarrierReason)
 //   ReuseFence        i: [at]       before the first use of buffers that take bytes earlier tiles held
 //                                   (SmemPlan::reuse_fences[at]): every thread and TMA store is done with them
@@ -366,7 +368,7 @@ enum class WaitFor : uint8_t {
 /// Why a CtaBarrier is there.
 enum class BarrierReason : uint8_t {
   stage_free_in_flight = 0,  ///< after each warpgroup's wait for the previous iteration's products: its stage is free
-  stage_free = 1,            ///< every thread is done with the previous iteration, whose products were all awaited in it
+  stage_free = 1,            ///< every thread has awaited the previous iteration's products (none stayed in flight to here)
 };
 
 /// The attributes of a schedule op, by name (the table above says which each op has).
@@ -378,7 +380,7 @@ struct ScheduleAttrs {
   int pending = 0;
   WaitFor when = WaitFor::issued;
   BarrierReason reason = BarrierReason::stage_free;
-  std::vector<NodeId> dots;  ///< WgmmaWait: the products it ends, in issue order
+  std::vector<NodeId> dots;  ///< WgmmaWait: the products it ends (dots or loop-carried values), in issue order
 };
 ScheduleAttrs schedule_attrs(const Graph& g, NodeId id);
 std::vector<int64_t> encode_schedule_attrs(Op op, const ScheduleAttrs& a);

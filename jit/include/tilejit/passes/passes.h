@@ -270,17 +270,28 @@ int register_constancy(const Layout& layout, const std::vector<AxisInfo>& axes, 
 /// after a CTA barrier that follows every warpgroup's wait for its previous products (all of them
 /// are done reading it): cheaper than per-stage "empty" mbarriers, which cost 10-15% of a 128 x 256
 /// bf16 GEMM on an H100 in a single-thread-producer loop (measured).
+/// A product of a pipelined loop that stays in flight into the next iteration: its result is only yielded, and
+/// it accumulates in place into the registers of its loop-carried value `arg`, directly (a GEMM's K loop) or
+/// through `update`, an elementwise op that the threads compute in place into those registers before the
+/// product (attention's acc * alpha). The next iteration awaits it right before `update` reads the registers
+/// (or before the barrier that frees its stage, whichever comes first); the loop's end awaits the last one.
+struct CarriedProduct {
+  NodeId dot = ir::kNoNode;
+  NodeId arg = ir::kNoNode;     ///< the LoopArg whose registers it accumulates into
+  NodeId update = ir::kNoNode;  ///< the elementwise op between arg and the dot's accumulator, or kNoNode
+};
+
 struct PipelinedLoop {
   int stages = 2;
   std::vector<NodeId> loads;          ///< DescLoads of the body, in program order, issued ahead
   std::vector<NodeId> address_nodes;  ///< body nodes their coordinates need (pure scalars), in program order
   std::vector<NodeId> dots;           ///< the body's wgmma dots, in program order (attention has two)
   NodeId dot = ir::kNoNode;           ///< the last of them: after its wait the previous iteration's stage is free
-  /// Every dot accumulates in place into a loop-carried value and is only yielded (a GEMM's K loop): the
-  /// products stay in flight into the next iteration (a wait for this iteration's groups in flight frees the
-  /// previous stage). Otherwise each product is waited for before its first use, and the stage of the
-  /// previous iteration (whose products were all awaited in it) is refilled right after the last one's issue.
-  bool in_flight = false;
+  /// The products that stay in flight into the next iteration (CarriedProduct); every other one is awaited
+  /// before its first use in its own iteration. The stage of the previous iteration is refilled right after
+  /// the last product's issue, once the previous iteration's carried products are awaited.
+  std::vector<CarriedProduct> carried;
+  bool in_flight = false;  ///< every product is carried (a GEMM's K loop, SwiGLU's gate and up)
   int64_t stage_bytes = 0;            ///< bytes every stage's loads bring (the full barrier's transaction count)
   /// The loop runs more than once per program (it lies in another loop: a persistent GEMM's K loop inside
   /// its tile loop). Its stage barriers then keep their phases from one run to the next, so the ring
@@ -304,6 +315,9 @@ struct PipelinePlan {
   /// where they are (a GEMM's bias row lands while the K loop runs).
   std::unordered_map<NodeId, std::vector<NodeId>> issued_before;
   std::unordered_set<NodeId> early;                 ///< the loads of issued_before
+  /// Elementwise ops computed in place into the registers of one operand (CarriedProduct::update): op -> the
+  /// index of that operand. The emitter names the result as the operand and writes it element by element.
+  std::unordered_map<NodeId, int> in_place;
 };
 
 /// Pipelines every For loop (with num_stages >= 2) whose body holds tensor-core dots (mma) directly (none
@@ -312,7 +326,8 @@ struct PipelinePlan {
 /// coordinates depend only on the loop index and values from outside the loop (through pure scalar
 /// arithmetic); their descriptors must not be rebuilt in the loop. Host-encoded TMA loads after such a loop
 /// whose operands all come before it are issued before it (PipelinePlan::issued_before).
-PipelinePlan plan_pipeline(const ir::Graph& g, const GraphInfo& info, const MmaPlan& mma, const TmaPlan& tma, int stages);
+PipelinePlan plan_pipeline(const ir::Graph& g, const GraphInfo& info, const MmaPlan& mma, const TmaPlan& tma,
+                           const Layout& layout, const std::vector<AxisInfo>& axes, int stages);
 
 // ---- shared memory ---------------------------------------------------------------
 
