@@ -42,14 +42,10 @@ std::vector<std::string> sequence(const ir::Graph& g, uint32_t r) {
   return out;
 }
 
-/// The pipelined loops of `l`, in program order.
-std::vector<NodeId> pipelined(const passes::Lowered& l) {
-  std::vector<NodeId> loops;
-  for (const auto& [f, p] : l.pipe.loops) loops.push_back(f);
-  std::sort(loops.begin(), loops.end(), [&](NodeId a, NodeId b) {
-    return l.info.position[static_cast<size_t>(a)] < l.info.position[static_cast<size_t>(b)];
-  });
-  return loops;
+/// The one pipelined loop of `l`.
+NodeId only_loop(const passes::Lowered& l) {
+  REQUIRE(l.pipe.loops.size() == 1);
+  return l.pipe.loops.begin()->first;
 }
 
 uint32_t body(const ir::Graph& g, NodeId f) { return static_cast<uint32_t>(g.int_at(f, 0)); }
@@ -77,9 +73,7 @@ std::vector<std::string> around(const ir::Graph& g, NodeId f, int before, int af
 TEST_CASE("schedule ops: a GEMM K loop keeps its last product in flight; the stage is freed after the previous one") {
   const passes::Lowered l = lowered("gemm_dot");
   const ir::Graph& g = l.graph;
-  const auto loops = pipelined(l);
-  REQUIRE(loops.size() == 1);
-  const NodeId f = loops[0];
+  const NodeId f = only_loop(l);
   CHECK(l.pipe.loops.at(f).in_flight);
   CHECK(sequence(g, body(g, f)) == std::vector<std::string>{"pipe.stage", "pipe.wait", "tma.load", "tma.load", "dot",
                                                            "wgmma.wait", "barrier.cta", "pipe.refill", "pipe.advance",
@@ -120,9 +114,7 @@ TEST_CASE("schedule ops: a GEMM K loop keeps its last product in flight; the sta
 TEST_CASE("schedule ops: a K loop inside a tile loop keeps its ring position between runs") {
   const passes::Lowered l = lowered("persistent_gemm");
   const ir::Graph& g = l.graph;
-  const auto loops = pipelined(l);
-  REQUIRE(loops.size() == 1);
-  const NodeId f = loops[0];
+  const NodeId f = only_loop(l);
   CHECK(l.info.in_loop(f));
   for (Op op : {Op::PipeBegin, Op::PipePrologue, Op::PipeRefill}) {
     const auto ops = all(g, op);
@@ -143,9 +135,7 @@ TEST_CASE("schedule ops: a K loop inside a tile loop keeps its ring position bet
 TEST_CASE("schedule ops: attention's products are each awaited before their first use; the stage is freed after the last's issue") {
   const passes::Lowered l = lowered("attention_loop");
   const ir::Graph& g = l.graph;
-  const auto loops = pipelined(l);
-  REQUIRE(loops.size() == 1);
-  const NodeId f = loops[0];
+  const NodeId f = only_loop(l);
   const passes::PipelinedLoop& p = l.pipe.loops.at(f);
   REQUIRE(p.dots.size() == 2);
   CHECK_FALSE(p.in_flight);
@@ -184,9 +174,7 @@ TEST_CASE("schedule ops: attention's products are each awaited before their firs
 TEST_CASE("schedule ops: a product into acc * decay stays in flight; the threads scale the accumulator in place") {
   const passes::Lowered l = lowered("gemm_decayed_acc");
   const ir::Graph& g = l.graph;
-  const auto loops = pipelined(l);
-  REQUIRE(loops.size() == 1);
-  const NodeId f = loops[0];
+  const NodeId f = only_loop(l);
   const passes::PipelinedLoop& p = l.pipe.loops.at(f);
   REQUIRE(p.carried.size() == 1);
   const passes::CarriedProduct& c = p.carried[0];
@@ -215,9 +203,7 @@ TEST_CASE("schedule ops: a product into acc * decay stays in flight; the threads
 TEST_CASE("schedule ops: two products that accumulate in place stay in flight together") {
   const passes::Lowered l = lowered("swiglu_two_products");
   const ir::Graph& g = l.graph;
-  const auto loops = pipelined(l);
-  REQUIRE(loops.size() == 1);
-  const NodeId f = loops[0];
+  const NodeId f = only_loop(l);
   const passes::PipelinedLoop& p = l.pipe.loops.at(f);
   REQUIRE(p.dots.size() == 2);
   CHECK(p.in_flight);
@@ -243,9 +229,7 @@ TEST_CASE("schedule ops: two products that accumulate in place stay in flight to
 TEST_CASE("schedule ops: a load the K loop does not feed is issued before the loop's prologue") {
   const passes::Lowered l = lowered("gemm_bias_gelu");
   const ir::Graph& g = l.graph;
-  const auto loops = pipelined(l);
-  REQUIRE(loops.size() == 1);
-  const NodeId f = loops[0];
+  const NodeId f = only_loop(l);
   REQUIRE(l.pipe.issued_before.count(f));
   CHECK(around(g, f, 3, 0) == std::vector<std::string>{"tma.issue", "pipe.begin", "pipe.prologue", "for"});
   const auto issues = all(g, Op::TmaIssue);
@@ -271,7 +255,7 @@ TEST_CASE("schedule ops: a dot outside any loop is awaited right after it") {
 
 TEST_CASE("schedule ops: the verifier refuses one that names the wrong node or has the wrong attributes") {
   const passes::Lowered l = lowered("gemm_dot");
-  const NodeId f = pipelined(l)[0];
+  const NodeId f = only_loop(l);
   const NodeId dot = l.pipe.loops.at(f).dot;
   auto refused = [&](Op op, std::vector<int64_t> ints, NodeId anchor, const char* why) {
     ir::Graph g = l.graph;
