@@ -39,11 +39,12 @@ NodeId statement_in(const ir::Graph& g, uint32_t r, NodeId id) {
 ///  - a product of this iteration, before the first statement that reads its value (the yield, when only the
 ///    next iteration does) unless it is carried into the next iteration;
 ///  - a carried product of the previous iteration (its registers are its loop-carried value's), before the first
-///    statement other than itself that reads that value (its in-place update), and at the latest before the
-///    barrier that frees the previous iteration's stage (`release`).
+///    statement other than itself that reads that value (its in-place update), and at the latest right after the
+///    last product's issue, before the barrier that frees the previous iteration's stage.
 /// wgmma groups complete in the order they were issued: a wait lets the groups issued after the last product it
-/// ends run on (pending), and ends every earlier one with it.
-void place_waits(ir::Graph& g, const GraphInfo& info, const PipelinedLoop& p, uint32_t body, NodeId release) {
+/// ends run on (pending), and ends every earlier one with it. After the last product (and that wait, if any)
+/// come the barrier and the refill of the stage (`ring`).
+void place_waits(ir::Graph& g, const GraphInfo& info, const PipelinedLoop& p, uint32_t body, const ScheduleAttrs& ring) {
   struct Outstanding {
     NodeId registers;  ///< what the wait fences: this iteration's dot, or a carried product's loop-carried value
     std::vector<NodeId> readers;  ///< the values whose users need it done
@@ -65,7 +66,7 @@ void place_waits(ir::Graph& g, const GraphInfo& info, const PipelinedLoop& p, ui
     int last = -1;  // the last outstanding product x needs done
     for (size_t k = 0; k < outstanding.size(); ++k) {
       const Outstanding& o = outstanding[k];
-      bool needs = (o.previous && x == release) || (!o.previous && x == yield);
+      bool needs = !o.previous && x == yield;
       for (NodeId v : o.readers)
         for (NodeId u : info.users[static_cast<size_t>(v)])
           needs = needs || (statement_in(g, body, u) == x && !(o.previous && u == carried_dot(o.registers)));
@@ -88,6 +89,21 @@ void place_waits(ir::Graph& g, const GraphInfo& info, const PipelinedLoop& p, ui
       outstanding.erase(outstanding.begin(), outstanding.begin() + last + 1);
     }
     if (std::find(p.dots.begin(), p.dots.end(), x) != p.dots.end()) outstanding.push_back({x, {x}, false});
+    if (x != p.dot) continue;
+    // The previous iteration's stage is free once every warpgroup is done with its products: the ones awaited
+    // in it, and its carried ones, awaited here if nothing needed them earlier (this iteration's run on).
+    NodeId at = x;
+    int previous = -1;
+    for (size_t k = 0; k < outstanding.size(); ++k)
+      if (outstanding[k].previous) previous = static_cast<int>(k);
+    if (previous >= 0) {
+      ScheduleAttrs wait{.pending = static_cast<int>(outstanding.size()) - 1 - previous, .when = ir::WaitFor::previous_iteration};
+      for (int k = 0; k <= previous; ++k) wait.dots.push_back(outstanding[static_cast<size_t>(k)].registers);
+      at = put(g, Op::WgmmaWait, wait, at, true);
+      outstanding.erase(outstanding.begin(), outstanding.begin() + previous + 1);
+    }
+    const auto why = previous >= 0 ? ir::BarrierReason::stage_free_in_flight : ir::BarrierReason::stage_free;
+    put(g, Op::PipeRefill, ring, put(g, Op::CtaBarrier, {.reason = why}, at, true), true);
   }
   for (const Outstanding& o : outstanding)
     check_internal(!o.previous && is_carried(o.registers), "insert_schedule_ops: a product of a pipelined loop is never awaited");
@@ -106,15 +122,7 @@ void pipeline_ops(ir::Graph& g, const GraphInfo& info, const PipelinePlan& pipe,
   put(g, Op::PipePrologue, ring, f, false);
   put(g, Op::PipeStage, {.node = f, .stages = p.stages}, first_statement(g, f), false);
   put(g, Op::PipeWait, {.node = f, .stages = p.stages, .load = p.loads.front()}, p.loads.front(), false);
-  // The refill writes the stage of the previous iteration: free once every warpgroup is done with that
-  // iteration's products (its carried ones are awaited before the barrier; the others were in their iteration).
-  // A carried product without an in-place update is awaited right before the barrier (nothing else reads it).
-  const bool wait_before = std::any_of(p.carried.begin(), p.carried.end(),
-                                       [](const CarriedProduct& c) { return c.update == ir::kNoNode; });
-  const auto why = wait_before ? ir::BarrierReason::stage_free_in_flight : ir::BarrierReason::stage_free;
-  const NodeId release = put(g, Op::CtaBarrier, {.reason = why}, p.dot, true);
-  put(g, Op::PipeRefill, ring, release, true);
-  place_waits(g, info, p, body, release);
+  place_waits(g, info, p, body, ring);
   put(g, Op::PipeAdvance, {.node = f}, g.region(body).nodes.back(), false);
   NodeId at = f;
   if (!p.carried.empty()) {

@@ -380,7 +380,7 @@ struct ScheduleAttrs {
   int pending = 0;
   WaitFor when = WaitFor::issued;
   BarrierReason reason = BarrierReason::stage_free;
-  std::vector<NodeId> dots;  ///< WgmmaWait: the products it ends (dots or loop-carried values), in issue order
+  std::vector<NodeId> dots = {};  ///< WgmmaWait: the products it ends (dots or loop-carried values), in issue order
 };
 ScheduleAttrs schedule_attrs(const Graph& g, NodeId id);
 std::vector<int64_t> encode_schedule_attrs(Op op, const ScheduleAttrs& a);
