@@ -137,14 +137,22 @@ void pipeline_ops(ir::Graph& g, const GraphInfo& info, const PipelinePlan& pipe,
 
 void insert_schedule_ops(Lowered& l) {
   ir::Graph& g = l.graph;
-  for (const auto& [at, fence] : l.smem.reuse_fences) put(g, Op::ReuseFence, {.node = at}, at, false);
+  // The keys of a plan's map in node order: the new ops' ids do not depend on the maps' hashing.
+  const auto in_order = [](const auto& map) {
+    std::vector<NodeId> keys;
+    for (const auto& entry : map) keys.push_back(entry.first);
+    std::sort(keys.begin(), keys.end());
+    return keys;
+  };
+  for (NodeId at : in_order(l.smem.reuse_fences)) put(g, Op::ReuseFence, {.node = at}, at, false);
   std::unordered_set<NodeId> ring_dots;
-  for (const auto& [f, p] : l.pipe.loops) {
+  for (NodeId f : in_order(l.pipe.loops)) {
+    const PipelinedLoop& p = l.pipe.loops.at(f);
     pipeline_ops(g, l.info, l.pipe, f, p);
     ring_dots.insert(p.dots.begin(), p.dots.end());
   }
   // Every other product is waited for where it is issued.
-  for (const auto& [dot, m] : l.mma.dots)
+  for (NodeId dot : in_order(l.mma.dots))
     if (!ring_dots.count(dot)) put(g, Op::WgmmaWait, {.dots = {dot}}, dot, true);
   l.info = analyze(g);
   l.layout.of.resize(g.size());
