@@ -175,7 +175,8 @@ void Emitter::emit_node(NodeId id) {
       break;
     case Op::TensorSize: case Op::TensorStride:
       line("const " + decl(id) + " = " +
-               tensor_field(g_.operand(id, 0), n.op == Op::TensorSize ? 1 : 2, static_cast<int>(g_.int_at(id, 0))) + ";",
+               tensor_field(g_.operand(id, 0), n.op == Op::TensorSize ? passes::TensorField::size : passes::TensorField::stride,
+                            static_cast<int>(g_.int_at(id, 0))) + ";",
            id);
       break;
     case Op::ArrayElem: {

@@ -100,12 +100,12 @@ void Emitter::debug_tma(NodeId id) {
     }
   if (d.kind != DescKind::Device) return;  // host-encoded descriptors were checked when they were encoded
   for (int k = 0; k < r; ++k) {
-    const std::string s = "static_cast<long long>(" + tensor_field(d.tensor, 1, k) + ")";
+    const std::string s = "static_cast<long long>(" + tensor_field(d.tensor, passes::TensorField::size, k) + ")";
     line(debug_check(s + " < 1", id, what + ": TMA tensor size out of range in dimension " + str(k) + " (an empty view)", "%lld",
                 tma::kSizeRange, s));
   }
   if (op == Op::DescStore) {
-    const std::string s = "static_cast<long long>(" + tensor_field(d.tensor, 1, r - 1) + ")";
+    const std::string s = "static_cast<long long>(" + tensor_field(d.tensor, passes::TensorField::size, r - 1) + ")";
     line(debug_check("(" + s + " * " + str(esize) + ") % 16 != 0", id, std::string("descriptor_store: ") + tma::kStoreExtentRule,
                 "%lld x " + str(esize) + " bytes = %lld bytes", "a multiple of 16 bytes", s + ", " + s + " * " + str(esize)));
   }
@@ -115,9 +115,9 @@ std::string Emitter::debug_last_offset(NodeId tensor) const {
   const int rank = passes::detail::resolve_tensor(g_, tensor).rank();
   std::string empty, last;
   for (int k = 0; k < rank; ++k) {
-    const std::string size = "static_cast<long long>(" + tensor_field(tensor, 1, k) + ")";
+    const std::string size = "static_cast<long long>(" + tensor_field(tensor, passes::TensorField::size, k) + ")";
     empty += (k ? " || " : "") + size + " < 1";
-    last += (k ? " + " : "") + std::string("(") + size + " - 1) * static_cast<long long>(" + tensor_field(tensor, 2, k) + ")";
+    last += (k ? " + " : "") + std::string("(") + size + " - 1) * static_cast<long long>(" + tensor_field(tensor, passes::TensorField::stride, k) + ")";
   }
   return "((" + empty + ") ? -1ll : " + last + ")";
 }

@@ -21,8 +21,8 @@ void Emitter::build_descriptors(const std::vector<const Descriptor*>& ds) {
     const NodeId t = d->tensor;
     const std::string base = tensor_ptr(t);
     for (int k = 0; k < r; ++k) {
-      size[static_cast<size_t>(k)] = tensor_field(t, 1, k);
-      stride[static_cast<size_t>(k)] = tensor_field(t, 2, k);
+      size[static_cast<size_t>(k)] = tensor_field(t, passes::TensorField::size, k);
+      stride[static_cast<size_t>(k)] = tensor_field(t, passes::TensorField::stride, k);
     }
     const std::string source = d->view != ir::kNoNode ? "view %" + str(d->view)
                                                       : "param " + g_.params[static_cast<size_t>(d->param)].name;

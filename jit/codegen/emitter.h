@@ -362,7 +362,7 @@ class Emitter {
     switch (n.op) {
       case Op::ParamTensor: {
         const int p = static_cast<int>(g_.int_at(tensor, 0));
-        return L_.args.names[static_cast<size_t>(L_.args.find_tensor(p, 0, 0))];
+        return L_.args.names[static_cast<size_t>(L_.args.find_tensor(p, passes::TensorField::base, 0))];
       }
       case Op::MergeView: return tensor_ptr(g_.operand(tensor, 0));
       case Op::MakeView: return var(tensor);
@@ -370,26 +370,28 @@ class Emitter {
     }
     throw InternalError("emitter: no pointer for tensor node %" + str(tensor));
   }
-  /// Size (what = 1) or stride (what = 2) of dimension d of a tensor, in elements, as an i64 expression.
-  std::string tensor_field(NodeId tensor, int what, int d) const {
+  /// The size or stride (`field`) of dimension d of a tensor, in elements, as an i64 expression.
+  std::string tensor_field(NodeId tensor, passes::TensorField field, int d) const {
+    using F = passes::TensorField;
+    check_internal(field != F::base, "emitter: tensor_field of a base address");
     const ir::Node& n = g_.node(tensor);
     switch (n.op) {
       case Op::ParamTensor: {
         const int p = static_cast<int>(g_.int_at(tensor, 0));
-        return L_.args.names[static_cast<size_t>(L_.args.find_tensor(p, what, d))];
+        return L_.args.names[static_cast<size_t>(L_.args.find_tensor(p, field, d))];
       }
       case Op::MakeView: {
         const int rank = static_cast<int>(g_.int_at(tensor, 0));
-        return at(g_.operand(tensor, (what == 1 ? 2 : 2 + rank) + d));
+        return at(g_.operand(tensor, (field == F::size ? 2 : 2 + rank) + d));
       }
       case Op::MergeView: {
         const NodeId src = g_.operand(tensor, 0);
         int first = 0;
         for (int k = 0; k < d; ++k) first += static_cast<int>(g_.int_at(tensor, 1 + k));
         const int count = static_cast<int>(g_.int_at(tensor, 1 + d));
-        if (what == 2) return tensor_field(src, 2, first + count - 1);
+        if (field == F::stride) return tensor_field(src, F::stride, first + count - 1);
         std::string prod;
-        for (int k = 0; k < count; ++k) prod += (k ? " * " : "") + tensor_field(src, 1, first + k);
+        for (int k = 0; k < count; ++k) prod += (k ? " * " : "") + tensor_field(src, F::size, first + k);
         return count == 1 ? prod : "(" + prod + ")";
       }
       default: break;

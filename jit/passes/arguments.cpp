@@ -15,8 +15,8 @@ using detail::TensorSource;
 using ir::Op;
 
 namespace {
-int64_t tensor_key(int param, int what, int index) {
-  return (static_cast<int64_t>(param) << 8) | (what << 4) | index;
+int64_t tensor_key(int param, TensorField field, int index) {
+  return (static_cast<int64_t>(param) << 8) | (static_cast<int>(field) << 4) | index;
 }
 
 [[noreturn]] void fail_array(const ir::Graph& g, NodeId at, const std::string& what) {
@@ -27,23 +27,24 @@ int64_t tensor_key(int param, int what, int index) {
 }
 }  // namespace
 
-int ArgumentPlan::find_tensor(int param, int what, int index) const {
-  auto it = tensor_slot.find(tensor_key(param, what, index));
+int ArgumentPlan::find_tensor(int param, TensorField field, int index) const {
+  auto it = tensor_slot.find(tensor_key(param, field, index));
   check_internal(it != tensor_slot.end(), "plan_arguments: tensor slot missing");
   return it->second;
 }
 
 ArgumentPlan plan_arguments(const ir::Graph& g, const TmaPlan& tma, const SmemPlan& smem, int threads, bool checked) {
-  // What each parameter must provide: param -> {(what, index)}.
-  std::map<int, std::set<std::pair<int, int>>> need;
+  // What each parameter must provide: param -> {(field, index)}.
+  using F = TensorField;
+  std::map<int, std::set<std::pair<F, int>>> need;
   std::set<int> scalars;
   std::function<void(NodeId, NodeId)> need_pointer = [&](NodeId tensor, NodeId at) {
     const TensorSource s = detail::resolve_tensor(g, tensor);
     if (s.kind == TensorSource::Array) fail_array(g, at, "pointer access");
     if (s.kind == TensorSource::View) return need_pointer(g.operand(s.view, 0), at);
-    need[s.param].insert({0, 0});
+    need[s.param].insert({F::base, 0});
     if (checked && g.node(at).op != Op::MakeView)  // the bounds of the access (emit_debug.cpp)
-      for (int k = 0; k < s.root_rank; ++k) need[s.param].insert({1, k}), need[s.param].insert({2, k});
+      for (int k = 0; k < s.root_rank; ++k) need[s.param].insert({F::size, k}), need[s.param].insert({F::stride, k});
   };
   for (size_t i = 0; i < g.size(); ++i) {
     const auto id = static_cast<NodeId>(i);
@@ -64,9 +65,9 @@ ArgumentPlan plan_arguments(const ir::Graph& g, const TmaPlan& tma, const SmemPl
         if (s.kind == TensorSource::View) break;
         const int first = s.first_root_dim(d), count = s.root_dims(d);
         if (n.op == Op::TensorSize) {
-          for (int k = 0; k < count; ++k) need[s.param].insert({1, first + k});
+          for (int k = 0; k < count; ++k) need[s.param].insert({F::size, first + k});
         } else {
-          need[s.param].insert({2, first + count - 1});
+          need[s.param].insert({F::stride, first + count - 1});
         }
         break;
       }
@@ -88,8 +89,8 @@ ArgumentPlan plan_arguments(const ir::Graph& g, const TmaPlan& tma, const SmemPl
     if (d.kind != DescKind::Device) continue;
     if (d.view != ir::kNoNode) continue;  // fields come from the view's operands
     const int rank = g.params[static_cast<size_t>(d.param)].rank;
-    need[d.param].insert({0, 0});
-    for (int k = 0; k < rank; ++k) need[d.param].insert({1, k}), need[d.param].insert({2, k});
+    need[d.param].insert({F::base, 0});
+    for (int k = 0; k < rank; ++k) need[d.param].insert({F::size, k}), need[d.param].insert({F::stride, k});
   }
 
   ArgumentPlan ap;
@@ -121,10 +122,12 @@ ArgumentPlan plan_arguments(const ir::Graph& g, const TmaPlan& tma, const SmemPl
     const ir::Param& prm = g.params[p];
     const int pi = static_cast<int>(p);
     if (prm.kind == ir::Param::Tensor) {
-      for (auto [what, index] : need[pi]) {
-        ArgSlot s{what == 0 ? ArgSlot::TensorBase : what == 1 ? ArgSlot::TensorSize : ArgSlot::TensorStride, pi, index, 8, 8};
-        const std::string name = what == 0 ? prm.name : prm.name + (what == 1 ? "_size" : "_stride") + std::to_string(index);
-        ap.tensor_slot[tensor_key(pi, what, index)] = add(s, name);
+      for (auto [field, index] : need[pi]) {
+        ArgSlot s{field == F::base ? ArgSlot::TensorBase : field == F::size ? ArgSlot::TensorSize : ArgSlot::TensorStride, pi,
+                  index, 8, 8};
+        const std::string name =
+            field == F::base ? prm.name : prm.name + (field == F::size ? "_size" : "_stride") + std::to_string(index);
+        ap.tensor_slot[tensor_key(pi, field, index)] = add(s, name);
       }
     }
     if (prm.kind == ir::Param::Tensor || prm.kind == ir::Param::TensorArray) {

@@ -466,17 +466,21 @@ void insert_schedule_ops(Lowered& l);
 
 // ---- kernel parameters -----------------------------------------------------------
 
+/// What a tensor parameter's slot carries: its base address, or the size or stride (in elements) of a dimension.
+enum class TensorField : uint8_t { base = 0, size = 1, stride = 2 };
+
 /// The kernel's parameters (LaunchPlan::slots) and the descriptors the runtime
 /// encodes (LaunchPlan::descriptors), plus the C++ name of each parameter.
 struct ArgumentPlan {
   codegen::LaunchPlan plan;
   std::vector<std::string> names;  ///< per slot
-  /// (param, what, index) -> slot, what: 0 base, 1 size, 2 stride.
+  /// (param, field, dimension) -> slot (find_tensor).
   std::unordered_map<int64_t, int> tensor_slot;
   std::unordered_map<int, int> scalar_slot;  ///< param -> slot
   std::unordered_map<int, int> desc_slot;    ///< Host/Array descriptor index -> slot
   int workspace_slot = -1;
-  int find_tensor(int param, int what, int index) const;
+  /// The slot of tensor parameter `param`'s `field` (of dimension `index`; 0 for the base).
+  int find_tensor(int param, TensorField field, int index) const;
 };
 
 /// `checked` (Options::debug_checks): the kernel also receives every size and stride of each tensor it
