@@ -62,7 +62,7 @@ std::string pipelined_loop_line(const Lowered& l, NodeId f, const PipelinedLoop&
                     std::to_string(l.smem.ring_barriers.at(f));
   out +=
       "; " + std::to_string(p.dots.size()) + " product(s), " +
-      (p.in_flight         ? (p.dots.size() == 1 ? "kept in flight into the next iteration" : "all kept in flight into the next iteration")
+      (p.in_flight()       ? (p.dots.size() == 1 ? "kept in flight into the next iteration" : "all kept in flight into the next iteration")
        : p.carried.empty() ? "each awaited before its first use"
                            : std::to_string(p.carried.size()) + " kept in flight into the next iteration, the others awaited before their first use");
   if (p.ring_persists) out += "; the ring position carries over from one run of the loop to the next";

@@ -22,8 +22,6 @@ bool read_from_registers(const ir::Graph& g, const GraphInfo& info, NodeId v) {
   return true;
 }
 
-/// The pipeline of loop `f`, or nullopt with `why` saying what keeps it from being pipelined (empty when
-/// the loop has no tensor-core dot and TMA load directly in its body: nothing to pipeline).
 /// Product `d` of loop `f` as a CarriedProduct, when it can stay in flight into the next iteration: only the yield
 /// reads it (in one slot), and it accumulates into that slot's loop-carried value, which nothing else reads,
 /// directly or through one elementwise op of the same layout that only the dot reads (computed in place).
@@ -64,6 +62,8 @@ std::optional<CarriedProduct> carried(const ir::Graph& g, const GraphInfo& info,
   return c;
 }
 
+/// The pipeline of loop `f`, or nullopt with `why` saying what keeps it from being pipelined (empty when
+/// the loop has no tensor-core dot and TMA load directly in its body: nothing to pipeline).
 std::optional<PipelinedLoop> consider(const ir::Graph& g, const GraphInfo& info, const MmaPlan& mma, const TmaPlan& tma,
                                       const Layout& layout, const std::vector<AxisInfo>& axes, NodeId f, int stages,
                                       std::string& why) {
@@ -86,7 +86,6 @@ std::optional<PipelinedLoop> consider(const ir::Graph& g, const GraphInfo& info,
     }
   for (NodeId d : p.dots)
     if (auto c = carried(g, info, mma, layout, axes, f, d)) p.carried.push_back(*c);
-  p.in_flight = p.carried.size() == p.dots.size();
   std::set<NodeId> address;
   std::function<bool(NodeId)> computable = [&](NodeId v) -> bool {
     const ir::Node& n = g.node(v);

@@ -535,14 +535,14 @@ TEST_CASE("a K loop with one product keeps it in flight; attention's loop with t
   REQUIRE(l1.pipe.loops.size() == 1);
   const auto& p1 = l1.pipe.loops.begin()->second;
   CHECK(p1.dots.size() == 1);
-  CHECK(p1.in_flight);
+  CHECK(p1.in_flight());
   CHECK(p1.loads.size() == 2);
   const auto l2 = tilejit::passes::lower(*two.trace(c), tilejit::codegen::Options{});
   REQUIRE(l2.pipe.loops.size() == 1);
   const auto& p2 = l2.pipe.loops.begin()->second;
   CHECK(p2.dots.size() == 2);
   CHECK(p2.dot == p2.dots.back());
-  CHECK_FALSE(p2.in_flight);  // its accumulator is computed in the loop (acc * 0.5)
+  CHECK_FALSE(p2.in_flight());  // its accumulator is computed in the loop (acc * 0.5)
   CHECK(p2.loads.size() == 2);  // K and V; Q is loaded before the loop
   CHECK(p2.stage_bytes == 2 * 64 * 64 * 2);
   const auto l3 = tilejit::passes::lower(*nested.trace(c), tilejit::codegen::Options{});

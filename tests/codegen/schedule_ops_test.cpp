@@ -74,7 +74,7 @@ TEST_CASE("schedule ops: a GEMM K loop keeps its last product in flight; the sta
   const passes::Lowered l = lowered("gemm_dot");
   const ir::Graph& g = l.graph;
   const NodeId f = only_loop(l);
-  CHECK(l.pipe.loops.at(f).in_flight);
+  CHECK(l.pipe.loops.at(f).in_flight());
   CHECK(sequence(g, body(g, f)) == std::vector<std::string>{"pipe.stage", "pipe.wait", "tma.load", "tma.load", "dot",
                                                            "wgmma.wait", "barrier.cta", "pipe.refill", "pipe.advance",
                                                            "yield"});
@@ -138,7 +138,7 @@ TEST_CASE("schedule ops: attention's products are each awaited before their firs
   const NodeId f = only_loop(l);
   const passes::PipelinedLoop& p = l.pipe.loops.at(f);
   REQUIRE(p.dots.size() == 2);
-  CHECK_FALSE(p.in_flight);
+  CHECK_FALSE(p.in_flight());
   CHECK(p.carried.empty());  // P V reads its operand a from registers: it is not carried into the next iteration
   const auto seq = sequence(g, body(g, f));
   const std::vector<std::string> want{"pipe.stage", "pipe.wait", "tma.load",    "dot",         "wgmma.wait", "tma.load",
@@ -178,7 +178,7 @@ TEST_CASE("schedule ops: a product into acc * decay stays in flight; the threads
   const passes::PipelinedLoop& p = l.pipe.loops.at(f);
   REQUIRE(p.carried.size() == 1);
   const passes::CarriedProduct& c = p.carried[0];
-  CHECK(p.in_flight);
+  CHECK(p.in_flight());
   REQUIRE(c.update != ir::kNoNode);
   CHECK(g.node(c.update).op == Op::Mul);
   REQUIRE(l.pipe.in_place.count(c.update));
@@ -206,7 +206,7 @@ TEST_CASE("schedule ops: two products that accumulate in place stay in flight to
   const NodeId f = only_loop(l);
   const passes::PipelinedLoop& p = l.pipe.loops.at(f);
   REQUIRE(p.dots.size() == 2);
-  CHECK(p.in_flight);
+  CHECK(p.in_flight());
   CHECK(sequence(g, body(g, f)) == std::vector<std::string>{"pipe.stage", "pipe.wait", "tma.load", "tma.load", "dot",
                                                            "tma.load", "dot", "wgmma.wait", "barrier.cta",
                                                            "pipe.refill", "pipe.advance", "yield"});

@@ -291,7 +291,8 @@ struct PipelinedLoop {
   /// before its first use in its own iteration. The stage of the previous iteration is refilled right after
   /// the last product's issue, once the previous iteration's carried products are awaited.
   std::vector<CarriedProduct> carried;
-  bool in_flight = false;  ///< every product is carried (a GEMM's K loop, SwiGLU's gate and up)
+  /// Every product is carried (a GEMM's K loop, SwiGLU's gate and up).
+  bool in_flight() const { return carried.size() == dots.size(); }
   int64_t stage_bytes = 0;            ///< bytes every stage's loads bring (the full barrier's transaction count)
   /// The loop runs more than once per program (it lies in another loop: a persistent GEMM's K loop inside
   /// its tile loop). Its stage barriers then keep their phases from one run to the next, so the ring
