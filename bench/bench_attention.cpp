@@ -7,7 +7,7 @@
 // the best configuration against a double-precision reference. bench/peers.py --attention times
 // torch.nn.functional.scaled_dot_product_attention (its flash backend) and a Triton kernel of the same loop.
 //
-// bench_attention [S D [BM BN num_warps num_stages]]: one shape or configuration (under a profiler).
+// bench_attention [S D [BM BN num_warps num_stages [warp_specialize]]]: one shape or configuration (under a profiler).
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -101,8 +101,8 @@ bool run_shape(const decltype(tilejit::samples::attention_kernel())& kern, int64
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 1 && argc != 3 && argc != 7) {
-    std::fprintf(stderr, "usage: bench_attention [S D [BM BN num_warps num_stages]]\n");
+  if (argc != 1 && argc != 3 && argc != 7 && argc != 8) {
+    std::fprintf(stderr, "usage: bench_attention [S D [BM BN num_warps num_stages [warp_specialize]]]\n");
     return 2;
   }
   if (!tilejit::has_gpu()) {
@@ -112,10 +112,12 @@ int main(int argc, char** argv) {
   std::vector<std::pair<int64_t, int64_t>> shapes = {{1024, 64}, {4096, 64}, {1024, 128}, {4096, 128}};
   std::vector<Config> configs = {cfg(128, 64, 64, 8, 2), cfg(128, 128, 64, 8, 2), cfg(128, 64, 64, 8, 3), cfg(64, 64, 64, 4, 3),
                                  cfg(128, 64, 128, 8, 2), cfg(128, 64, 128, 8, 3), cfg(128, 128, 128, 8, 2), cfg(64, 64, 128, 4, 3),
-                                 cfg(128, 32, 128, 8, 3)};
+                                 cfg(128, 32, 128, 8, 3), cfg(128, 64, 64, 8, 3).warp_specialize(),
+                                 cfg(128, 64, 128, 8, 2).warp_specialize(), cfg(128, 64, 128, 8, 3).warp_specialize()};
   if (argc >= 3) shapes = {{std::atoll(argv[1]), std::atoll(argv[2])}};
-  if (argc == 7)
-    configs = {cfg(std::atoll(argv[3]), std::atoll(argv[4]), std::atoll(argv[2]), std::atoi(argv[5]), std::atoi(argv[6]))};
+  if (argc >= 7)
+    configs = {cfg(std::atoll(argv[3]), std::atoll(argv[4]), std::atoll(argv[2]), std::atoi(argv[5]), std::atoi(argv[6]))
+                   .warp_specialize(argc == 8 && std::atoi(argv[7]) != 0)};
   const auto kern = tilejit::samples::attention_kernel();
   bool ok = true;
   for (auto [s, d] : shapes) ok &= run_shape(kern, s, d, configs);

@@ -1,6 +1,7 @@
 // Matrix product benchmark on the GPU, through TMA tiles, a software-pipelined K loop and wgmma (the Triton
-// tutorial's matmul in tilejit), f32 accumulation:
+// tutorial's matmul in tilejit), f32 accumulation, with and without a producer warpgroup (warp_specialize):
 //   bf16: C (bf16) = A ([M, K]) @ B ([K, N]), both row-major;
+//   bf16_persistent: the same as a persistent kernel (a tile loop around the K loop, one program per SM);
 //   fp8 e4m3: C (bf16) = A ([M, K]) @ B^T with B stored [N, K] (K-major, as wgmma needs fp8 operands;
 //   torch._scaled_mm's layout);
 //   tf32: C (f32) = A ([M, K], f32) @ B^T with B stored [N, K], f32 operands read as tf32 (dot's default precision);
@@ -10,7 +11,9 @@
 // configuration's C against a double-precision reference (relative error of the bf16 result).
 // bench/peers.py --gemm times torch (cuBLAS: matmul, _scaled_mm) and a Triton TMA matmul on the same shapes.
 //
-// bench_gemm [bf16|e4m3|tf32|tf32_kn [M N K [BM BN BK num_warps num_stages]]]: one type, shape or configuration (under a profiler).
+// bench_gemm [bf16|e4m3|tf32|tf32_kn [M N K [BM BN BK num_warps num_stages [warp_specialize]]]]: one type, shape or
+// configuration (under a profiler). num_stages 0 lets tilejit choose; warp_specialize 1 adds the producer warpgroup.
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -37,6 +40,24 @@ auto gemm_bf16() {
       return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {k, n}, {BK, BN}), acc);
     });
     descriptor_store(c, {m, n}, acc.to<bf16>());
+  });
+}
+
+/// The bf16 GEMM as a persistent kernel (Triton's tutorial 09): fewer programs than output tiles, program p
+/// computing tiles p, p + programs, ... (row by row) in a loop around the same K loop; launched with one
+/// program per SM (two at programs_per_sm=2).
+auto gemm_bf16_persistent() {
+  return tilejit::kernel("gemm_bf16_persistent", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c, Block<"BM"> BM,
+                                                     Block<"BN"> BN, Block<"BK"> BK) {
+    auto tiles_n = (c.size(1).to<i32>() + BN - 1) / BN;
+    auto tiles = (c.size(0).to<i32>() + BM - 1) / BM * tiles_n;
+    for_range(program_id(0), tiles, num_programs(0), [&](Scalar<i32> t) {
+      auto m = t / tiles_n * BM, n = t % tiles_n * BN;
+      auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
+        return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {k, n}, {BK, BN}), acc);
+      });
+      descriptor_store(c, {m, n}, acc.to<bf16>());
+    });
   });
 }
 
@@ -69,9 +90,13 @@ Config cfg(int64_t bm, int64_t bn, int64_t bk, int warps, int stages) {
   return Config({{"BM", bm}, {"BN", bn}, {"BK", bk}}, warps, stages);
 }
 
+/// The same tiles with a producer warpgroup (Config::warp_specialize): `warps` consumer warps and 4 more.
+Config ws(int64_t bm, int64_t bn, int64_t bk, int warps, int stages) { return cfg(bm, bn, bk, warps, stages).warp_specialize(); }
+
 /// Runs every configuration on one shape, prints its TFLOP/s, checks the best one. `b_nk`: B is stored [N, K].
 template <class H, class T, class OutH, class OutT, class K>
-bool run_shape(const char* dtype, const K& gemm, int64_t M, int64_t N, int64_t Kd, bool b_nk, const std::vector<Config>& configs) {
+bool run_shape(const char* dtype, const K& gemm, int64_t M, int64_t N, int64_t Kd, bool b_nk, const std::vector<Config>& configs,
+               bool persistent = false) {
   std::vector<H> ha(static_cast<size_t>(M * Kd)), hb(static_cast<size_t>(Kd * N));
   uint32_t state = 777;
   auto next = [&] {
@@ -91,8 +116,11 @@ bool run_shape(const char* dtype, const K& gemm, int64_t M, int64_t N, int64_t K
     return std::string("{\"bench\": \"gemm\", \"dtype\": \"") + dtype + "\", \"impl\": \"tilejit\", \"m\": " + std::to_string(M) +
            ", \"n\": " + std::to_string(N) + ", \"k\": " + std::to_string(Kd) + ", \"config\": \"" + c.str() + "\"";
   };
+  const int sms = tilejit::devices().front().sm_count;
   auto grid_of = [&](const Config& c) {
-    return dim3(static_cast<uint32_t>((M + c.get("BM") - 1) / c.get("BM")), static_cast<uint32_t>((N + c.get("BN") - 1) / c.get("BN")));
+    const int64_t tm = (M + c.get("BM") - 1) / c.get("BM"), tn = (N + c.get("BN") - 1) / c.get("BN");
+    if (persistent) return dim3(static_cast<uint32_t>(std::min<int64_t>(tm * tn, int64_t{sms} * std::max(1, c.min_programs_per_sm()))));
+    return dim3(static_cast<uint32_t>(tm), static_cast<uint32_t>(tn));
   };
   const auto [best_i, best] = bench::sweep(configs, flops, head, [&](const Config& c) { gemm.launch(nullptr, grid_of(c), c, A, B, C); });
   if (best_i < 0) return false;
@@ -124,13 +152,13 @@ bool run_shape(const char* dtype, const K& gemm, int64_t M, int64_t N, int64_t K
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 1 && argc != 2 && argc != 5 && argc != 10) {
-    std::fprintf(stderr, "usage: bench_gemm [bf16|e4m3|tf32|tf32_kn [M N K [BM BN BK num_warps num_stages]]]\n");
+  if (argc != 1 && argc != 2 && argc != 5 && argc != 10 && argc != 11) {
+    std::fprintf(stderr, "usage: bench_gemm [bf16|bf16_persistent|e4m3|tf32|tf32_kn [M N K [BM BN BK num_warps num_stages [warp_specialize]]]]\n");
     return 2;
   }
   const std::string only = argc > 1 ? argv[1] : "";
-  if (!only.empty() && only != "bf16" && only != "e4m3" && only != "tf32" && only != "tf32_kn") {
-    std::fprintf(stderr, "bench_gemm: unknown type '%s' (bf16, e4m3, tf32 or tf32_kn)\n", only.c_str());
+  if (!only.empty() && only != "bf16" && only != "bf16_persistent" && only != "e4m3" && only != "tf32" && only != "tf32_kn") {
+    std::fprintf(stderr, "bench_gemm: unknown type '%s' (bf16, bf16_persistent, e4m3, tf32 or tf32_kn)\n", only.c_str());
     return 2;
   }
   std::vector<int64_t> arg;
@@ -142,7 +170,8 @@ int main(int argc, char** argv) {
   using Shapes = std::vector<std::array<int64_t, 3>>;
   auto pick = [&](Shapes shapes, std::vector<Config> configs, auto&& run) {
     if (arg.size() >= 3) shapes = {{arg[0], arg[1], arg[2]}};
-    if (arg.size() == 8) configs = {cfg(arg[3], arg[4], arg[5], static_cast<int>(arg[6]), static_cast<int>(arg[7]))};
+    if (arg.size() >= 8)
+      configs = {cfg(arg[3], arg[4], arg[5], static_cast<int>(arg[6]), static_cast<int>(arg[7])).warp_specialize(arg.size() == 9 && arg[8] != 0)};
     bool ok = true;
     for (const auto& s : shapes) ok &= run(s[0], s[1], s[2], configs);
     return ok;
@@ -152,15 +181,26 @@ int main(int argc, char** argv) {
     const auto k = gemm_bf16();
     ok &= pick({{4096, 4096, 4096}, {8192, 8192, 8192}, {4000, 3000, 2000}, {64, 8192, 8192}, {256, 8192, 8192}, {1024, 8192, 8192}},
                {cfg(128, 256, 64, 8, 3), cfg(128, 128, 64, 8, 4), cfg(128, 128, 64, 4, 4), cfg(128, 256, 64, 8, 2),
-                cfg(64, 256, 64, 4, 4), cfg(256, 128, 64, 8, 3), cfg(64, 128, 64, 4, 6)},
+                cfg(64, 256, 64, 4, 4), cfg(256, 128, 64, 8, 3), cfg(64, 128, 64, 4, 6), ws(128, 256, 64, 8, 3),
+                ws(128, 256, 64, 8, 4), ws(128, 128, 64, 8, 4), ws(128, 128, 64, 4, 4), ws(128, 128, 64, 4, 3).programs_per_sm(2)},
                [&](int64_t M, int64_t N, int64_t K, const std::vector<Config>& c) {
                  return run_shape<tilejit::bfloat16, bf16, tilejit::bfloat16, bf16>("bf16", k, M, N, K, false, c);
+               });
+  }
+  if (only.empty() || only == "bf16_persistent") {
+    const auto k = gemm_bf16_persistent();
+    ok &= pick({{4096, 4096, 4096}, {8192, 8192, 8192}},
+               {cfg(128, 256, 64, 8, 3), cfg(128, 128, 64, 8, 4), ws(128, 256, 64, 8, 3), ws(128, 256, 64, 8, 4),
+                ws(128, 128, 64, 8, 4), ws(128, 128, 64, 4, 3).programs_per_sm(2)},
+               [&](int64_t M, int64_t N, int64_t K, const std::vector<Config>& c) {
+                 return run_shape<tilejit::bfloat16, bf16, tilejit::bfloat16, bf16>("bf16_persistent", k, M, N, K, false, c, true);
                });
   }
   if (only.empty() || only == "e4m3") {
     const auto k = gemm_e4m3();
     ok &= pick({{8192, 8192, 8192}, {4096, 4096, 4096}},
-               {cfg(128, 256, 128, 8, 3), cfg(128, 128, 128, 8, 4), cfg(256, 128, 128, 8, 3), cfg(128, 128, 128, 4, 4)},
+               {cfg(128, 256, 128, 8, 3), cfg(128, 128, 128, 8, 4), cfg(256, 128, 128, 8, 3), cfg(128, 128, 128, 4, 4),
+                ws(128, 256, 128, 8, 3), ws(128, 256, 128, 8, 4), ws(128, 128, 128, 8, 4)},
                [&](int64_t M, int64_t N, int64_t K, const std::vector<Config>& c) {
                  return run_shape<tilejit::float8_e4m3, f8e4m3, tilejit::bfloat16, bf16>("e4m3", k, M, N, K, true, c);
                });
@@ -171,8 +211,10 @@ int main(int argc, char** argv) {
     // The K-major copies of B (two tiles) leave no room for the 128 x 256 and 256 x 128 tiles with B stored [K, N].
     const auto k = gemm_tf32(kn);
     ok &= pick({{4096, 4096, 4096}},
-               kn ? std::vector<Config>{cfg(128, 128, 32, 8, 4), cfg(128, 128, 32, 4, 4), cfg(128, 128, 32, 8, 3), cfg(128, 64, 32, 4, 4)}
-                  : std::vector<Config>{cfg(128, 128, 32, 8, 4), cfg(128, 128, 32, 4, 4), cfg(128, 256, 32, 8, 2), cfg(256, 128, 32, 8, 2)},
+               kn ? std::vector<Config>{cfg(128, 128, 32, 8, 4), cfg(128, 128, 32, 4, 4), cfg(128, 128, 32, 8, 3), cfg(128, 64, 32, 4, 4),
+                                        ws(128, 128, 32, 8, 4), ws(128, 128, 32, 8, 3)}
+                  : std::vector<Config>{cfg(128, 128, 32, 8, 4), cfg(128, 128, 32, 4, 4), cfg(128, 256, 32, 8, 2), cfg(256, 128, 32, 8, 2), cfg(128, 256, 32, 8, 3),
+                                        ws(128, 128, 32, 8, 4), ws(128, 256, 32, 8, 3), ws(128, 256, 32, 8, 2)},
                [&](int64_t M, int64_t N, int64_t K, const std::vector<Config>& c) {
                  return run_shape<float, f32, float, f32>(type, k, M, N, K, !kn, c);
                });

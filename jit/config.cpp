@@ -2,6 +2,7 @@
 #include "tilejit/config.h"
 
 #include <algorithm>
+#include <climits>
 
 #include "tilejit/error.h"
 
@@ -75,12 +76,36 @@ Config& Config::programs_per_sm(int n, std::source_location loc) {
   return *this;
 }
 
+Config& Config::warp_specialize(bool on) {
+  warp_specialize_ = on;
+  return *this;
+}
+
+bool Config::is_field(std::string_view name) {
+  return name == "num_warps" || name == "num_stages" || name == "programs_per_sm" || name == "warp_specialize";
+}
+
+Config& Config::set_field(std::string_view name, int64_t value, std::source_location loc) {
+  if (!is_field(name)) return set(name, value, loc);
+  if (name == "warp_specialize") {
+    if (value != 0 && value != 1) throw UserError("warp_specialize is 0 or 1", std::to_string(value), "0, 1", loc);
+    return warp_specialize(value == 1);
+  }
+  if (value < INT_MIN || value > INT_MAX)
+    throw UserError(std::string(name) + " is out of range", std::to_string(value), "a small positive integer", loc);
+  const int v = static_cast<int>(value);
+  if (name == "num_warps") return warps(v, loc);
+  if (name == "num_stages") return stages(v, loc);
+  return programs_per_sm(v, loc);
+}
+
 std::string Config::str() const {
   std::string s;
   for (const auto& [k, v] : values_) s += k + "=" + std::to_string(v) + ", ";
   s += "num_warps=" + std::to_string(num_warps_) +
        ", num_stages=" + (num_stages_ == kAutoStages ? std::string("auto") : std::to_string(num_stages_));
   if (programs_per_sm_ > 0) s += ", programs_per_sm=" + std::to_string(programs_per_sm_);
+  if (warp_specialize_) s += ", warp_specialize";
   return s;
 }
 
@@ -96,6 +121,7 @@ uint64_t Config::hash() const {
   mix(static_cast<uint64_t>(num_warps_));
   mix(static_cast<uint64_t>(num_stages_));
   if (programs_per_sm_ > 0) mix(static_cast<uint64_t>(programs_per_sm_) + 0x5000);
+  if (warp_specialize_) mix(0x5753);
   return h;
 }
 

@@ -94,19 +94,7 @@ double TuneArgs::scalar(size_t i, std::source_location loc) const {
 // ---- TuneSpace -------------------------------------------------------------------------------
 
 void set_config_value(Config& config, std::string_view name, int64_t value, std::source_location loc) {
-  const bool field = name == "num_warps" || name == "num_stages" || name == "programs_per_sm";
-  if (field && (value < INT_MIN || value > INT_MAX))
-    throw UserError(std::string(name) + " is out of range", std::to_string(value), "a small positive integer",
-                    loc);
-  const int v = static_cast<int>(value);
-  if (name == "num_warps")
-    config.warps(v, loc);
-  else if (name == "num_stages")
-    config.stages(v, loc);
-  else if (name == "programs_per_sm")
-    config.programs_per_sm(v, loc);
-  else
-    config.set(name, value, loc);
+  config.set_field(name, value, loc);
 }
 
 TuneSpace::TuneSpace(std::initializer_list<Values> values, std::source_location loc) : base_{Config{}} {
@@ -661,7 +649,7 @@ std::vector<Config> Autotuner::candidates(std::span<const KernelArg> args, std::
   }
   for (size_t h = 0; graph && h < heuristics_.size(); ++h) {
     const std::string& name = heuristics_[h].first;
-    if (name == "num_warps" || name == "num_stages" || name == "programs_per_sm") continue;
+    if (Config::is_field(name)) continue;
     const bool known = std::any_of(graph->params.begin(), graph->params.end(),
                                    [&](const ir::Param& p) { return p.kind == ir::Param::Config && p.name == name; });
     if (!known) {
@@ -671,7 +659,7 @@ std::vector<Config> Autotuner::candidates(std::span<const KernelArg> args, std::
       throw UserError("autotune: a heuristic of kernel '" + kernel_->name() + "' sets '" + name +
                           "', which is not one of its Block parameters",
                       name, (names.empty() ? std::string("no Block parameters") : "Block names: " + names) +
-                                ", num_warps, num_stages, programs_per_sm",
+                                ", num_warps, num_stages, programs_per_sm, warp_specialize",
                       heuristic_locs_[h]);
     }
   }

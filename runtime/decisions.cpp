@@ -51,7 +51,8 @@ constexpr std::string_view kSuffix = ".json";
 constexpr auto kStaleTempAge = std::chrono::hours(1);
 
 // The configuration fields that are not named values.
-constexpr std::string_view kWarps = "num_warps", kStages = "num_stages", kProgramsPerSm = "programs_per_sm";
+constexpr std::string_view kWarps = "num_warps", kStages = "num_stages", kProgramsPerSm = "programs_per_sm",
+                           kWarpSpecialize = "warp_specialize";
 
 Json config_json(const Config& c) {
   Json o = Json::object();
@@ -59,6 +60,7 @@ Json config_json(const Config& c) {
   o[std::string(kWarps)] = c.num_warps();
   o[std::string(kStages)] = c.num_stages();
   o[std::string(kProgramsPerSm)] = c.min_programs_per_sm();
+  if (c.warp_specialized()) o[std::string(kWarpSpecialize)] = 1;  // absent: off (files written before it existed)
   return o;
 }
 
@@ -170,6 +172,9 @@ bool parse_decision_members(const Json& o, Decision& d, std::string& error) {
       } else if (name == kProgramsPerSm) {
         if (!in_range(value, what, 0, 32, v, error)) return false;
         per_sm = v;
+      } else if (name == kWarpSpecialize) {
+        if (!in_range(value, what, 0, 1, v, error)) return false;
+        c.warp_specialize(v == 1);
       } else {
         if (!in_range(value, what, INT64_MIN, INT64_MAX, v, error)) return false;
         c.set(name, v);

@@ -21,8 +21,9 @@ std::string Emitter::header() const {
   h += "//   config: " + (cfg.empty() ? std::string("(none)") : cfg) + "; num_warps=" + str(g_.num_warps) +
        ", num_stages=" +
        (!L_.pipe.stages_chosen ? str(g_.num_stages) : L_.pipe.loops.empty() ? "auto" : "auto (" + str(L_.pipe.stages) + ")") +
-       (g_.min_programs_per_sm > 0 ? ", programs_per_sm=" + str(g_.min_programs_per_sm) : std::string()) + "\n";
-  h += "//   threads: " + str(threads_) + ", dynamic shared memory: " + str(L_.smem.total_bytes) +
+       (g_.min_programs_per_sm > 0 ? ", programs_per_sm=" + str(g_.min_programs_per_sm) : std::string()) +
+       (g_.warp_specialize ? ", warp_specialize" : "") + "\n";
+  h += "//   threads: " + str(L_.roles.on() ? L_.roles.threads() : threads_) + ", dynamic shared memory: " + str(L_.smem.total_bytes) +
        " bytes, workspace: " + str(L_.args.plan.workspace_bytes_per_program) + " bytes per program\n";
   std::string d = passes::describe(L_);
   size_t pos = 0;
@@ -58,7 +59,10 @@ std::string Emitter::header() const {
 }
 
 std::string Emitter::signature() const {
-  const std::string bounds = str(threads_) + (g_.min_programs_per_sm > 0 ? ", " + str(g_.min_programs_per_sm) : "");
+  // With warp roles the launch bounds name every thread and at least one program per SM: ptxas then gives each
+  // thread the registers setmaxnreg moves between the roles (65536 / threads / programs).
+  const int programs = L_.roles.on() ? std::max(1, g_.min_programs_per_sm) : g_.min_programs_per_sm;
+  const std::string bounds = str(L_.roles.on() ? L_.roles.threads() : threads_) + (programs > 0 ? ", " + str(programs) : "");
   std::string s = "extern \"C\" __global__ void __launch_bounds__(" + bounds + ") " + entry_ + "(";
   const auto& slots = L_.args.plan.slots;
   // Pointers declared without const: the tensors the kernel writes (ir::written_params), and the bases of
@@ -139,8 +143,11 @@ void Emitter::prologue() {
     open("if (tid == 0)");
     for (const Descriptor& d : L_.tma.descriptors)
       if (d.kind == DescKind::Host) line("tj::prefetch_tensormap(&d" + str(d.slot) + ");");
-    for (int b = 0; b < sm.num_barriers; ++b)
-      line("tj::mbarrier_init(&tj_bar[" + str(b) + "], 1);");
+    for (int b = 0; b < sm.num_barriers; ++b) {
+      const auto arrivals = sm.barrier_arrivals.find(b);
+      line("tj::mbarrier_init(&tj_bar[" + str(b) + "], " +
+           (arrivals == sm.barrier_arrivals.end() ? "1);" : str(arrivals->second) + ");  // an empty barrier: one arrival per consumer warp"));
+    }
     if (sm.num_barriers > 0) line("tj::fence_mbarrier_init();");
     close();
   }
@@ -149,7 +156,7 @@ void Emitter::prologue() {
   auto it = builds_.find(ir::kNoNode);
   if (it != builds_.end()) {
     build_descriptors(it->second);  // ends with __syncthreads()
-  } else if (others_wait) {
+  } else if (others_wait || L_.roles.on()) {
     sync("barriers initialised before any thread waits on them");
   }
 }
@@ -237,8 +244,8 @@ void Emitter::emit_node(NodeId id) {
     case Op::LoopIndex: case Op::LoopArg: case Op::LoopResult: case Op::IfResult: case Op::Yield:
       break;  // named and assigned by the For / If that owns them
     case Op::TmaIssue: case Op::PipeBegin: case Op::PipePrologue: case Op::PipeStage: case Op::PipeWait:
-    case Op::PipeRefill: case Op::PipeAdvance: case Op::PipeEnd: case Op::WgmmaWait: case Op::CtaBarrier:
-    case Op::ReuseFence:
+    case Op::PipeRefill: case Op::PipeRelease: case Op::PipeAdvance: case Op::PipeEnd: case Op::WgmmaWait:
+    case Op::CtaBarrier: case Op::ReuseFence: case Op::WarpProducer:
       emit_schedule_op(id);
       break;
     default:

@@ -21,15 +21,18 @@ void Emitter::emit_schedule_op(NodeId id) {
     case Op::TmaIssue: issue_desc_load(a.node); break;
     case Op::PipeBegin: {
       const auto ops = g_.operands(a.node);
-      line("// software pipeline: " + s + " stages; the TMA loads of iteration i + " + str(a.stages - 1) +
-           " are issued while iteration i computes");
-      line("const int tj_lo" + f + " = " + at(ops[0]) + ", tj_hi" + f + " = " + at(ops[1]) + ", tj_step" + f + " = " +
-           at(ops[2]) + ";");
+      line(L_.roles.loop == a.node ? "// software pipeline: " + s + " stages, filled by the producer warpgroup"
+                                   : "// software pipeline: " + s + " stages; the TMA loads of iteration i + " +
+                                         str(a.stages - 1) + " are issued while iteration i computes");
+      if (L_.roles.loop != a.node)  // else only the producer warpgroup issues loads (emit_producer)
+        line("const int tj_lo" + f + " = " + at(ops[0]) + ", tj_hi" + f + " = " + at(ops[1]) + ", tj_step" + f + " = " +
+             at(ops[2]) + ";");
       if (a.ring_persists) {
         // The ring position counts every iteration of every run: stage = position % stages, and the phase of a
         // stage's barrier flips once per pass over the ring, whatever the trip counts of earlier runs were.
         line("int tj_it" + f + " = tj_ring" + f + ";  // ring position: iterations done, this run's and earlier runs'");
-        line("const int tj_it0_" + f + " = tj_it" + f + ";  // ring position of this run's first iteration");
+        if (L_.roles.loop != a.node)  // the refills count this run's iterations from it
+          line("const int tj_it0_" + f + " = tj_it" + f + ";  // ring position of this run's first iteration");
       } else {
         line("int tj_it" + f + " = 0;  // iterations done");
       }
@@ -63,6 +66,16 @@ void Emitter::emit_schedule_op(NodeId id) {
       close();
       break;
     }
+    case Op::PipeRelease:
+      // The stage of the previous iteration: every product that read it is done in this warp (its wgmma wait
+      // came before), and so are the warp's register reads of it (__syncwarp orders the lanes).
+      open("if (tj_it" + f + " > 0)");
+      line("__syncwarp();");
+      line("if (tid % 32 == 0) tj::mbarrier_arrive(&tj_bar[" + str(L_.smem.empty_barriers.at(a.node)) + " + (tj_it" + f +
+           " + " + str(a.stages - 1) + ") % " + s + "]);  // this warp is done with the previous iteration's stage");
+      close();
+      break;
+    case Op::WarpProducer: emit_producer(a.node, a.stages); break;
     case Op::PipeAdvance: line("++tj_it" + f + ";"); break;
     case Op::PipeEnd: line("tj_ring" + f + " = tj_it" + f + ";  // the next run goes on from here"); break;
     case Op::WgmmaWait: {
@@ -79,6 +92,46 @@ void Emitter::emit_schedule_op(NodeId id) {
       break;
     default: throw InternalError("emitter: " + std::string(ir::name_of(g_.node(id).op)) + " is not a schedule op");
   }
+}
+
+void Emitter::emit_producer(NodeId f, int stages) {
+  const passes::WarpRoles& r = L_.roles;
+  const std::string lf = str(f), s = str(stages), p = "tj_p" + lf, k = "tj_k" + lf;
+  open("if (tid >= " + str(r.consumer_threads) + ")");
+  line("// the producer warpgroup: thread " + str(r.consumer_threads) + " issues every TMA load of the loop at " + where(f));
+  if (r.producer_registers > 0) line("tj::setmaxnreg_dec<" + str(r.producer_registers) + ">();  // registers to the consumers");
+  open("if (tid == " + str(r.consumer_threads) + ")");
+  line("int " + p + " = 0;  // ring position: loads issued, in every run of the loop");
+  // The loops around the pipelined one, each with the nodes of its body that the loads need.
+  const auto nodes_in = [&](uint32_t region) {
+    for (NodeId n : r.producer_nodes)
+      if (g_.node(n).region == region) emit_node(n);
+  };
+  nodes_in(0);
+  for (NodeId x : r.outer_loops) {
+    const auto ops = g_.operands(x);
+    NodeId iv = ir::kNoNode;
+    for (NodeId b : g_.region(static_cast<uint32_t>(g_.int_at(x, 0))).nodes)
+      if (g_.node(b).op == Op::LoopIndex) iv = b;
+    const std::string v = iv == ir::kNoNode ? "tj_outer" + str(x) : var(iv);
+    if (iv != ir::kNoNode) name_[static_cast<size_t>(iv)] = v;
+    open("for (int " + v + " = " + at(ops[0]) + "; " + v + " < " + at(ops[1]) + "; " + v + " += " + at(ops[2]) + ")", x);
+    nodes_in(static_cast<uint32_t>(g_.int_at(x, 0)));
+  }
+  const auto ops = g_.operands(f);
+  line("const int tj_lo" + lf + " = " + at(ops[0]) + ", tj_hi" + lf + " = " + at(ops[1]) + ", tj_step" + lf + " = " +
+       at(ops[2]) + ";");
+  open("for (int " + k + " = 0; tj_lo" + lf + " + " + k + " * tj_step" + lf + " < tj_hi" + lf + "; ++" + k + ", ++" + p + ")");
+  line("if (" + p + " >= " + s + ") tj::mbarrier_wait_parity(&tj_bar[" + str(L_.smem.empty_barriers.at(f)) + " + " + p +
+       " % " + s + "], (" + p + " / " + s + " + 1) & 1);  // the consumers are done with the stage's previous tiles");
+  issue_stage(f, p + " % " + s, "tj_lo" + lf + " + " + k + " * tj_step" + lf);
+  close();
+  for (size_t i = 0; i < r.outer_loops.size(); ++i) close();
+  close();
+  line("return;");
+  close();
+  if (r.consumer_registers > 0) line("tj::setmaxnreg_inc<" + str(r.consumer_registers) + ">();  // the consumers' registers");
+  consumers_only_ = true;
 }
 
 void Emitter::issue_stage(NodeId f, const std::string& stage, const std::string& index) {

@@ -100,7 +100,12 @@ class Emitter {
     line((s.empty() ? "{" : s + " {") + "  // " + note(at));
     ++depth_;
   }
-  void sync(const std::string& why = "") { line(why.empty() ? "__syncthreads();" : "__syncthreads();  // " + why); }
+  /// A barrier of every thread that runs the kernel's ops: __syncthreads(), or once the producer warpgroup has
+  /// split off (warp roles) a named barrier of the consumer threads.
+  void sync(const std::string& why = "") {
+    const std::string b = consumers_only_ ? "tj::consumer_sync<" + str(threads_) + ">();" : "__syncthreads();";
+    line(why.empty() ? b : b + "  // " + why);
+  }
   /// The barrier passes::plan_barriers put before op `id` (BarrierPlan::before_scratch or before_issue), if any.
   void planned_barrier(const std::unordered_map<NodeId, std::string>& where, NodeId id) {
     if (auto it = where.find(id); it != where.end()) sync(it->second);
@@ -488,6 +493,8 @@ class Emitter {
   /// Issues the loads of the iteration whose loop index is `index` into stage `stage` of pipelined loop `f`'s
   /// ring (by one thread), when that iteration exists.
   void issue_stage(NodeId f, const std::string& stage, const std::string& index);
+  /// The producer warpgroup's code (warp.producer): the scalars its loads need, then every load of loop `f`.
+  void emit_producer(NodeId f, int stages);
   void emit_load(NodeId id);
   /// Fills load_as_f32_ (emit_memory.cpp).
   void plan_loads_as_f32();
@@ -524,6 +531,7 @@ class Emitter {
   std::set<std::string> packed_names_;  ///< the names of the arrays decl() declared in a tj::PackedF16
   std::map<std::string, std::string> helpers_;  ///< per-kernel device functions (wgmma instructions), by name
   bool stores_ = false;
+  bool consumers_only_ = false;  ///< printing past warp.producer: only the consumer threads run what follows
   std::map<NodeId, std::vector<const Descriptor*>> builds_;
   std::map<NodeId, std::vector<const Descriptor*>> array_prefetch_;
   std::map<NodeId, std::string> loop_bounds_;  ///< pipelined For -> "lo, hi, step" names

@@ -411,8 +411,8 @@ class Machine {
       case Op::Yield: return;  // set by the enclosing loop / read by the enclosing region op
       // ---- the schedule: the interpreter runs every op to completion where it stands
       case Op::TmaIssue: case Op::PipeBegin: case Op::PipePrologue: case Op::PipeStage: case Op::PipeWait:
-      case Op::PipeRefill: case Op::PipeAdvance: case Op::PipeEnd: case Op::WgmmaWait: case Op::CtaBarrier:
-      case Op::ReuseFence:
+      case Op::PipeRefill: case Op::PipeRelease: case Op::PipeAdvance: case Op::PipeEnd: case Op::WgmmaWait:
+      case Op::CtaBarrier: case Op::ReuseFence: case Op::WarpProducer:
         return;
       case Op::LoopResult: {
         const LoopInfo& L = loops_[static_cast<size_t>(aux_[static_cast<size_t>(ops[0])])];

@@ -64,7 +64,7 @@ std::string schedule(const Graph& g, NodeId id) {
     case Op::CtaBarrier:
       return "reason=" + word(static_cast<int64_t>(a.reason), {"stage_free_in_flight", "stage_free"});
     case Op::PipeAdvance: case Op::PipeEnd: return "loop=" + ref(a.node);
-    case Op::PipeStage: return "loop=" + ref(a.node) + ", stages=" + std::to_string(a.stages);
+    case Op::PipeStage: case Op::WarpProducer: return "loop=" + ref(a.node) + ", stages=" + std::to_string(a.stages);
     case Op::PipeWait:
       return "loop=" + ref(a.node) + ", stages=" + std::to_string(a.stages) + ", phase=(position / " +
              std::to_string(a.stages) + ") & 1, first=" + ref(a.load);

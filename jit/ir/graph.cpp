@@ -201,6 +201,7 @@ uint64_t Graph::hash() const {
   h.add(static_cast<uint64_t>(num_warps));
   h.add(static_cast<uint64_t>(num_stages));
   if (min_programs_per_sm > 0) h.add(static_cast<uint64_t>(min_programs_per_sm) + 0x5000);
+  if (warp_specialize) h.add(0x5753);
   h.add(nodes_.size());
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const Node& n = nodes_[i];
@@ -253,7 +254,7 @@ bool is_schedule_op(Op op) {
   switch (op) {
     case Op::TmaIssue: case Op::PipeBegin: case Op::PipePrologue: case Op::PipeStage: case Op::PipeWait:
     case Op::PipeRefill: case Op::PipeAdvance: case Op::PipeEnd: case Op::WgmmaWait: case Op::CtaBarrier:
-    case Op::ReuseFence:
+    case Op::ReuseFence: case Op::PipeRelease: case Op::WarpProducer:
       return true;
     default:
       return false;
@@ -285,8 +286,9 @@ ScheduleAttrs schedule_attrs(const Graph& g, NodeId id) {
 std::vector<int64_t> encode_schedule_attrs(Op op, const ScheduleAttrs& a) {
   switch (op) {
     case Op::TmaIssue: case Op::PipeAdvance: case Op::PipeEnd: case Op::ReuseFence: return {a.node};
-    case Op::PipeBegin: case Op::PipePrologue: case Op::PipeRefill: return {a.node, a.stages, a.ring_persists ? 1 : 0};
-    case Op::PipeStage: return {a.node, a.stages};
+    case Op::PipeBegin: case Op::PipePrologue: case Op::PipeRefill: case Op::PipeRelease:
+      return {a.node, a.stages, a.ring_persists ? 1 : 0};
+    case Op::PipeStage: case Op::WarpProducer: return {a.node, a.stages};
     case Op::PipeWait: return {a.node, a.stages, a.load};
     case Op::WgmmaWait: {
       std::vector<int64_t> v{a.pending, static_cast<int64_t>(a.when)};

@@ -133,6 +133,20 @@ std::string describe_pipeline(const Lowered& l) {
   return out + register_prefetch(l);
 }
 
+std::string describe_warp_roles(const Lowered& l) {
+  const WarpRoles& r = l.roles;
+  if (!r.on()) return r.not_applied.empty() ? "" : "warp roles: none (warp_specialize not applied, because " + r.not_applied + ")\n";
+  const auto regs = [](int n) { return n > 0 ? ", " + std::to_string(n) + " registers (setmaxnreg)" : std::string(); };
+  const int stages = l.pipe.loops.at(r.loop).stages;
+  return "warp roles: producer warpgroup, threads " + std::to_string(r.consumer_threads) + "-" +
+         std::to_string(r.threads() - 1) + regs(r.producer_registers) + ": thread " + std::to_string(r.consumer_threads) +
+         " issues every TMA load of loop %" + std::to_string(r.loop) + " (" + source_line(l.graph, r.loop) +
+         "), refilling a stage once its empty mbarrier (" + std::to_string(stages) + " from " +
+         std::to_string(l.smem.empty_barriers.at(r.loop)) + ", one arrival per consumer warp) completes; consumers, threads 0-" +
+         std::to_string(r.consumer_threads - 1) + regs(r.consumer_registers) +
+         ": every other op, no CTA barrier in the loop\n";
+}
+
 std::string describe_shared_memory(const Lowered& l) {
   const SmemPlan& s = l.smem;
   std::string out = "shared memory: " + std::to_string(s.total_bytes) + " bytes\n";
@@ -176,7 +190,7 @@ std::string describe_register_layouts(const Lowered& l) {
 }
 
 std::string describe(const Lowered& l) {
-  return describe_descriptors(l) + describe_mma(l) + describe_pipeline(l) + describe_shared_memory(l) +
+  return describe_descriptors(l) + describe_mma(l) + describe_pipeline(l) + describe_warp_roles(l) + describe_shared_memory(l) +
          describe_register_layouts(l);
 }
 

@@ -17,6 +17,9 @@ std::vector<codegen::PerformanceNote> performance_notes(const Lowered& l) {
         {true, "the loop at " + source_line(l.graph, f) +
                    " is not software-pipelined (its TMA loads are issued " +
                    "and awaited where they are used, and the tensor cores wait for them) because " + why});
+  if (!l.roles.not_applied.empty())
+    notes.push_back({true, "warp_specialize is not applied to kernel '" + l.graph.kernel_name + "' (it runs without a producer "
+                           "warpgroup) because " + l.roles.not_applied});
   for (size_t i = 0; i < l.graph.size(); ++i) {
     const auto it = l.mma.dots.find(static_cast<NodeId>(i));
     if (it == l.mma.dots.end()) continue;

@@ -17,12 +17,13 @@ namespace {
 /// when the tiles of three do not fit, one (no pipeline) as the last resort.
 constexpr int kAutoStageChoices[] = {3, 2, 1};
 
-/// Pipelines the loops and allocates shared memory: with the configuration's num_stages, or with the first
+/// Pipelines the loops, decides the warp roles and allocates shared memory: with the configuration's num_stages, or with the first
 /// stage count of kAutoStageChoices whose buffers fit (a kernel without a pipelined loop takes the first).
 void plan_stages(Lowered& l) {
   const auto plan = [&](int stages) {
     l.pipe = plan_pipeline(l.graph, l.info, l.mma, l.tma, l.layout, l.axes, stages);
-    l.smem = allocate_shared(l.graph, l.info, l.layout, l.tma, l.mma, l.pipe);
+    l.roles = plan_warp_roles(l.graph, l.info, l.layout, l.tma, l.pipe);
+    l.smem = allocate_shared(l.graph, l.info, l.layout, l.tma, l.mma, l.pipe, l.roles);
   };
   if (l.graph.num_stages != Config::kAutoStages) return plan(l.graph.num_stages);
   const int last = static_cast<int>(std::size(kAutoStageChoices)) - 1;
@@ -65,7 +66,7 @@ std::string stage_plan(const Lowered& l) {
                     : l.pipe.loops.empty()
                         ? std::string("stages: auto (no pipelined loop)\n")
                         : "stages: " + stages + " (chosen: the first of " + choices + " whose buffers fit)\n";
-  return out + or_none(describe_pipeline(l), "software pipeline") + describe_shared_memory(l);
+  return out + or_none(describe_pipeline(l), "software pipeline") + describe_warp_roles(l) + describe_shared_memory(l);
 }
 
 // The table. Rewriting steps come first: the plans are keyed by the node ids of the graph they leave. The
@@ -99,14 +100,15 @@ constexpr LoweringStep kSteps[] = {
     {"analyze_axes", "contiguity, divisibility and constancy of integer values (vector widths)", false,
      [](Lowered& l, const Options&) { l.axes = analyze_axes(l.graph, l.info, l.spec); }, describe_axes},
     {"plan_stages",
-     "software-pipelines the K loops and places every shared-memory buffer (the stage count that fits)",
+     "software-pipelines the K loops, decides the warp roles and places every shared-memory buffer (the stage "
+     "count that fits)",
      false, [](Lowered& l, const Options&) { plan_stages(l); }, stage_plan},
     {"check_register_budget", "refuses a value that needs more registers per thread than kMaxValueRegisters",
      false, [](Lowered& l, const Options&) { check_register_budget(l.graph, l.info, l.layout, l.smem); },
      describe_register_budget},
     {"plan_arguments", "the kernel's parameters and the descriptors the runtime encodes", false,
      [](Lowered& l, const Options& o) {
-       l.args = plan_arguments(l.graph, l.tma, l.smem, threads(l), o.debug_checks);
+       l.args = plan_arguments(l.graph, l.tma, l.smem, l.roles.on() ? l.roles.threads() : threads(l), o.debug_checks);
      },
      describe_arguments},
     {"insert_schedule_ops",

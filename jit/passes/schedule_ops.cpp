@@ -43,8 +43,9 @@ NodeId statement_in(const ir::Graph& g, uint32_t r, NodeId id) {
 ///    last product's issue, before the barrier that frees the previous iteration's stage.
 /// wgmma groups complete in the order they were issued: a wait lets the groups issued after the last product it
 /// ends run on (pending), and ends every earlier one with it. After the last product (and that wait, if any)
-/// come the barrier and the refill of the stage (`ring`).
-void place_waits(ir::Graph& g, const GraphInfo& info, const PipelinedLoop& p, uint32_t body, const ScheduleAttrs& ring) {
+/// come the barrier and the refill of the stage (`ring`), or with warp roles the consumers' release of it.
+void place_waits(ir::Graph& g, const GraphInfo& info, const PipelinedLoop& p, uint32_t body, const ScheduleAttrs& ring,
+                 bool roles) {
   struct Outstanding {
     NodeId registers;  ///< what the wait fences: this iteration's dot, or a carried product's loop-carried value
     std::vector<NodeId> readers;  ///< the values whose users need it done
@@ -102,6 +103,10 @@ void place_waits(ir::Graph& g, const GraphInfo& info, const PipelinedLoop& p, ui
       at = put(g, Op::WgmmaWait, wait, at, true);
       outstanding.erase(outstanding.begin(), outstanding.begin() + previous + 1);
     }
+    if (roles) {  // each consumer warp releases the stage to the producer warpgroup
+      put(g, Op::PipeRelease, ring, at, true);
+      continue;
+    }
     const auto why = previous >= 0 ? ir::BarrierReason::stage_free_in_flight : ir::BarrierReason::stage_free;
     put(g, Op::PipeRefill, ring, put(g, Op::CtaBarrier, {.reason = why}, at, true), true);
   }
@@ -110,7 +115,8 @@ void place_waits(ir::Graph& g, const GraphInfo& info, const PipelinedLoop& p, ui
 }
 
 /// The ops of pipelined loop `f`: before it, in its body, after its products and after it.
-void pipeline_ops(ir::Graph& g, const GraphInfo& info, const PipelinePlan& pipe, NodeId f, const PipelinedLoop& p) {
+void pipeline_ops(ir::Graph& g, const GraphInfo& info, const PipelinePlan& pipe, NodeId f, const PipelinedLoop& p,
+                  bool roles) {
   const auto body = static_cast<uint32_t>(g.int_at(f, 0));
   ScheduleAttrs ring;
   ring.node = f;
@@ -119,10 +125,10 @@ void pipeline_ops(ir::Graph& g, const GraphInfo& info, const PipelinePlan& pipe,
   if (auto early = pipe.issued_before.find(f); early != pipe.issued_before.end())
     for (NodeId load : early->second) put(g, Op::TmaIssue, {.node = load}, f, false);
   put(g, Op::PipeBegin, ring, f, false);
-  put(g, Op::PipePrologue, ring, f, false);
+  if (!roles) put(g, Op::PipePrologue, ring, f, false);  // else the producer warpgroup issues every stage
   put(g, Op::PipeStage, {.node = f, .stages = p.stages}, first_statement(g, f), false);
   put(g, Op::PipeWait, {.node = f, .stages = p.stages, .load = p.loads.front()}, p.loads.front(), false);
-  place_waits(g, info, p, body, ring);
+  place_waits(g, info, p, body, ring, roles);
   put(g, Op::PipeAdvance, {.node = f}, g.region(body).nodes.back(), false);
   NodeId at = f;
   if (!p.carried.empty()) {
@@ -148,9 +154,11 @@ void insert_schedule_ops(Lowered& l) {
   std::unordered_set<NodeId> ring_dots;
   for (NodeId f : in_order(l.pipe.loops)) {
     const PipelinedLoop& p = l.pipe.loops.at(f);
-    pipeline_ops(g, l.info, l.pipe, f, p);
+    pipeline_ops(g, l.info, l.pipe, f, p, l.roles.loop == f);
     ring_dots.insert(p.dots.begin(), p.dots.end());
   }
+  if (l.roles.on())
+    put(g, Op::WarpProducer, {.node = l.roles.loop, .stages = l.pipe.loops.at(l.roles.loop).stages}, g.region(0).nodes.front(), false);
   // Every other product is waited for where it is issued.
   for (NodeId dot : in_order(l.mma.dots))
     if (!ring_dots.count(dot)) put(g, Op::WgmmaWait, {.dots = {dot}}, dot, true);

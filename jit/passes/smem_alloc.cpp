@@ -106,7 +106,7 @@ int scratch_bytes_of(const ir::Graph& g, const Layout& layout, const SmemPlan& s
 }
 
 SmemPlan allocate_shared(const ir::Graph& g, const GraphInfo& info, const Layout& layout, const TmaPlan& tma,
-                         const MmaPlan& mma, const PipelinePlan& pipe) {
+                         const MmaPlan& mma, const PipelinePlan& pipe, const WarpRoles& roles) {
   SmemPlan plan;
   std::vector<NodeId> order;
   for (size_t i = 0; i < g.size(); ++i)
@@ -162,6 +162,9 @@ SmemPlan allocate_shared(const ir::Graph& g, const GraphInfo& info, const Layout
     if (it == pipe.loops.end()) continue;
     plan.ring_barriers[id] = plan.num_barriers;
     plan.num_barriers += it->second.stages;
+    if (roles.loop != id) continue;
+    plan.empty_barriers[id] = plan.num_barriers;
+    for (int k = 0; k < it->second.stages; ++k) plan.barrier_arrivals[plan.num_barriers++] = roles.consumer_threads / 32;
   }
   // Register copies and readers of each tile.
   std::unordered_map<NodeId, bool> needs_regs;        // resident value -> some user wants registers

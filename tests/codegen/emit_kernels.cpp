@@ -364,6 +364,10 @@ std::vector<EmitCase> make_cases() {
   cases.push_back(EmitCase{"persistent_gemm", "a tile loop around a pipelined K loop (samples::persistent_matmul_kernel), 3 stages",
                            Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 8, 3),
                            traced(tilejit::samples::persistent_matmul_kernel()), {}});
+  cases.push_back(EmitCase{"persistent_gemm_warp_roles",
+                           "the persistent GEMM with a producer warpgroup that runs the tile loop too, 3 stages",
+                           Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 8, 3).warp_specialize(),
+                           traced(tilejit::samples::persistent_matmul_kernel()), {}});
   cases.push_back(EmitCase{"swiglu_two_products", "SwiGLU with two dots reading one x tile per K step, both kept in flight",
                            Config({{"BM", 128}, {"BN", 64}, {"BK", 64}}, 8, 3),
                            traced(tilejit::samples::swiglu_two_products_kernel()), {}});
@@ -383,6 +387,15 @@ std::vector<EmitCase> make_cases() {
         descriptor_store(c, {m, n}, acc.to<bf16>());
       },
       Config({{"BM", 128}, {"BN", 256}, {"BK", 64}}, 8, 3));
+  add("gemm_warp_roles", "the benchmark GEMM with a producer warpgroup (warp_specialize), 4 stages",
+      [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c, Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
+        auto m = program_id(0) * BM, n = program_id(1) * BN;
+        auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
+          return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {k, n}, {BK, BN}), acc);
+        });
+        descriptor_store(c, {m, n}, acc.to<bf16>());
+      },
+      Config({{"BM", 128}, {"BN", 256}, {"BK", 64}}, 8, 4).warp_specialize());
   add("gemm_bias_gelu", "a wgmma GEMM whose epilogue (bias row, GELU, cast) runs on the accumulator fragment",
       [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 1> bias, Tensor<bf16, 2> c, Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
         auto m = program_id(0) * BM, n = program_id(1) * BN;

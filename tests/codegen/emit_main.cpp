@@ -13,7 +13,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: tilejit-emit [--ir] <kernel> [NAME=value ...]\n"
                  "         prints the generated CUDA (--ir: the IR and the plans after every lowering step); NAME=value overrides a\n"
-                 "         configuration value of the kernel's registered Config (num_warps and num_stages too)\n"
+                 "         configuration value of the kernel's registered Config (num_warps, num_stages, programs_per_sm and warp_specialize too)\n"
                  "       tilejit-emit --list   the registered kernels\n");
     return 2;
   }
@@ -39,12 +39,7 @@ int main(int argc, char** argv) {
       }
       const std::string key = arg.substr(0, eq);
       const int64_t value = std::stoll(arg.substr(eq + 1));
-      if (key == "num_warps")
-        config.warps(static_cast<int>(value));
-      else if (key == "num_stages")
-        config.stages(static_cast<int>(value));
-      else
-        config.set(key, value);
+      config.set_field(key, value);
     }
     const auto g = c->trace_with(config);
     tilejit::codegen::Options options = c->options;

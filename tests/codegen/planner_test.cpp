@@ -471,6 +471,28 @@ TEST_CASE("vector width of pointer accesses: proven contiguous, aligned and unde
   }
 }
 
+TEST_CASE("warp_specialize: a configuration field, set by name as the tuner and saved decisions set it") {
+  const Config plain({{"BM", 128}}, 8, 3);
+  Config roles = plain;
+  roles.warp_specialize();
+  CHECK(roles.warp_specialized());
+  CHECK_FALSE(plain.warp_specialized());
+  CHECK(!(plain == roles));
+  CHECK(plain.hash() != roles.hash());
+  CHECK(roles.str() == "BM=128, num_warps=8, num_stages=3, warp_specialize");
+  CHECK(Config::is_field("warp_specialize"));
+  CHECK(Config::is_field("num_warps"));
+  CHECK_FALSE(Config::is_field("BM"));
+  Config named = plain;
+  named.set_field("warp_specialize", 1).set_field("num_stages", 4).set_field("BN", 64);
+  CHECK(named.warp_specialized());
+  CHECK(named.num_stages() == 4);
+  CHECK(named.get("BN") == 64);
+  CHECK_FALSE(named.has("warp_specialize"));  // a field, not a block value
+  CHECK_THROWS_WITH_AS(named.set_field("warp_specialize", 2), doctest::Contains("warp_specialize is 0 or 1"), tilejit::UserError);
+  CHECK(named.set_field("warp_specialize", 0).warp_specialized() == false);
+}
+
 TEST_CASE("programs_per_sm: an occupancy target in __launch_bounds__, part of the configuration") {
   auto k = tilejit::kernel("bounded", [](Tensor<f32, 1> x, Tensor<f32, 1> y) {
     auto offs = arange(0, 2048);

@@ -1,7 +1,8 @@
 // Tests of insert_schedule_ops: where each schedule op lands in the graphs of the codegen suite's kernels
 // (a GEMM K loop with its products in flight, a persistent GEMM's ring that carries over between runs,
 // attention's two products each awaited before its first use, a decayed accumulator updated in place and
-// carried, SwiGLU's two products in flight together, a
+// carried, SwiGLU's two products in flight together, warp roles (a producer warpgroup, in a tiled and a
+// persistent GEMM, and refused), a
 // bias load issued before the K loop, a dot outside any loop),
 // that the ops name the right nodes, that the printed graph shows them by name, and that the verifier
 // refuses malformed ones.
@@ -130,6 +131,68 @@ TEST_CASE("schedule ops: a K loop inside a tile loop keeps its ring position bet
   CHECK(contains(text, "pending=1, ends=previous_iteration}"));
   CHECK(contains(text, "barrier.cta {reason=stage_free_in_flight}"));
   CHECK(contains(text, "pipe.end {loop=%" + std::to_string(f) + "}"));
+}
+
+TEST_CASE("schedule ops: with warp roles the producer splits off first and each consumer warp releases the stage") {
+  const passes::Lowered l = lowered("gemm_warp_roles");
+  const ir::Graph& g = l.graph;
+  const NodeId f = only_loop(l);
+  REQUIRE(l.roles.on());
+  CHECK(l.roles.loop == f);
+  CHECK(l.roles.outer_loops.empty());
+  CHECK(l.roles.consumer_threads == 256);
+  CHECK(l.roles.threads() == 384);
+  CHECK(l.roles.producer_registers == 40);
+  CHECK(l.roles.consumer_registers == 232);
+  CHECK(l.args.plan.threads == 384);
+  // The producer's scalars: the tile's coordinates and the loop's bound, no register block.
+  for (NodeId n : l.roles.producer_nodes) CHECK(l.layout.of[static_cast<size_t>(n)].kind == passes::ValueLayout::Uniform);
+  CHECK(g.node(g.region(0).nodes.front()).op == Op::WarpProducer);
+  CHECK(sequence(g, body(g, f)) == std::vector<std::string>{"pipe.stage", "pipe.wait", "tma.load", "tma.load", "dot",
+                                                           "wgmma.wait", "pipe.release", "pipe.advance", "yield"});
+  CHECK(around(g, f, 1, 1) == std::vector<std::string>{"pipe.begin", "for", "wgmma.wait"});
+  CHECK(all(g, Op::PipePrologue).empty());
+  CHECK(all(g, Op::PipeRefill).empty());
+  CHECK(all(g, Op::CtaBarrier).empty());
+  // Four empty barriers after the four full ones, each expecting one arrival per consumer warp.
+  CHECK(l.smem.ring_barriers.at(f) == 0);
+  CHECK(l.smem.empty_barriers.at(f) == 4);
+  CHECK(l.smem.num_barriers == 8);
+  for (int b = 4; b < 8; ++b) CHECK(l.smem.barrier_arrivals.at(b) == 8);
+  const std::string text = ir::print(g);
+  INFO(text);
+  CHECK(contains(text, "warp.producer {loop=%" + std::to_string(f) + ", stages=4}"));
+  CHECK(contains(text, "pipe.release {loop=%" + std::to_string(f) + ", stages=4, ring=run}"));
+  CHECK(contains(passes::describe(l), "warp roles: producer warpgroup, threads 256-383, 40 registers"));
+}
+
+TEST_CASE("schedule ops: the producer of a persistent kernel runs its tile loop; refused roles leave the schedule as it was") {
+  const passes::Lowered l = lowered("persistent_gemm_warp_roles");
+  REQUIRE(l.roles.on());
+  const NodeId f = only_loop(l);
+  REQUIRE(l.roles.outer_loops.size() == 1);
+  CHECK(l.graph.node(l.roles.outer_loops[0]).op == Op::For);
+  CHECK(l.info.inside(f, l.roles.outer_loops[0]));
+  CHECK(l.pipe.loops.at(f).ring_persists);
+  // Some of the producer's scalars lie in the tile loop's body (the tile's row and column).
+  CHECK(std::any_of(l.roles.producer_nodes.begin(), l.roles.producer_nodes.end(),
+                    [&](NodeId n) { return l.info.loop[static_cast<size_t>(n)] == l.roles.outer_loops[0]; }));
+  CHECK(all(l.graph, Op::PipeRelease).size() == 1);
+  CHECK(all(l.graph, Op::PipeEnd).size() == 1);
+
+  // Two pipelined loops: no roles, the ordinary schedule, and the reason in a performance note.
+  const tilejit::testing::EmitCase* c = tilejit::testing::find_emit_case("gemm_dot");
+  REQUIRE(c != nullptr);
+  tilejit::Config two_stage = c->config;
+  const passes::Lowered plain = passes::lower(*c->trace_with(two_stage.stages(1).warp_specialize()), c->options);
+  CHECK_FALSE(plain.roles.on());
+  CHECK(plain.roles.not_applied == "num_stages=1 pipelines no loop");
+  const auto notes = passes::performance_notes(plain);
+  CHECK(std::any_of(notes.begin(), notes.end(), [](const auto& n) {
+    return n.warning && contains(n.text, "warp_specialize is not applied") && contains(n.text, "num_stages=1");
+  }));
+  CHECK(all(plain.graph, Op::WarpProducer).empty());
+  CHECK(plain.args.plan.threads == c->config.num_warps() * 32);
 }
 
 TEST_CASE("schedule ops: attention's products are each awaited before their first use; the stage is freed after the last's issue") {

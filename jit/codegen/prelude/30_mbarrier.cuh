@@ -15,6 +15,10 @@ __device__ __forceinline__ void mbarrier_arrive_expect_tx(unsigned long long* ba
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
 }
 
+/// Arrives on the barrier: one of the arrivals its phase expects (mbarrier_init's count).
+__device__ __forceinline__ void mbarrier_arrive(unsigned long long* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_addr(bar)) : "memory");
+}
 
 /// Waits until the phase with parity `phase` of the barrier has completed.
 __device__ __forceinline__ void mbarrier_wait_parity(unsigned long long* bar, unsigned phase) {

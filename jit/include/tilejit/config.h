@@ -15,6 +15,8 @@ namespace tilejit {
 /// kernel's Block<"NAME"> parameters; order of insertion does not matter.
 /// num_stages is the number of ring buffers of software-pipelined loops; kAutoStages (0, the default)
 /// lets tilejit choose for each kernel: 3, or fewer when the tiles of 3 do not fit in shared memory.
+/// warp_specialize adds a producer warpgroup that issues the TMA loads of the kernel's pipelined loop
+/// while the num_warps warps (the consumers) run its products (docs/schedules.md, "Warp roles").
 class Config {
  public:
   static constexpr int kAutoStages = 0;
@@ -35,13 +37,25 @@ class Config {
   /// caps the registers per thread at 65536 / (threads * n) (ptxas spills what does not fit). 0, the
   /// default, leaves the register count to ptxas. threads * n may not exceed 2048.
   Config& programs_per_sm(int n, std::source_location loc = std::source_location::current());
+  /// A producer warpgroup (128 more threads) that only issues the TMA loads of the kernel's pipelined loop,
+  /// with registers moved to the consumers (setmaxnreg). Kernels it does not apply to run without it and
+  /// say why (a performance note).
+  Config& warp_specialize(bool on = true);
+
+  /// The fields set by name besides block values (TuneSpace, heuristics, saved decisions):
+  /// "num_warps", "num_stages", "programs_per_sm", "warp_specialize".
+  static bool is_field(std::string_view name);
+  /// Sets field `name` (is_field) or, for any other name, the block value (set()).
+  Config& set_field(std::string_view name, int64_t value, std::source_location loc = std::source_location::current());
 
   int num_warps() const { return num_warps_; }
   int num_stages() const { return num_stages_; }
   int min_programs_per_sm() const { return programs_per_sm_; }
+  bool warp_specialized() const { return warp_specialize_; }
   const std::vector<std::pair<std::string, int64_t>>& values() const { return values_; }
 
-  /// "BM=64, BN=128, num_warps=4, num_stages=auto" (values sorted by name; ", programs_per_sm=N" when set).
+  /// "BM=64, BN=128, num_warps=4, num_stages=auto" (values sorted by name; ", programs_per_sm=N" and
+  /// ", warp_specialize" when set).
   std::string str() const;
   uint64_t hash() const;
   bool operator==(const Config& o) const = default;
@@ -51,6 +65,7 @@ class Config {
   int num_warps_ = 4;
   int num_stages_ = kAutoStages;
   int programs_per_sm_ = 0;
+  bool warp_specialize_ = false;
 };
 
 }  // namespace tilejit

@@ -142,6 +142,9 @@
 //                                   its barrier is (position / stages) & 1); `load` is the first of them
 //   PipeRefill        i: [loop, stages, ring]    thread 0 issues the loads of iteration i + stages - 1 into
 //                                   the stage the previous iteration used
+//   PipeRelease       i: [loop, stages, ring]    with warp roles, instead of a CTA barrier and pipe.refill: each
+//                                   consumer warp arrives on the "empty" barrier of the stage the previous
+//                                   iteration used, which lets the producer refill it
 //   PipeAdvance       i: [loop]     last before the yield: the ring position moves on
 //   PipeEnd           i: [loop]     after a loop with ring = 1: the position is kept for its next run
 //   WgmmaWait         i: [pending, when, of...]   waits until at most `pending` wgmma groups of this
@@ -152,6 +155,10 @@
 //   CtaBarrier        i: [reason]   every thread of the program meets here (BarrierReason)
 //   ReuseFence        i: [at]       before the first use of buffers that take bytes earlier tiles held
 //                                   (SmemPlan::reuse_fences[at]): every thread and TMA store is done with them
+//   WarpProducer      i: [loop, stages]   first in the kernel body (passes::WarpRoles): the producer
+//                                   warpgroup splits off, issues every TMA load of pipelined loop `loop`
+//                                   (waiting for each stage's "empty" barrier before it refills the stage)
+//                                   and leaves; only the consumers run the ops after it
 // `placement` (descriptor placement request): 0 = automatic, 1 = host-encoded, 2 = device-built.
 #pragma once
 
@@ -288,6 +295,7 @@ class Graph {
   int num_warps = 4;
   int num_stages = 2;  ///< ring buffers of pipelined loops; 0: the lowering chooses (PipelinePlan::stages)
   int min_programs_per_sm = 0;  ///< occupancy target of __launch_bounds__ (0: none)
+  bool warp_specialize = false;  ///< a producer warpgroup issues the pipelined loop's loads (passes::WarpRoles)
 
   /// Structural hash: equal for graphs built by the same sequence of operations,
   /// independent of source locations and of the process.

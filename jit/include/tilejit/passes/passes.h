@@ -388,6 +388,9 @@ struct SmemPlan {
   std::unordered_map<NodeId, int> resident;  ///< values readable in place from a buffer: node -> buffer
   std::unordered_set<NodeId> register_copies;  ///< resident values whose elements are also copied to registers
   std::unordered_map<NodeId, int> ring_barriers;  ///< pipelined For -> its first mbarrier: full[s] = first + s
+  /// The loop of WarpRoles -> its first "empty" mbarrier: empty[s] = first + s, one arrival per consumer warp.
+  std::unordered_map<NodeId, int> empty_barriers;
+  std::unordered_map<int, int> barrier_arrivals;  ///< mbarrier -> its arrival count when not 1
   /// DescLoad of a wgmma operand copied K-major (MmaOperand::k_major_copy) -> the buffer of its copies: two
   /// when its loop is pipelined (the products of one iteration read one while the next is written), else one.
   std::unordered_map<NodeId, int> k_major_copies;
@@ -398,13 +401,48 @@ struct SmemPlan {
   std::unordered_map<NodeId, ReuseFence> reuse_fences;  ///< node -> the fence printed before it
 };
 
+// ---- warp roles -------------------------------------------------------------------
+
+/// Warp specialization of a kernel's pipelined loop (Config::warp_specialize): one producer warpgroup, after
+/// the num_warps warps of the kernel (the consumers, tid 0 .. consumer_threads - 1, which run every op as
+/// without roles), splits off at the kernel's start. One thread of it issues every TMA load of the loop's
+/// ring, waiting for a stage's "empty" barrier before refilling it; the consumers wait for its "full"
+/// barrier, run the products and arrive on the "empty" barrier of the previous iteration's stage (one
+/// arrival per consumer warp) where the CTA barrier and the refill stood without roles. No CTA barrier is
+/// left in the loop, and `setmaxnreg` gives the registers the producer does not need to the consumers.
+struct WarpRoles {
+  NodeId loop = ir::kNoNode;   ///< the pipelined For whose loads the producer issues; kNoNode: no roles
+  int consumer_threads = 0;    ///< num_warps * 32
+  int producer_threads = 128;  ///< one warpgroup (setmaxnreg works on whole warpgroups); thread consumer_threads issues
+  int producer_registers = 0;  ///< setmaxnreg.dec target of the producer (0: none)
+  int consumer_registers = 0;  ///< setmaxnreg.inc target of the consumers (0: none)
+  /// The loops around `loop`, outermost first (a persistent kernel's tile loop): the producer runs them too,
+  /// and its ring position runs on from one run of `loop` to the next (PipelinedLoop::ring_persists).
+  std::vector<NodeId> outer_loops;
+  /// Nodes before the loop, in the kernel body or the bodies of outer_loops, that the loads' coordinates and
+  /// the loops' bounds need (uniform scalars), in program order: the producer computes them itself.
+  std::vector<NodeId> producer_nodes;
+  /// Why Config::warp_specialize was not applied ("" when it was, or was not asked for): a performance note.
+  std::string not_applied;
+  bool on() const { return loop != ir::kNoNode; }
+  /// Threads per program: the consumers, and the producer warpgroup when the roles are on.
+  int threads() const { return consumer_threads + (on() ? producer_threads : 0); }
+};
+
+/// Decides the warp roles of a kernel whose configuration asks for them: one pipelined loop, in the kernel
+/// body or in loops (a persistent kernel's tile loop) but not in an if, num_warps a multiple of 4, the loads' descriptors host-encoded or built at the kernel's start, and their coordinates
+/// and the loops' bounds computed from uniform scalars (no loads, no values of other loops or ifs).
+WarpRoles plan_warp_roles(const ir::Graph& g, const GraphInfo& info, const Layout& layout, const TmaPlan& tma,
+                          const PipelinePlan& pipe);
+
 /// Allocates TMA tile buffers (128-byte aligned), mbarriers (8-byte aligned),
 /// the scratch arena and the descriptor staging area, and chooses how every
 /// TMA load and store uses them. Throws UserError when the total exceeds 227 KiB.
 /// The transposes of tiles that tensor-core dots read (`mma.absorbed`) are resident too; the loads of
 /// pipelined loops get a ring of `stages` tiles and the loop one "full" barrier per stage.
+/// With warp roles, the producer's loop also gets one "empty" barrier per stage (SmemPlan::empty_barriers).
 SmemPlan allocate_shared(const ir::Graph& g, const GraphInfo& info, const Layout& layout, const TmaPlan& tma,
-                         const MmaPlan& mma, const PipelinePlan& pipe);
+                         const MmaPlan& mma, const PipelinePlan& pipe, const WarpRoles& roles = {});
 
 /// Whether `user` reads its operand slot `slot` from registers (false: it can read a shared-memory tile in
 /// place: a permute, reshape or layout conversion, a dot's operands a and b, the value a TMA store writes).
@@ -460,8 +498,9 @@ BarrierPlan plan_barriers(const Lowered& l);
 /// Writes the schedule the plans decided into the graph as schedule ops (ir.h): for every pipelined loop its
 /// early TMA issues, pipe.begin and pipe.prologue before it, pipe.stage first in its body, pipe.wait before its
 /// ring's first load, pipe.advance before its yield, and after its last product the wait, the barrier that
-/// frees the previous iteration's stage and pipe.refill; a wgmma.wait after every other tensor-core dot;
-/// a smem.reuse_fence before each node SmemPlan::reuse_fences names. Nodes are only added (ids stay); the
+/// frees the previous iteration's stage and pipe.refill (with warp roles: no prologue, pipe.release instead of
+/// the barrier and the refill, and warp.producer first in the kernel body); a wgmma.wait after every other
+/// tensor-core dot; a smem.reuse_fence before each node SmemPlan::reuse_fences names. Nodes are only added (ids stay); the
 /// graph's analysis, layouts and axes are extended to the new nodes.
 void insert_schedule_ops(Lowered& l);
 
@@ -500,6 +539,7 @@ struct Lowered {
   MmaPlan mma;
   PipelinePlan pipe;
   Layout layout;
+  WarpRoles roles;
   SmemPlan smem;
   ArgumentPlan args;
   std::vector<AxisInfo> axes;
@@ -546,6 +586,9 @@ std::string describe_mma(const Lowered& l);
 /// products left unpipelined, with the reason, and the pointer loads issued one iteration ahead
 /// (prefetch_loads). Empty when there are none.
 std::string describe_pipeline(const Lowered& l);
+/// The warp roles (WarpRoles): threads, registers and barriers of the producer and the consumers, or why
+/// warp_specialize was not applied. Empty when the configuration does not ask for roles.
+std::string describe_warp_roles(const Lowered& l);
 /// The shared-memory map: tile buffers with their offsets and reuse, staging, scratch, mbarriers.
 std::string describe_shared_memory(const Lowered& l);
 /// The distinct register layouts, each with the values that have it.

@@ -55,7 +55,7 @@ class TuneArgs {
 
 /// Configurations to search. Either named value lists, whose cartesian product is searched in
 /// order (the first name varies slowest), or an explicit list of configurations. The names
-/// "num_warps", "num_stages" and "programs_per_sm" set those fields instead of a Block value.
+/// "num_warps", "num_stages", "programs_per_sm" and "warp_specialize" (0 or 1) set those fields instead of a Block value.
 ///
 ///   TuneSpace{{"BM", {64, 128}}, {"BN", {64, 128, 256}}, {"num_warps", {4, 8}}}   // 12 configurations
 ///   TuneSpace{Config{{"BM", 64}}, Config({{"BM", 128}}, 8)}                        // 2 configurations
@@ -79,7 +79,7 @@ class TuneSpace {
   std::vector<Values> axes_;
 };
 
-/// Sets the configuration field `name` (a Block name, or num_warps / num_stages / programs_per_sm).
+/// Sets the configuration field `name` (a Block name, or num_warps / num_stages / programs_per_sm / warp_specialize).
 void set_config_value(Config& config, std::string_view name, int64_t value,
                       std::source_location loc = std::source_location::current());
 

@@ -1,0 +1,24 @@
+// Warp roles (a producer warpgroup and consumer warpgroups): a barrier of the consumers alone, and registers
+// moved between warpgroups.
+namespace tj {
+
+/// A barrier of the first `Threads` threads of the program (the consumer warps): named barrier 1, since the
+/// producer warpgroup, which has left, never reaches __syncthreads' barrier 0.
+template <int Threads>
+__device__ __forceinline__ void consumer_sync() {
+  asm volatile("bar.sync 1, %0;" ::"n"(Threads) : "memory");
+}
+
+/// This warpgroup gives up registers down to `Regs` per thread (every warp of it runs this).
+template <int Regs>
+__device__ __forceinline__ void setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(Regs));
+}
+
+/// This warpgroup takes registers up to `Regs` per thread, once other warpgroups have given them up.
+template <int Regs>
+__device__ __forceinline__ void setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(Regs));
+}
+
+}  // namespace tj

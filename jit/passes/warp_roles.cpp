@@ -1,0 +1,122 @@
+// Warp roles: whether a kernel's pipelined loop gets a producer warpgroup (Config::warp_specialize), what the
+// producer computes before its loop, and how many registers each role keeps (setmaxnreg).
+#include <algorithm>
+
+#include "tilejit/passes/passes.h"
+
+namespace tilejit::passes {
+
+namespace {
+
+/// Registers per SM (one program per SM with roles: the launch bounds ask for at least one).
+constexpr int kRegistersPerSm = 65536;
+/// The producer issues TMA loads and counts stages: CUTLASS's and FlashAttention-3's producers keep 24-40.
+constexpr int kProducerRegisters = 40;
+/// setmaxnreg takes multiples of 8 in [24, 256]; ptxas gives a thread at most 255.
+constexpr int kMaxRegisters = 240;
+
+int round_down_8(int r) { return r / 8 * 8; }
+
+/// Ops the producer may compute before its loop: uniform scalar arithmetic and the tensor views its
+/// descriptors come from (no memory access, no value of a loop or an if, nothing that needs other threads).
+bool producer_can_compute(ir::Op op) {
+  switch (op) {
+    case ir::Op::ParamTensor: case ir::Op::ParamTensorArray: case ir::Op::ParamScalar: case ir::Op::TensorSize:
+    case ir::Op::TensorStride: case ir::Op::ArrayElem: case ir::Op::MergeView: case ir::Op::MakeView:
+    case ir::Op::Const: case ir::Op::ProgramId: case ir::Op::NumPrograms: case ir::Op::Cast: case ir::Op::Add:
+    case ir::Op::Sub: case ir::Op::Mul: case ir::Op::Div: case ir::Op::Rem: case ir::Op::Min: case ir::Op::Max:
+    case ir::Op::And: case ir::Op::Or: case ir::Op::Xor: case ir::Op::Eq: case ir::Op::Ne: case ir::Op::Lt:
+    case ir::Op::Le: case ir::Op::Gt: case ir::Op::Ge: case ir::Op::Neg: case ir::Op::Not: case ir::Op::Abs:
+    case ir::Op::Where:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+WarpRoles plan_warp_roles(const ir::Graph& g, const GraphInfo& info, const Layout& layout, const TmaPlan& tma,
+                          const PipelinePlan& pipe) {
+  WarpRoles roles;
+  roles.consumer_threads = g.num_warps * 32;
+  if (!g.warp_specialize) return roles;
+  const auto refuse = [&](std::string why) {
+    roles.not_applied = std::move(why);
+    return roles;
+  };
+  if (pipe.loops.empty() && g.num_stages == 1) return refuse("num_stages=1 pipelines no loop");
+  if (pipe.loops.size() != 1)
+    return refuse(pipe.loops.empty() ? "the kernel has no software-pipelined loop (a loop of TMA loads feeding tensor-core dots)"
+                                     : "the kernel has " + std::to_string(pipe.loops.size()) +
+                                           " pipelined loops; a producer warpgroup serves one");
+  const auto& [f, p] = *pipe.loops.begin();
+  // The loops around it (a persistent kernel's tile loop), outermost first: the producer runs them too.
+  std::vector<NodeId> outer;
+  std::vector<uint32_t> bodies{0};  // the regions the producer's nodes may lie in: the kernel body and theirs
+  for (NodeId x = g.region(g.node(f).region).owner; x != ir::kNoNode; x = g.region(g.node(x).region).owner) {
+    if (g.node(x).op != ir::Op::For)
+      return refuse("its pipelined loop at " + source_line(g, f) + " lies inside " + std::string(ir::name_of(g.node(x).op)) +
+                    " at " + source_line(g, x) + " (only loops around it are run by the producer warpgroup too)");
+    outer.insert(outer.begin(), x);
+    bodies.push_back(static_cast<uint32_t>(g.int_at(x, 0)));
+  }
+  if (g.num_warps % 4 != 0)
+    return refuse("the consumers are whole warpgroups: num_warps must be a multiple of 4, not " +
+                  std::to_string(g.num_warps));
+  if (roles.consumer_threads + roles.producer_threads > 1024)
+    return refuse("num_warps=" + std::to_string(g.num_warps) + " and the producer warpgroup make " +
+                  std::to_string(roles.consumer_threads + roles.producer_threads) + " threads, more than 1024");
+  for (NodeId load : p.loads) {
+    const Descriptor& d = tma.descriptors[static_cast<size_t>(tma.of.at(load))];
+    if (d.kind == DescKind::Device && d.build_at != ir::kNoNode)
+      return refuse("the descriptor of the TMA load at " + source_line(g, load) +
+                    " is built on the device after the kernel's start, where the producer does not wait for it");
+  }
+  // What the producer computes: every node outside the loop that its bounds and its loads' coordinates and
+  // descriptors need, through the nodes of the loop that issue_stage prints (its index and address nodes).
+  std::vector<char> needed(g.size(), 0);
+  std::vector<NodeId> todo;
+  for (NodeId x : outer) todo.insert(todo.end(), g.operands(x).begin(), g.operands(x).begin() + 3);
+  todo.insert(todo.end(), g.operands(f).begin(), g.operands(f).begin() + 3);  // lo, hi, step (not the carried values)
+  for (NodeId n : p.loads) todo.insert(todo.end(), g.operands(n).begin(), g.operands(n).end());
+  for (NodeId n : p.address_nodes) todo.insert(todo.end(), g.operands(n).begin(), g.operands(n).end());
+  while (!todo.empty()) {
+    const NodeId n = todo.back();
+    todo.pop_back();
+    if (needed[static_cast<size_t>(n)] || info.inside(n, f)) continue;
+    needed[static_cast<size_t>(n)] = 1;
+    const ir::Node& node = g.node(n);
+    if (node.op == ir::Op::LoopIndex && std::find(outer.begin(), outer.end(), g.region(node.region).owner) != outer.end())
+      continue;  // the producer's copy of that loop declares it
+    const bool value = is_value(g, n);
+    if (std::find(bodies.begin(), bodies.end(), node.region) == bodies.end() || !producer_can_compute(node.op) ||
+        (value && layout.of[static_cast<size_t>(n)].kind != ValueLayout::Uniform))
+      return refuse("the TMA loads of the loop at " + source_line(g, f) + " need " +
+                    std::string(ir::name_of(node.op)) + " at " + source_line(g, n) +
+                    ", which the producer warpgroup cannot compute on its own (only uniform scalar arithmetic "
+                    "of the kernel body and of the loops around the pipelined loop, before it)");
+    todo.insert(todo.end(), g.operands(n).begin(), g.operands(n).end());
+  }
+  for (size_t n = 0; n < g.size(); ++n)
+    if (needed[n] && is_value(g, static_cast<NodeId>(n)) && g.node(static_cast<NodeId>(n)).op != ir::Op::LoopIndex)
+      roles.producer_nodes.push_back(static_cast<NodeId>(n));
+  std::sort(roles.producer_nodes.begin(), roles.producer_nodes.end(),
+            [&](NodeId a, NodeId b) { return info.position[static_cast<size_t>(a)] < info.position[static_cast<size_t>(b)]; });
+  roles.loop = f;
+  roles.outer_loops = std::move(outer);
+  // Registers: with one program per SM, the launch gives every thread kRegistersPerSm / threads; the
+  // producer keeps kProducerRegisters and the consumers take the rest, when that is more than they start with.
+  const int programs = std::max(1, g.min_programs_per_sm);
+  const int budget = kRegistersPerSm / programs;
+  const int start = round_down_8(std::min(255, budget / roles.threads()));
+  const int consumers = std::min(kMaxRegisters, round_down_8((budget - kProducerRegisters * roles.producer_threads) /
+                                                             roles.consumer_threads));
+  if (start > kProducerRegisters && consumers > start) {
+    roles.producer_registers = kProducerRegisters;
+    roles.consumer_registers = consumers;
+  }
+  return roles;
+}
+
+}  // namespace tilejit::passes

@@ -1,0 +1,222 @@
+// Warp-specialized kernels (Config::warp_specialize: a producer warpgroup issues the pipelined loop's TMA loads,
+// the consumer warps run the products and release each stage through its "empty" barrier) against the
+// interpreter: the tutorial GEMM at 2-5 stages and K-step counts of every residue, one and two consumer
+// warpgroups, fp8 and tf32 operands (the threads' K-major copies synchronise the consumers alone), SwiGLU's two
+// products, an accumulator scaled in place, a block-scaled GEMM, attention's loop with two products, a persistent
+// GEMM (the producer runs the tile loop too) and kernels the roles do not apply to (they run without them).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+
+#include "../../samples/sample_kernels.h"
+#include "gpu_harness.h"
+
+using namespace gpu_test;
+using tilejit::cdiv;
+using tilejit::Config;
+
+namespace {
+
+Config roles(int64_t bm, int64_t bn, int64_t bk, int warps, int stages) {
+  return Config({{"BM", bm}, {"BN", bn}, {"BK", bk}}, warps, stages).warp_specialize();
+}
+
+std::string tiles(int64_t bm, int64_t bn, int64_t bk, int warps, int stages) {
+  return std::to_string(bm) + "x" + std::to_string(bn) + "x" + std::to_string(bk) + " tiles, " + std::to_string(warps) +
+         " consumer warps, " + std::to_string(stages) + " stages";
+}
+
+}  // namespace
+
+TEST_CASE("gpu: a warp-specialized GEMM matches the interpreter at every stage count and K-step residue") {
+  // The tutorial GEMM, B stored [K, N]: the producer waits for a stage's empty barrier from the stages-th load
+  // on; K-step counts below, at and above the stage count, and K off the tile multiple (zero fill past K).
+  auto kern = tilejit::kernel("gemm_roles", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> c, Block<"BM"> BM,
+                                               Block<"BN"> BN, Block<"BK"> BK) {
+    auto m = program_id(0) * BM, n = program_id(1) * BN;
+    auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
+      return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {k, n}, {BK, BN}), acc);
+    });
+    descriptor_store(c, {m, n}, acc);
+  });
+  for (int warps : {4, 8}) {
+    for (int stages = 2; stages <= 5; ++stages) {
+      for (int steps : {1, stages - 1, stages, stages + 1, 2 * stages + 1}) {
+        if (steps < 1) continue;
+        const int64_t M = 256, N = 256, K = 64 * steps - (steps % 2 ? 24 : 0);
+        SUBCASE(("M 256 N 256 K " + std::to_string(K) + ", " + tiles(128, 128, 64, warps, stages)).c_str()) {
+          Twin<bf16, 2> a({M, K}), b({K, N});
+          Twin<f32, 2> c({M, N});
+          a.randomize(201, -1, 1);
+          b.randomize(202, -1, 1);
+          c.fill_byte(0);
+          run_both(kern, tilejit::dim3(2, 2), roles(128, 128, 64, warps, stages), 1e-4, a, b, c);
+        }
+      }
+    }
+  }
+  SUBCASE("M 256 N 512 K 1024, 128x256x64 tiles, 8 consumer warps, 4 stages (the benchmark's tiles)") {
+    Twin<bf16, 2> a({256, 1024}), b({1024, 512});
+    Twin<f32, 2> c({256, 512});
+    a.randomize(203, -1, 1);
+    b.randomize(204, -1, 1);
+    c.fill_byte(0);
+    run_both(kern, tilejit::dim3(2, 2), roles(128, 256, 64, 8, 4), 1e-4, a, b, c);
+  }
+}
+
+TEST_CASE("gpu: warp-specialized fp8 and tf32 GEMMs (K-major copies among the consumers) match the interpreter") {
+  // e4m3 with B stored [N, K] (read through .trans()); tf32 with B stored [K, N], which the consumer threads copy
+  // K-major in every iteration between barriers of their own (the producer never reaches them).
+  auto e4m3 = tilejit::kernel("gemm_roles_e4m3", [](Tensor<f8e4m3, 2> a, Tensor<f8e4m3, 2> b, Tensor<f32, 2> c,
+                                                    Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
+    auto m = program_id(0) * BM, n = program_id(1) * BN;
+    auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
+      return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {n, k}, {BN, BK}).trans(), acc);
+    });
+    descriptor_store(c, {m, n}, acc);
+  });
+  auto tf32 = tilejit::kernel("gemm_roles_tf32_kn", [](Tensor<f32, 2> a, Tensor<f32, 2> b, Tensor<f32, 2> c, Block<"BM"> BM,
+                                                       Block<"BN"> BN, Block<"BK"> BK) {
+    auto m = program_id(0) * BM, n = program_id(1) * BN;
+    auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
+      return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {k, n}, {BK, BN}), acc);
+    });
+    descriptor_store(c, {m, n}, acc);
+  });
+  for (int stages : {2, 3, 4}) {
+    SUBCASE(("e4m3, M 256 N 256 K 640, " + tiles(128, 128, 128, 8, stages)).c_str()) {
+      Twin<f8e4m3, 2> a({256, 640}), b({256, 640});
+      Twin<f32, 2> c({256, 256});
+      a.randomize(211, -1, 1);
+      b.randomize(212, -1, 1);
+      c.fill_byte(0);
+      // 2e-2 as the other fp8 products: wgmma's fp8 accumulation is not exactly the interpreter's f32 sum.
+      run_both(e4m3, tilejit::dim3(2, 2), roles(128, 128, 128, 8, stages), 2e-2, a, b, c);
+    }
+    SUBCASE(("tf32, B [K, N], M 128 N 256 K 288, " + tiles(64, 128, 32, 4, stages)).c_str()) {
+      Twin<f32, 2> a({128, 288}), b({288, 256}), c({128, 256});
+      a.randomize(213, -1, 1);
+      b.randomize(214, -1, 1);
+      c.fill_byte(0);
+      run_both(tf32, tilejit::dim3(2, 2), roles(64, 128, 32, 4, stages), 2e-3, a, b, c);
+    }
+  }
+}
+
+TEST_CASE("gpu: warp-specialized loops with several products, in-place updates and block scales match the interpreter") {
+  for (int stages : {2, 3, 4}) {
+    SUBCASE(("SwiGLU, two products per K step, M 256 N 128 K 456, " + tiles(128, 64, 64, 8, stages)).c_str()) {
+      auto kern = tilejit::samples::swiglu_two_products_kernel();
+      Twin<bf16, 2> x({256, 456}), wg({128, 456}), wu({128, 456}), out({256, 128});
+      x.randomize(221, -1, 1);
+      wg.randomize(222, -1, 1);
+      wu.randomize(223, -1, 1);
+      out.fill_byte(0);
+      run_both(kern, tilejit::dim3(2, 2), roles(128, 64, 64, 8, stages), 1e-2, x, wg, wu, out);
+    }
+    SUBCASE(("block-scaled GEMM, M 256 N 256 K 456, " + tiles(128, 128, 64, 8, stages)).c_str()) {
+      auto kern = tilejit::samples::block_scaled_matmul_kernel();
+      const int64_t M = 256, N = 256, K = 456, blocks = cdiv(K, 64);
+      Twin<bf16, 2> a({M, K}), b({N, K});
+      Twin<f32, 2> sa({blocks, M}), sb({blocks, N}), c({M, N});
+      a.randomize(224, -1, 1);
+      b.randomize(225, -1, 1);
+      sa.randomize(226, 0.5, 2);
+      sb.randomize(227, 0.5, 2);
+      c.fill_byte(0);
+      run_both(kern, tilejit::dim3(2, 2), roles(128, 128, 64, 8, stages), 1e-4, a, b, sa, sb, c);
+    }
+  }
+  for (int stages : {2, 3}) {
+    for (int64_t d : {64, 128}) {
+      // Attention's loop: S awaited before the softmax, P V before the yield; the previous stage is released after
+      // P V's issue. Sequence lengths of 1, 3 and 8 key blocks.
+      for (int64_t S : {64, 192, 512}) {
+        SUBCASE(("attention, S " + std::to_string(S) + " D " + std::to_string(d) + ", 64x64 tiles, 4 consumer warps, " +
+                 std::to_string(stages) + " stages").c_str()) {
+          auto kern = tilejit::samples::attention_kernel();
+          const int64_t heads = 2, bm = 64;
+          Twin<bf16, 2> q({heads * S, d}), k({heads * S, d}), v({heads * S, d}), o({heads * S, d});
+          q.randomize(231, -1, 1);
+          k.randomize(232, -1, 1);
+          v.randomize(233, -1, 1);
+          o.fill_byte(0);
+          int32_t seq = static_cast<int32_t>(S);
+          float scale = 1.0f / std::sqrt(static_cast<float>(d));
+          run_both(kern, tilejit::dim3(static_cast<uint32_t>(S / bm), static_cast<uint32_t>(heads)),
+                   Config({{"BM", bm}, {"BN", 64}, {"D", d}}, 4, stages).warp_specialize(), 2e-2, q, k, v, o, seq, scale);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("gpu: a warp-specialized persistent GEMM matches the interpreter at every stage count and K-step residue") {
+  // The producer runs the tile loop too; its ring position and the consumers' run on from tile to tile, and the
+  // consumers release the previous tile's last stage in the next tile's first K step.
+  auto kern = tilejit::samples::persistent_matmul_kernel();
+  for (int stages = 2; stages <= 6; ++stages) {
+    for (int residue = 0; residue < stages; ++residue) {
+      const int64_t M = 192, N = 128, steps = stages + residue, K = 32 * steps - (residue % 2 ? 8 : 0);
+      for (uint32_t grid : {4u, 8u}) {  // 6 tiles: some programs take two, or none
+        SUBCASE(("64x64x32 tiles, 4 consumer warps, " + std::to_string(stages) + " stages, " + std::to_string(steps) +
+                 " K steps, " + std::to_string(grid) + " programs").c_str()) {
+          Twin<bf16, 2> a({M, K}), b({N, K});
+          Twin<f32, 2> c({M, N});
+          a.randomize(251, -1, 1);
+          b.randomize(252, -1, 1);
+          c.fill_byte(0);
+          run_both(kern, tilejit::dim3(grid), roles(64, 64, 32, 4, stages), 1e-4, a, b, c);
+        }
+      }
+    }
+  }
+  for (int stages : {2, 3, 4}) {
+    SUBCASE(("256x512x512, 128x128x64 tiles, 8 consumer warps, 3 programs, " + std::to_string(stages) + " stages").c_str()) {
+      Twin<bf16, 2> a({256, 512}), b({512, 512});
+      Twin<f32, 2> c({256, 512});
+      a.randomize(253, -1, 1);
+      b.randomize(254, -1, 1);
+      c.fill_byte(0);
+      run_both(kern, tilejit::dim3(3), roles(128, 128, 64, 8, stages), 1e-4, a, b, c);
+    }
+  }
+}
+
+TEST_CASE("gpu: kernels warp_specialize does not apply to run without roles and match the interpreter") {
+  // Two sequential K loops (one producer serves one loop) and a GEMM at one stage (no pipelined loop).
+  SUBCASE("two sequential K loops, 3 stages") {
+    auto kern = tilejit::kernel("two_loops_roles", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b0, Tensor<bf16, 2> b1,
+                                                      Tensor<bf16, 2> c, Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
+      auto m = program_id(0) * BM, n = program_id(1) * BN;
+      auto loop = [&](const Tensor<bf16, 2>& b) {
+        return for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
+          return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {n, k}, {BN, BK}).trans(), acc);
+        });
+      };
+      auto first = loop(b0);
+      auto second = loop(b1);
+      descriptor_store(c, {m, n}, (first + second).to<bf16>());
+    });
+    Twin<bf16, 2> a({128, 200}), b0({128, 200}), b1({128, 200}), c({128, 128});
+    a.randomize(241, -1, 1);
+    b0.randomize(242, -1, 1);
+    b1.randomize(243, -1, 1);
+    c.fill_byte(0);
+    run_both(kern, tilejit::dim3(1, 1), roles(128, 128, 64, 8, 3), 1e-2, a, b0, b1, c);
+  }
+  SUBCASE("block-scaled GEMM, 1 stage") {
+    auto kern = tilejit::samples::block_scaled_matmul_kernel();
+    const int64_t M = 128, N = 128, K = 192, blocks = cdiv(K, 64);
+    Twin<bf16, 2> a({M, K}), b({N, K});
+    Twin<f32, 2> sa({blocks, M}), sb({blocks, N}), c({M, N});
+    a.randomize(244, -1, 1);
+    b.randomize(245, -1, 1);
+    sa.randomize(246, 0.5, 2);
+    sb.randomize(247, 0.5, 2);
+    c.fill_byte(0);
+    run_both(kern, tilejit::dim3(1, 1), roles(128, 128, 64, 8, 1), 1e-4, a, b, sa, sb, c);
+  }
+}
