@@ -77,7 +77,7 @@ Config& Config::programs_per_sm(int n, std::source_location loc) {
 }
 
 Config& Config::warp_specialize(bool on) {
-  warp_specialize_ = on;
+  warp_specialize_ = on ? WarpSpecialize::on : WarpSpecialize::off;
   return *this;
 }
 
@@ -105,7 +105,8 @@ std::string Config::str() const {
   s += "num_warps=" + std::to_string(num_warps_) +
        ", num_stages=" + (num_stages_ == kAutoStages ? std::string("auto") : std::to_string(num_stages_));
   if (programs_per_sm_ > 0) s += ", programs_per_sm=" + std::to_string(programs_per_sm_);
-  if (warp_specialize_) s += ", warp_specialize";
+  if (warp_specialize_ != WarpSpecialize::automatic)
+    s += warp_specialize_ == WarpSpecialize::on ? ", warp_specialize" : ", warp_specialize=0";
   return s;
 }
 
@@ -121,7 +122,7 @@ uint64_t Config::hash() const {
   mix(static_cast<uint64_t>(num_warps_));
   mix(static_cast<uint64_t>(num_stages_));
   if (programs_per_sm_ > 0) mix(static_cast<uint64_t>(programs_per_sm_) + 0x5000);
-  if (warp_specialize_) mix(0x5753);
+  if (warp_specialize_ != WarpSpecialize::automatic) mix(0x5753 + static_cast<uint64_t>(warp_specialize_));
   return h;
 }
 

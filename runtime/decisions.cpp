@@ -60,7 +60,8 @@ Json config_json(const Config& c) {
   o[std::string(kWarps)] = c.num_warps();
   o[std::string(kStages)] = c.num_stages();
   o[std::string(kProgramsPerSm)] = c.min_programs_per_sm();
-  if (c.warp_specialized()) o[std::string(kWarpSpecialize)] = 1;  // absent: off (files written before it existed)
+  // Absent: tilejit decides (as in files written before the field existed).
+  if (c.warp_specialization() != WarpSpecialize::automatic) o[std::string(kWarpSpecialize)] = c.warp_specialized() ? 1 : 0;
   return o;
 }
 

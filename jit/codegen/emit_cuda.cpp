@@ -22,7 +22,8 @@ std::string Emitter::header() const {
        ", num_stages=" +
        (!L_.pipe.stages_chosen ? str(g_.num_stages) : L_.pipe.loops.empty() ? "auto" : "auto (" + str(L_.pipe.stages) + ")") +
        (g_.min_programs_per_sm > 0 ? ", programs_per_sm=" + str(g_.min_programs_per_sm) : std::string()) +
-       (g_.warp_specialize ? ", warp_specialize" : "") + "\n";
+       (g_.warp_specialize == WarpSpecialize::on ? ", warp_specialize" : g_.warp_specialize == WarpSpecialize::off ? ", warp_specialize=0" : "") +
+       "\n";
   h += "//   threads: " + str(L_.roles.on() ? L_.roles.threads() : threads_) + ", dynamic shared memory: " + str(L_.smem.total_bytes) +
        " bytes, workspace: " + str(L_.args.plan.workspace_bytes_per_program) + " bytes per program\n";
   std::string d = passes::describe(L_);

@@ -361,12 +361,13 @@ std::vector<EmitCase> make_cases() {
   // The samples' attention kernel (bench/bench_attention): two products per iteration, K and V tiles in a ring.
   cases.push_back(EmitCase{"attention_loop", "attention's inner loop (samples::attention_kernel), two stages",
                            Config({{"BM", 64}, {"BN", 64}, {"D", 64}}, 4, 2), traced(tilejit::samples::attention_kernel()), {}});
-  cases.push_back(EmitCase{"persistent_gemm", "a tile loop around a pipelined K loop (samples::persistent_matmul_kernel), 3 stages",
-                           Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 8, 3),
+  cases.push_back(EmitCase{"persistent_gemm",
+                           "a tile loop around a pipelined K loop (samples::persistent_matmul_kernel), 3 stages, no warp roles",
+                           Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 8, 3).warp_specialize(false),
                            traced(tilejit::samples::persistent_matmul_kernel()), {}});
   cases.push_back(EmitCase{"persistent_gemm_warp_roles",
-                           "the persistent GEMM with a producer warpgroup that runs the tile loop too, 3 stages",
-                           Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 8, 3).warp_specialize(),
+                           "the persistent GEMM with a producer warpgroup that runs the tile loop too (tilejit's choice), 3 stages",
+                           Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 8, 3),
                            traced(tilejit::samples::persistent_matmul_kernel()), {}});
   cases.push_back(EmitCase{"swiglu_two_products", "SwiGLU with two dots reading one x tile per K step, both kept in flight",
                            Config({{"BM", 128}, {"BN", 64}, {"BK", 64}}, 8, 3),

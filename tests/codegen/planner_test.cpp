@@ -491,6 +491,15 @@ TEST_CASE("warp_specialize: a configuration field, set by name as the tuner and 
   CHECK_FALSE(named.has("warp_specialize"));  // a field, not a block value
   CHECK_THROWS_WITH_AS(named.set_field("warp_specialize", 2), doctest::Contains("warp_specialize is 0 or 1"), tilejit::UserError);
   CHECK(named.set_field("warp_specialize", 0).warp_specialized() == false);
+  // Unset, tilejit decides; 0 keeps roles off, which is a configuration of its own.
+  CHECK(plain.warp_specialization() == tilejit::WarpSpecialize::automatic);
+  CHECK(named.warp_specialization() == tilejit::WarpSpecialize::off);
+  CHECK(named.str() == "BM=128, BN=64, num_warps=8, num_stages=4, warp_specialize=0");
+  Config off = plain;
+  off.warp_specialize(false);
+  CHECK(!(off == plain));
+  CHECK(off.hash() != plain.hash());
+  CHECK(off.hash() != roles.hash());
 }
 
 TEST_CASE("programs_per_sm: an occupancy target in __launch_bounds__, part of the configuration") {

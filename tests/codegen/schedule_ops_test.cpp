@@ -193,6 +193,17 @@ TEST_CASE("schedule ops: the producer of a persistent kernel runs its tile loop;
   }));
   CHECK(all(plain.graph, Op::WarpProducer).empty());
   CHECK(plain.args.plan.threads == c->config.num_warps() * 32);
+
+  // Left to tilejit: a K loop that runs once per program gets no roles and no note; the persistent one gets them.
+  CHECK(c->config.warp_specialization() == tilejit::WarpSpecialize::automatic);
+  const passes::Lowered tiled = lowered("gemm_dot");
+  CHECK_FALSE(tiled.roles.on());
+  CHECK(tiled.roles.not_applied.empty());
+  CHECK(l.graph.warp_specialize == tilejit::WarpSpecialize::automatic);
+  const passes::Lowered off = lowered("persistent_gemm");
+  CHECK(off.graph.warp_specialize == tilejit::WarpSpecialize::off);
+  CHECK_FALSE(off.roles.on());
+  CHECK(off.roles.not_applied.empty());
 }
 
 TEST_CASE("schedule ops: attention's products are each awaited before their first use; the stage is freed after the last's issue") {

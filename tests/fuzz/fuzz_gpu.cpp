@@ -2,11 +2,12 @@
 // compared (bit-exact, or within the bound the generator derived for the program). Without a GPU the
 // programs are interpreted and compiled only.
 //
-//   fuzz_gpu [--products] [--seed-begin N] [--count N] [--seconds S] [--batch N] [--print]
+//   fuzz_gpu [--products] [--warp-specialize] [--seed-begin N] [--count N] [--seconds S] [--batch N] [--print]
 //
 // --products runs the family of programs with products (tensor-core dots, loop nests, two products per loop;
 // make_product_program), whose seeds are its own. --print writes every program's C++ before running it (to read
-// a seed's program when it passes).
+// a seed's program when it passes). --warp-specialize sets Config::warp_specialize on every program (a producer
+// warpgroup wherever the roles apply; the others run without them).
 // A failing program is printed with its seed and its C++. A fault leaves the CUDA context unusable: the
 // driver then prints the seed, its C++ and the seed to resume from, and exits with status 3.
 #include <atomic>
@@ -40,6 +41,7 @@ struct Options {
   size_t batch = 64;
   bool print = false;
   bool products = false;
+  bool warp_specialize = false;
 };
 
 Options parse(int argc, char** argv) {
@@ -54,6 +56,10 @@ Options parse(int argc, char** argv) {
       o.products = true;
       continue;
     }
+    if (a == "--warp-specialize") {
+      o.warp_specialize = true;
+      continue;
+    }
     const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
     if (!v) {
       std::fprintf(stderr, "fuzz_gpu: %s needs a value\n", a.c_str());
@@ -64,7 +70,9 @@ Options parse(int argc, char** argv) {
     else if (a == "--seconds") o.seconds = std::strtod(v, nullptr);
     else if (a == "--batch") o.batch = std::max<size_t>(1, std::strtoull(v, nullptr, 10));
     else {
-      std::fprintf(stderr, "usage: fuzz_gpu [--products] [--seed-begin N] [--count N] [--seconds S] [--batch N] [--print]\n");
+      std::fprintf(stderr,
+                   "usage: fuzz_gpu [--products] [--warp-specialize] [--seed-begin N] [--count N] [--seconds S] [--batch N] "
+                   "[--print]\n");
       std::exit(2);
     }
     ++i;
@@ -157,6 +165,7 @@ int main(int argc, char** argv) {
     for (; seed < end && batch.size() < opt.batch; ++seed) {
       batch.emplace_back();
       batch.back().p = opt.products ? tilejit::fuzz::make_product_program(seed) : tilejit::fuzz::make_program(seed);
+      if (opt.warp_specialize) batch.back().p.config.warp_specialize();
       if (opt.print) std::printf("seed %llu:\n%s\n", static_cast<unsigned long long>(seed), batch.back().p.cpp().c_str());
     }
     // Inputs on this thread (it holds the CUDA context), then trace, compile and interpret in parallel
@@ -216,7 +225,8 @@ int main(int argc, char** argv) {
                     static_cast<unsigned long long>(n.programs), static_cast<unsigned long long>(n.mismatches),
                     static_cast<unsigned long long>(n.faults), static_cast<unsigned long long>(n.compile_failures),
                     static_cast<unsigned long long>(n.refused));
-        std::printf("resume: %s--seed-begin %llu\n", opt.products ? "--products " : "", static_cast<unsigned long long>(c.p.seed + 1));
+        std::printf("resume: %s%s--seed-begin %llu\n", opt.products ? "--products " : "",
+                    opt.warp_specialize ? "--warp-specialize " : "", static_cast<unsigned long long>(c.p.seed + 1));
         return 3;
       }
       const auto& tol = c.p.traced().tolerance;

@@ -183,6 +183,14 @@ TEST_CASE("gpu: a warp-specialized persistent GEMM matches the interpreter at ev
       run_both(kern, tilejit::dim3(3), roles(128, 128, 64, 8, stages), 1e-4, a, b, c);
     }
   }
+  SUBCASE("256x512x512, 128x128x64 tiles, 8 warps, 3 programs, 3 stages, roles left to tilejit (it adds them)") {
+    Twin<bf16, 2> a({256, 512}), b({512, 512});
+    Twin<f32, 2> c({256, 512});
+    a.randomize(255, -1, 1);
+    b.randomize(256, -1, 1);
+    c.fill_byte(0);
+    run_both(kern, tilejit::dim3(3), Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 8, 3), 1e-4, a, b, c);
+  }
 }
 
 TEST_CASE("gpu: kernels warp_specialize does not apply to run without roles and match the interpreter") {

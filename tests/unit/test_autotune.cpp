@@ -384,12 +384,16 @@ TEST_CASE("the decision store: round trip, corrupt and foreign files are misses,
 
   std::string error;
   CHECK(tilejit::decision_from_json(tilejit::decision_to_json(d), error) == d);
-  // warp_specialize: written only when set (files without it read as off), and read back.
+  // warp_specialize: written only when set (files without it leave it to tilejit), and read back.
   CHECK(tilejit::decision_to_json(d).find("warp_specialize") == std::string::npos);
   tilejit::Decision roles = d;
   roles.config.warp_specialize();
   CHECK(tilejit::decision_from_json(tilejit::decision_to_json(roles), error) == roles);
   CHECK_FALSE(tilejit::decision_from_json(tilejit::decision_to_json(roles), error) == d);
+  tilejit::Decision no_roles = d;
+  no_roles.config.warp_specialize(false);
+  CHECK(tilejit::decision_to_json(no_roles).find("\"warp_specialize\": 0") != std::string::npos);
+  CHECK(tilejit::decision_from_json(tilejit::decision_to_json(no_roles), error) == no_roles);
   tilejit::Decision untimed = d;
   untimed.time_ms = -1;
   CHECK(tilejit::decision_from_json(tilejit::decision_to_json(untimed), error) == untimed);

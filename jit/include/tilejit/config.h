@@ -11,12 +11,17 @@
 
 namespace tilejit {
 
+/// Whether a kernel's pipelined loop gets a producer warpgroup (Config::warp_specialize): as tilejit decides
+/// (a persistent kernel's K loop, one inside loops around it, does), or as the configuration says.
+enum class WarpSpecialize : uint8_t { automatic = 0, on = 1, off = 2 };
+
 /// The values a kernel is specialised for. Names are matched against the
 /// kernel's Block<"NAME"> parameters; order of insertion does not matter.
 /// num_stages is the number of ring buffers of software-pipelined loops; kAutoStages (0, the default)
 /// lets tilejit choose for each kernel: 3, or fewer when the tiles of 3 do not fit in shared memory.
 /// warp_specialize adds a producer warpgroup that issues the TMA loads of the kernel's pipelined loop
-/// while the num_warps warps (the consumers) run its products (docs/schedules.md, "Warp roles").
+/// while the num_warps warps (the consumers) run its products (docs/schedules.md, "Warp roles"); left
+/// unset, tilejit adds one where the loop lies in other loops (a persistent kernel).
 class Config {
  public:
   static constexpr int kAutoStages = 0;
@@ -38,8 +43,8 @@ class Config {
   /// default, leaves the register count to ptxas. threads * n may not exceed 2048.
   Config& programs_per_sm(int n, std::source_location loc = std::source_location::current());
   /// A producer warpgroup (128 more threads) that only issues the TMA loads of the kernel's pipelined loop,
-  /// with registers moved to the consumers (setmaxnreg). Kernels it does not apply to run without it and
-  /// say why (a performance note).
+  /// with registers moved to the consumers (setmaxnreg); `false` keeps a kernel from getting one. Kernels
+  /// it does not apply to run without it and say why (a performance note).
   Config& warp_specialize(bool on = true);
 
   /// The fields set by name besides block values (TuneSpace, heuristics, saved decisions):
@@ -51,11 +56,12 @@ class Config {
   int num_warps() const { return num_warps_; }
   int num_stages() const { return num_stages_; }
   int min_programs_per_sm() const { return programs_per_sm_; }
-  bool warp_specialized() const { return warp_specialize_; }
+  WarpSpecialize warp_specialization() const { return warp_specialize_; }
+  bool warp_specialized() const { return warp_specialize_ == WarpSpecialize::on; }
   const std::vector<std::pair<std::string, int64_t>>& values() const { return values_; }
 
   /// "BM=64, BN=128, num_warps=4, num_stages=auto" (values sorted by name; ", programs_per_sm=N" and
-  /// ", warp_specialize" when set).
+  /// ", warp_specialize" or ", warp_specialize=0" when set).
   std::string str() const;
   uint64_t hash() const;
   bool operator==(const Config& o) const = default;
@@ -65,7 +71,7 @@ class Config {
   int num_warps_ = 4;
   int num_stages_ = kAutoStages;
   int programs_per_sm_ = 0;
-  bool warp_specialize_ = false;
+  WarpSpecialize warp_specialize_ = WarpSpecialize::automatic;
 };
 
 }  // namespace tilejit

@@ -169,6 +169,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tilejit/config.h"
 #include "tilejit/ir/dtype.h"
 
 namespace tilejit::ir {
@@ -295,7 +296,7 @@ class Graph {
   int num_warps = 4;
   int num_stages = 2;  ///< ring buffers of pipelined loops; 0: the lowering chooses (PipelinePlan::stages)
   int min_programs_per_sm = 0;  ///< occupancy target of __launch_bounds__ (0: none)
-  bool warp_specialize = false;  ///< a producer warpgroup issues the pipelined loop's loads (passes::WarpRoles)
+  WarpSpecialize warp_specialize = WarpSpecialize::automatic;  ///< Config::warp_specialize (passes::WarpRoles)
 
   /// Structural hash: equal for graphs built by the same sequence of operations,
   /// independent of source locations and of the process.

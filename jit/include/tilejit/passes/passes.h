@@ -429,9 +429,11 @@ struct WarpRoles {
   int threads() const { return consumer_threads + (on() ? producer_threads : 0); }
 };
 
-/// Decides the warp roles of a kernel whose configuration asks for them: one pipelined loop, in the kernel
-/// body or in loops (a persistent kernel's tile loop) but not in an if, num_warps a multiple of 4, the loads' descriptors host-encoded or built at the kernel's start, and their coordinates
-/// and the loops' bounds computed from uniform scalars (no loads, no values of other loops or ifs).
+/// Decides the warp roles of a kernel whose configuration asks for them, or leaves them to tilejit and whose
+/// pipelined loop lies in other loops (a persistent kernel, at most one program per SM). They apply to one
+/// pipelined loop, in the kernel body or in loops but not in an if, num_warps a multiple of 4, the loads'
+/// descriptors host-encoded or built at the kernel's start, and their coordinates and the loops' bounds
+/// computed from uniform scalars (no loads, no values of other loops or ifs).
 WarpRoles plan_warp_roles(const ir::Graph& g, const GraphInfo& info, const Layout& layout, const TmaPlan& tma,
                           const PipelinePlan& pipe);
 
