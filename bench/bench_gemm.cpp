@@ -192,7 +192,7 @@ int main(int argc, char** argv) {
     ok &= pick({{4096, 4096, 4096}, {8192, 8192, 8192}},
                // Without roles (set off: tilejit adds them to this loop nest by itself), then with them.
                {cfg(128, 256, 64, 8, 3).warp_specialize(false), cfg(128, 128, 64, 8, 4).warp_specialize(false),
-                cfg(128, 256, 64, 8, 3), ws(128, 256, 64, 8, 4), ws(128, 128, 64, 8, 4), ws(128, 128, 64, 4, 3).programs_per_sm(2)},
+                cfg(128, 256, 64, 8, 3), cfg(128, 256, 32, 8, 6), ws(128, 128, 64, 8, 4), ws(128, 128, 64, 4, 3).programs_per_sm(2)},
                [&](int64_t M, int64_t N, int64_t K, const std::vector<Config>& c) {
                  return run_shape<tilejit::bfloat16, bf16, tilejit::bfloat16, bf16>("bf16_persistent", k, M, N, K, false, c, true);
                });

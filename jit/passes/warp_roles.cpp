@@ -111,13 +111,15 @@ WarpRoles plan_warp_roles(const ir::Graph& g, const GraphInfo& info, const Layou
             [&](NodeId a, NodeId b) { return info.position[static_cast<size_t>(a)] < info.position[static_cast<size_t>(b)]; });
   roles.loop = f;
   roles.outer_loops = std::move(outer);
-  // Registers: with one program per SM, the launch gives every thread kRegistersPerSm / threads; the
-  // producer keeps kProducerRegisters and the consumers take the rest, when that is more than they start with.
+  // Registers: the launch bounds (threads, programs per SM) make ptxas give every thread `start` registers, so a
+  // program holds start x threads of them. The producer keeps kProducerRegisters and the consumers take what it
+  // gives up, when that is more than they start with: setmaxnreg.inc waits until the program's pool has the
+  // registers, so asking for more than the pool holds would hang the consumers.
   const int programs = std::max(1, g.min_programs_per_sm);
-  const int budget = kRegistersPerSm / programs;
-  const int start = round_down_8(std::min(255, budget / roles.threads()));
-  const int consumers = std::min(kMaxRegisters, round_down_8((budget - kProducerRegisters * roles.producer_threads) /
-                                                             roles.consumer_threads));
+  const int start = round_down_8(std::min(255, kRegistersPerSm / programs / roles.threads()));
+  const int pool = start * roles.threads();
+  const int consumers =
+      std::min(kMaxRegisters, round_down_8((pool - kProducerRegisters * roles.producer_threads) / roles.consumer_threads));
   if (start > kProducerRegisters && consumers > start) {
     roles.producer_registers = kProducerRegisters;
     roles.consumer_registers = consumers;

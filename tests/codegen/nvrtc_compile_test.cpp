@@ -1,6 +1,7 @@
 // Compiles every registered test kernel with NVRTC for sm_90a and checks ptxas's resource report.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -9,6 +10,7 @@
 #include "../../samples/sample_kernels.h"
 #include "emit_kernels.h"
 #include "tilejit/error.h"
+#include "tilejit/passes/passes.h"
 #include "tilejit/runtime/compiler.h"
 #include "tilejit/tma_rules.h"
 #include <tilejit/tilejit.h>
@@ -356,4 +358,49 @@ TEST_CASE("reductions with a combine function compile for padded layouts, severa
   compile_combine(combine_kernel<i64>(7, 9, 0), "i64 [7, 9] axis 0 (padded)", 4, compiled);
   compile_combine(combine_kernel<f64>(6, 20, 1), "f64 [6, 20] axis 1", 8, compiled);
   CHECK(compiled == 8);
+}
+
+TEST_CASE("warp roles: ptxas gives each thread the registers the role split assumes, so setmaxnreg.inc never waits forever") {
+  // setmaxnreg.inc blocks until the program's pool (registers at entry x threads) has what the consumers ask for:
+  // the split must fit the pool ptxas made, at one and at two programs per SM.
+  using namespace tilejit::dsl;
+  auto gemm = tilejit::kernel("roles_gemm", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c, Block<"BM"> BM, Block<"BN"> BN,
+                                               Block<"BK"> BK) {
+    auto m = program_id(0) * BM, n = program_id(1) * BN;
+    auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
+      return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {k, n}, {BK, BN}), acc);
+    });
+    descriptor_store(c, {m, n}, acc.to<bf16>());
+  });
+  const auto check = [](const char* what, const auto& k, const tilejit::Config& c) {
+    INFO(what << ": " << c.str());
+    const auto g = k.trace(c);
+    const tilejit::passes::Lowered l = tilejit::passes::lower(*g, {});
+    REQUIRE(l.roles.on());
+    const auto gen = tilejit::codegen::generate(*g);
+    const CompiledBinary bin = compile_cuda(gen, "roles");
+    CHECK(bin.spill_stores == 0);
+    CHECK_FALSE(bin.wgmma_serialized);
+    const int threads = l.roles.threads();
+    CHECK(gen.plan.threads == threads);
+    CHECK(bin.registers * threads * std::max(1, c.min_programs_per_sm()) <= 65536);
+    if (l.roles.consumer_registers > 0) {
+      CHECK(l.roles.consumer_registers > bin.registers);
+      CHECK(l.roles.producer_registers < bin.registers);
+      CHECK(l.roles.consumer_registers * l.roles.consumer_threads + l.roles.producer_registers * l.roles.producer_threads <=
+            bin.registers * threads);
+    }
+  };
+  const auto cfg = [](int64_t bm, int64_t bn, int warps, int stages, int per_sm) {
+    tilejit::Config c({{"BM", bm}, {"BN", bn}, {"BK", 64}}, warps, stages);
+    if (per_sm > 0) c.programs_per_sm(per_sm);
+    return c.warp_specialize();
+  };
+  check("GEMM, two consumer warpgroups", gemm, cfg(128, 256, 8, 4, 0));
+  check("GEMM, one consumer warpgroup, two programs per SM", gemm, cfg(128, 128, 4, 3, 2));
+  check("GEMM, two consumer warpgroups, two programs per SM", gemm, cfg(64, 128, 8, 2, 2));
+  auto attention = tilejit::samples::attention_kernel();
+  for (const auto& [bm, warps] : {std::pair{int64_t{128}, 8}, std::pair{int64_t{64}, 4}})
+    check("attention D 64, two programs per SM", attention,
+          tilejit::Config({{"BM", bm}, {"BN", 64}, {"D", 64}}, warps, 3).programs_per_sm(2).warp_specialize());
 }

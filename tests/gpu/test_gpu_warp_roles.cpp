@@ -129,6 +129,27 @@ TEST_CASE("gpu: warp-specialized loops with several products, in-place updates a
       run_both(kern, tilejit::dim3(2, 2), roles(128, 128, 64, 8, stages), 1e-4, a, b, sa, sb, c);
     }
   }
+  for (int per_sm : {1, 2}) {
+    // Two programs per SM halve each program's registers: the consumers take what the producer gives up of half
+    // the pool (setmaxnreg.inc would wait forever for more). 8 and 4 consumer warps.
+    for (const auto& [bm, warps] : {std::pair{int64_t{128}, 8}, std::pair{int64_t{64}, 4}}) {
+      SUBCASE(("attention, S 256 D 64, " + std::to_string(bm) + "x64 tiles, " + std::to_string(warps) + " consumer warps, 3 stages, " +
+               std::to_string(per_sm) + " program(s) per SM").c_str()) {
+        auto kern = tilejit::samples::attention_kernel();
+        const int64_t heads = 2, S = 256, d = 64;
+        Twin<bf16, 2> q({heads * S, d}), k({heads * S, d}), v({heads * S, d}), o({heads * S, d});
+        q.randomize(234, -1, 1);
+        k.randomize(235, -1, 1);
+        v.randomize(236, -1, 1);
+        o.fill_byte(0);
+        int32_t seq = static_cast<int32_t>(S);
+        float scale = 0.125f;
+        run_both(kern, tilejit::dim3(static_cast<uint32_t>(S / bm), static_cast<uint32_t>(heads)),
+                 Config({{"BM", bm}, {"BN", 64}, {"D", d}}, warps, 3).programs_per_sm(per_sm).warp_specialize(), 2e-2, q, k, v, o, seq,
+                 scale);
+      }
+    }
+  }
   for (int stages : {2, 3}) {
     for (int64_t d : {64, 128}) {
       // Attention's loop: S awaited before the softmax, P V before the yield; the previous stage is released after
