@@ -379,23 +379,16 @@ std::vector<EmitCase> make_cases() {
                            Config({{"BN", 4096}}, 8, 0), traced(tilejit::samples::softmax_online_kernel()), {}});
   cases.push_back(EmitCase{"swiglu_fused", "one product split into gate and up halves by reshape, where and sum",
                            Config({{"BM", 128}, {"BN", 64}, {"BK", 64}}, 8, 3), traced(tilejit::samples::swiglu_kernel()), {}});
-  add("gemm_bf16", "the benchmark GEMM: bf16 in and out, K from the tensor, 128 x 256 tiles on two warpgroups",
-      [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c, Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
-        auto m = program_id(0) * BM, n = program_id(1) * BN;
-        auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
-          return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {k, n}, {BK, BN}), acc);
-        });
-        descriptor_store(c, {m, n}, acc.to<bf16>());
-      },
+  const auto bench_gemm = [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c, Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
+    auto m = program_id(0) * BM, n = program_id(1) * BN;
+    auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
+      return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {k, n}, {BK, BN}), acc);
+    });
+    descriptor_store(c, {m, n}, acc.to<bf16>());
+  };
+  add("gemm_bf16", "the benchmark GEMM: bf16 in and out, K from the tensor, 128 x 256 tiles on two warpgroups", bench_gemm,
       Config({{"BM", 128}, {"BN", 256}, {"BK", 64}}, 8, 3));
-  add("gemm_warp_roles", "the benchmark GEMM with a producer warpgroup (warp_specialize), 4 stages",
-      [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c, Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
-        auto m = program_id(0) * BM, n = program_id(1) * BN;
-        auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
-          return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {k, n}, {BK, BN}), acc);
-        });
-        descriptor_store(c, {m, n}, acc.to<bf16>());
-      },
+  add("gemm_warp_roles", "the benchmark GEMM with a producer warpgroup (warp_specialize), 4 stages", bench_gemm,
       Config({{"BM", 128}, {"BN", 256}, {"BK", 64}}, 8, 4).warp_specialize());
   add("gemm_bias_gelu", "a wgmma GEMM whose epilogue (bias row, GELU, cast) runs on the accumulator fragment",
       [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 1> bias, Tensor<bf16, 2> c, Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {

@@ -9,6 +9,7 @@
 
 #include "../../samples/sample_kernels.h"
 #include "gpu_harness.h"
+#include "schedule_cases.h"
 
 using namespace gpu_test;
 using tilejit::cdiv;
@@ -125,16 +126,7 @@ TEST_CASE("gpu: a block-scaled GEMM (a TMA scale tile and a pointer load in the 
   for (int stages : {1, 2, 3, 4}) {
     for (int64_t K : {512, 456}) {
       SUBCASE(("M 256 N 256 K " + std::to_string(K) + ", 128x128x64 tiles, 8 warps, " + std::to_string(stages) + " stages").c_str()) {
-        const int64_t M = 256, N = 256, blocks = cdiv(K, 64);
-        Twin<bf16, 2> a({M, K}), b({N, K});
-        Twin<f32, 2> sa({blocks, M}), sb({blocks, N}), c({M, N});
-        a.randomize(71, -1, 1);
-        b.randomize(72, -1, 1);
-        sa.randomize(73, 0.5, 2);
-        sb.randomize(74, 0.5, 2);
-        c.fill_byte(0);
-        run_both(kern, tilejit::dim3(static_cast<uint32_t>(M / 128), static_cast<uint32_t>(N / 128)),
-                 Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 8, stages), 1e-4, a, b, sa, sb, c);
+        run_block_scaled(256, 256, K, Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 8, stages), 71);
       }
     }
   }
@@ -143,18 +135,7 @@ TEST_CASE("gpu: a block-scaled GEMM (a TMA scale tile and a pointer load in the 
 TEST_CASE("gpu: two sequential pipelined K loops sharing their shared memory match the interpreter") {
   // C = A @ B0^T + A @ B1^T with one K loop each: the second loop's rings take the first loop's bytes (a barrier
   // between them), and the staged output tile takes them after both.
-  auto kern = tilejit::kernel("two_loops", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b0, Tensor<bf16, 2> b1, Tensor<bf16, 2> c,
-                                              Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
-    auto m = program_id(0) * BM, n = program_id(1) * BN;
-    auto loop = [&](const Tensor<bf16, 2>& b) {
-      return for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
-        return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {n, k}, {BN, BK}).trans(), acc);
-      });
-    };
-    auto first = loop(b0);
-    auto second = loop(b1);
-    descriptor_store(c, {m, n}, (first + second).to<bf16>());
-  });
+  auto kern = two_k_loops_kernel();
   for (int stages : {2, 3, 4}) {
     for (int64_t K : {320, 200}) {
       SUBCASE(("M 256 N 256 K " + std::to_string(K) + ", 128x128x64 tiles, 8 warps, " + std::to_string(stages) + " stages").c_str()) {

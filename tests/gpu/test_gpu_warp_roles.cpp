@@ -11,6 +11,7 @@
 
 #include "../../samples/sample_kernels.h"
 #include "gpu_harness.h"
+#include "schedule_cases.h"
 
 using namespace gpu_test;
 using tilejit::cdiv;
@@ -27,19 +28,24 @@ std::string tiles(int64_t bm, int64_t bn, int64_t bk, int warps, int stages) {
          " consumer warps, " + std::to_string(stages) + " stages";
 }
 
+/// The tutorial GEMM with operands of type T, B stored [K, N], f32 C.
+template <class T>
+auto tutorial_gemm(const char* name) {
+  return tilejit::kernel(name, [](Tensor<T, 2> a, Tensor<T, 2> b, Tensor<f32, 2> c, Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
+    auto m = program_id(0) * BM, n = program_id(1) * BN;
+    auto acc = for_range(0, a.size(1).template to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
+      return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {k, n}, {BK, BN}), acc);
+    });
+    descriptor_store(c, {m, n}, acc);
+  });
+}
+
 }  // namespace
 
 TEST_CASE("gpu: a warp-specialized GEMM matches the interpreter at every stage count and K-step residue") {
   // The tutorial GEMM, B stored [K, N]: the producer waits for a stage's empty barrier from the stages-th load
   // on; K-step counts below, at and above the stage count, and K off the tile multiple (zero fill past K).
-  auto kern = tilejit::kernel("gemm_roles", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> c, Block<"BM"> BM,
-                                               Block<"BN"> BN, Block<"BK"> BK) {
-    auto m = program_id(0) * BM, n = program_id(1) * BN;
-    auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
-      return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {k, n}, {BK, BN}), acc);
-    });
-    descriptor_store(c, {m, n}, acc);
-  });
+  auto kern = tutorial_gemm<bf16>("gemm_roles");
   for (int warps : {4, 8}) {
     for (int stages = 2; stages <= 5; ++stages) {
       for (int steps : {1, stages - 1, stages, stages + 1, 2 * stages + 1}) {
@@ -77,14 +83,7 @@ TEST_CASE("gpu: warp-specialized fp8 and tf32 GEMMs (K-major copies among the co
     });
     descriptor_store(c, {m, n}, acc);
   });
-  auto tf32 = tilejit::kernel("gemm_roles_tf32_kn", [](Tensor<f32, 2> a, Tensor<f32, 2> b, Tensor<f32, 2> c, Block<"BM"> BM,
-                                                       Block<"BN"> BN, Block<"BK"> BK) {
-    auto m = program_id(0) * BM, n = program_id(1) * BN;
-    auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
-      return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {k, n}, {BK, BN}), acc);
-    });
-    descriptor_store(c, {m, n}, acc);
-  });
+  auto tf32 = tutorial_gemm<f32>("gemm_roles_tf32_kn");
   for (int stages : {2, 3, 4}) {
     SUBCASE(("e4m3, M 256 N 256 K 640, " + tiles(128, 128, 128, 8, stages)).c_str()) {
       Twin<f8e4m3, 2> a({256, 640}), b({256, 640});
@@ -117,16 +116,7 @@ TEST_CASE("gpu: warp-specialized loops with several products, in-place updates a
       run_both(kern, tilejit::dim3(2, 2), roles(128, 64, 64, 8, stages), 1e-2, x, wg, wu, out);
     }
     SUBCASE(("block-scaled GEMM, M 256 N 256 K 456, " + tiles(128, 128, 64, 8, stages)).c_str()) {
-      auto kern = tilejit::samples::block_scaled_matmul_kernel();
-      const int64_t M = 256, N = 256, K = 456, blocks = cdiv(K, 64);
-      Twin<bf16, 2> a({M, K}), b({N, K});
-      Twin<f32, 2> sa({blocks, M}), sb({blocks, N}), c({M, N});
-      a.randomize(224, -1, 1);
-      b.randomize(225, -1, 1);
-      sa.randomize(226, 0.5, 2);
-      sb.randomize(227, 0.5, 2);
-      c.fill_byte(0);
-      run_both(kern, tilejit::dim3(2, 2), roles(128, 128, 64, 8, stages), 1e-4, a, b, sa, sb, c);
+      run_block_scaled(256, 256, 456, roles(128, 128, 64, 8, stages), 224);
     }
   }
   for (int per_sm : {1, 2}) {
@@ -135,18 +125,7 @@ TEST_CASE("gpu: warp-specialized loops with several products, in-place updates a
     for (const auto& [bm, warps] : {std::pair{int64_t{128}, 8}, std::pair{int64_t{64}, 4}}) {
       SUBCASE(("attention, S 256 D 64, " + std::to_string(bm) + "x64 tiles, " + std::to_string(warps) + " consumer warps, 3 stages, " +
                std::to_string(per_sm) + " program(s) per SM").c_str()) {
-        auto kern = tilejit::samples::attention_kernel();
-        const int64_t heads = 2, S = 256, d = 64;
-        Twin<bf16, 2> q({heads * S, d}), k({heads * S, d}), v({heads * S, d}), o({heads * S, d});
-        q.randomize(234, -1, 1);
-        k.randomize(235, -1, 1);
-        v.randomize(236, -1, 1);
-        o.fill_byte(0);
-        int32_t seq = static_cast<int32_t>(S);
-        float scale = 0.125f;
-        run_both(kern, tilejit::dim3(static_cast<uint32_t>(S / bm), static_cast<uint32_t>(heads)),
-                 Config({{"BM", bm}, {"BN", 64}, {"D", d}}, warps, 3).programs_per_sm(per_sm).warp_specialize(), 2e-2, q, k, v, o, seq,
-                 scale);
+        run_attention(2, 256, 64, Config({{"BM", bm}, {"BN", 64}, {"D", 64}}, warps, 3).programs_per_sm(per_sm).warp_specialize(), 234);
       }
     }
   }
@@ -157,17 +136,7 @@ TEST_CASE("gpu: warp-specialized loops with several products, in-place updates a
       for (int64_t S : {64, 192, 512}) {
         SUBCASE(("attention, S " + std::to_string(S) + " D " + std::to_string(d) + ", 64x64 tiles, 4 consumer warps, " +
                  std::to_string(stages) + " stages").c_str()) {
-          auto kern = tilejit::samples::attention_kernel();
-          const int64_t heads = 2, bm = 64;
-          Twin<bf16, 2> q({heads * S, d}), k({heads * S, d}), v({heads * S, d}), o({heads * S, d});
-          q.randomize(231, -1, 1);
-          k.randomize(232, -1, 1);
-          v.randomize(233, -1, 1);
-          o.fill_byte(0);
-          int32_t seq = static_cast<int32_t>(S);
-          float scale = 1.0f / std::sqrt(static_cast<float>(d));
-          run_both(kern, tilejit::dim3(static_cast<uint32_t>(S / bm), static_cast<uint32_t>(heads)),
-                   Config({{"BM", bm}, {"BN", 64}, {"D", d}}, 4, stages).warp_specialize(), 2e-2, q, k, v, o, seq, scale);
+          run_attention(2, S, d, Config({{"BM", 64}, {"BN", 64}, {"D", d}}, 4, stages).warp_specialize(), 231);
         }
       }
     }
@@ -217,18 +186,7 @@ TEST_CASE("gpu: a warp-specialized persistent GEMM matches the interpreter at ev
 TEST_CASE("gpu: kernels warp_specialize does not apply to run without roles and match the interpreter") {
   // Two sequential K loops (one producer serves one loop) and a GEMM at one stage (no pipelined loop).
   SUBCASE("two sequential K loops, 3 stages") {
-    auto kern = tilejit::kernel("two_loops_roles", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b0, Tensor<bf16, 2> b1,
-                                                      Tensor<bf16, 2> c, Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
-      auto m = program_id(0) * BM, n = program_id(1) * BN;
-      auto loop = [&](const Tensor<bf16, 2>& b) {
-        return for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
-          return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {n, k}, {BN, BK}).trans(), acc);
-        });
-      };
-      auto first = loop(b0);
-      auto second = loop(b1);
-      descriptor_store(c, {m, n}, (first + second).to<bf16>());
-    });
+    auto kern = two_k_loops_kernel();
     Twin<bf16, 2> a({128, 200}), b0({128, 200}), b1({128, 200}), c({128, 128});
     a.randomize(241, -1, 1);
     b0.randomize(242, -1, 1);
@@ -236,16 +194,5 @@ TEST_CASE("gpu: kernels warp_specialize does not apply to run without roles and 
     c.fill_byte(0);
     run_both(kern, tilejit::dim3(1, 1), roles(128, 128, 64, 8, 3), 1e-2, a, b0, b1, c);
   }
-  SUBCASE("block-scaled GEMM, 1 stage") {
-    auto kern = tilejit::samples::block_scaled_matmul_kernel();
-    const int64_t M = 128, N = 128, K = 192, blocks = cdiv(K, 64);
-    Twin<bf16, 2> a({M, K}), b({N, K});
-    Twin<f32, 2> sa({blocks, M}), sb({blocks, N}), c({M, N});
-    a.randomize(244, -1, 1);
-    b.randomize(245, -1, 1);
-    sa.randomize(246, 0.5, 2);
-    sb.randomize(247, 0.5, 2);
-    c.fill_byte(0);
-    run_both(kern, tilejit::dim3(1, 1), roles(128, 128, 64, 8, 1), 1e-4, a, b, sa, sb, c);
-  }
+  SUBCASE("block-scaled GEMM, 1 stage") { run_block_scaled(128, 128, 192, roles(128, 128, 64, 8, 1), 244); }
 }

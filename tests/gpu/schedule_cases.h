@@ -1,0 +1,60 @@
+// Kernels and runs that several GPU test files share: attention over a few heads, the block-scaled GEMM, and a
+// kernel with two sequential K loops.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "../../samples/sample_kernels.h"
+#include "gpu_harness.h"
+
+namespace gpu_test {
+
+/// samples::attention_kernel over `heads` heads of `S` keys of width `d` (BM of `config` divides S), against the
+/// interpreter. P's bf16 rounding may differ by a unit where the sums' order moves S, hence 2e-2.
+inline void run_attention(int64_t heads, int64_t S, int64_t d, const tilejit::Config& config, uint32_t seed) {
+  auto kern = tilejit::samples::attention_kernel();
+  Twin<bf16, 2> q({heads * S, d}), k({heads * S, d}), v({heads * S, d}), o({heads * S, d});
+  q.randomize(seed, -1, 1);
+  k.randomize(seed + 1, -1, 1);
+  v.randomize(seed + 2, -1, 1);
+  o.fill_byte(0);
+  int32_t seq = static_cast<int32_t>(S);
+  float scale = 1.0f / std::sqrt(static_cast<float>(d));
+  run_both(kern, tilejit::dim3(static_cast<uint32_t>(S / config.get("BM")), static_cast<uint32_t>(heads)), config, 2e-2, q, k, v, o,
+           seq, scale);
+}
+
+/// samples::block_scaled_matmul_kernel on M x N x K (tiles of `config`, BK 64), against the interpreter.
+inline void run_block_scaled(int64_t M, int64_t N, int64_t K, const tilejit::Config& config, uint32_t seed) {
+  auto kern = tilejit::samples::block_scaled_matmul_kernel();
+  const int64_t blocks = tilejit::cdiv(K, 64);
+  Twin<bf16, 2> a({M, K}), b({N, K});
+  Twin<f32, 2> sa({blocks, M}), sb({blocks, N}), c({M, N});
+  a.randomize(seed, -1, 1);
+  b.randomize(seed + 1, -1, 1);
+  sa.randomize(seed + 2, 0.5, 2);
+  sb.randomize(seed + 3, 0.5, 2);
+  c.fill_byte(0);
+  run_both(kern, tilejit::dim3(static_cast<uint32_t>(tilejit::cdiv(M, config.get("BM"))), static_cast<uint32_t>(tilejit::cdiv(N, config.get("BN")))),
+           config, 1e-4, a, b, sa, sb, c);
+}
+
+/// C = A @ B0^T + A @ B1^T with one K loop each (bf16 out): two sequential pipelined loops.
+inline auto two_k_loops_kernel() {
+  using namespace tilejit::dsl;
+  return tilejit::kernel("two_loops", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b0, Tensor<bf16, 2> b1, Tensor<bf16, 2> c, Block<"BM"> BM,
+                                         Block<"BN"> BN, Block<"BK"> BK) {
+    auto m = program_id(0) * BM, n = program_id(1) * BN;
+    auto loop = [&](const Tensor<bf16, 2>& b) {
+      return for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
+        return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {n, k}, {BN, BK}).trans(), acc);
+      });
+    };
+    auto first = loop(b0);
+    auto second = loop(b1);
+    descriptor_store(c, {m, n}, (first + second).to<bf16>());
+  });
+}
+
+}  // namespace gpu_test
