@@ -1,12 +1,13 @@
 // The autotuner on the GPU: host cost of an autotuned launch against a plain launch of the same
 // configuration, and the cost of tuning 8 configurations of the bf16 GEMM (bench_gemm's kernel, 4096^3) in
 // three new processes: cold (empty caches), with the binaries on disk but no decision, and with the decision
-// on disk. Also the tuned GEMM's speed against the best configuration timed by hand. Prints one JSON line per
+// on disk. Also the tuned GEMM's speed against the best configuration timed by hand, and the GEMM tuned over
+// the default space (gemm.autotune() with none: TuneSpace::matmul()) in a fourth process. Prints one JSON line per
 // result; bench/peers.py --autotune measures Triton's @autotune on the same 8 configurations the same three
 // ways.
 //
 //   bench_autotune                      everything (runs itself in new processes for the tuning cost)
-//   bench_autotune --phase P --nonce N  one tuning-cost process: P is cold, warm_binaries or decided
+//   bench_autotune --phase P --nonce N  one tuning-cost process: P is cold, warm_binaries, decided or default_space
 #include <unistd.h>
 
 #include <chrono>
@@ -81,7 +82,8 @@ int tuning_phase(const std::string& phase, long nonce) {
   const tilejit::TensorView<bf16, 2> A(da.data(), {kSize, kSize}), B(db.data(), {kSize, kSize}),
       C(dc.data(), {kSize, kSize});
   auto gemm = gemm_kernel(nonce);
-  auto tuned = gemm.autotune(tilejit::TuneSpace(gemm_configs())).grid(gemm_grid);
+  const bool default_space = phase == "default_space";  // gemm.autotune() with no space: TuneSpace::matmul()
+  auto tuned = (default_space ? gemm.autotune() : gemm.autotune(tilejit::TuneSpace(gemm_configs()))).grid(gemm_grid);
   const auto before = tilejit::autotune::counters();
   const auto t0 = std::chrono::steady_clock::now();
   tuned.launch(nullptr, A, B, C);
@@ -90,13 +92,23 @@ int tuning_phase(const std::string& phase, long nonce) {
   const auto after = tilejit::autotune::counters();
   const Config chosen = tuned.tune(nullptr, A, B, C);
   std::printf(
-      "{\"bench\": \"autotune_first_call\", \"impl\": \"tilejit\", \"phase\": \"%s\", \"configs\": 8, "
+      "{\"bench\": \"autotune_first_call\", \"impl\": \"tilejit\", \"phase\": \"%s\", \"configs\": %zu, "
       "\"ms\": %.2f, "
       "\"tunings\": %llu, \"decisions_from_disk\": %llu, \"nvrtc_compiles\": %llu, \"chosen\": \"%s\"}\n",
-      phase.c_str(), first_ms, static_cast<unsigned long long>(after.tunings - before.tunings),
+      phase.c_str(), default_space ? tilejit::TuneSpace::matmul().configs().size() : gemm_configs().size(), first_ms,
+      static_cast<unsigned long long>(after.tunings - before.tunings),
       static_cast<unsigned long long>(after.disk_decisions - before.disk_decisions),
       static_cast<unsigned long long>(tilejit::runtime::compile_times().compiles), chosen.str().c_str());
   std::fflush(stdout);
+  if (default_space) {
+    auto tuned_launch = [&] { tuned.launch(nullptr, A, B, C); };
+    const double ms = tilejit::time_median_ms(
+        nullptr, 3, 20, [](void* u) { (*static_cast<decltype(&tuned_launch)>(u))(); }, &tuned_launch);
+    std::printf("{\"bench\": \"autotune_default_space\", \"impl\": \"tilejit\", \"m\": %lld, \"tuned_ms\": %.4f, "
+                "\"tuned_tflops\": %.1f, \"tuned\": \"%s\"}\n",
+                static_cast<long long>(kSize), ms, 2.0 * kSize * kSize * static_cast<double>(kSize) / ms / 1e9, chosen.str().c_str());
+    return 0;
+  }
   if (phase != "decided") return 0;
 
   // The tuned launch against each configuration launched by hand, timed alike (CUDA events, median).
@@ -167,7 +179,7 @@ int main(int argc, char** argv) try {
     } else if (std::strcmp(argv[i], "--phase") == 0 && i + 1 < argc) {
       phase = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: bench_autotune [--phase cold|warm_binaries|decided --nonce N]\n");
+      std::fprintf(stderr, "usage: bench_autotune [--phase cold|warm_binaries|decided|default_space --nonce N]\n");
       return 2;
     }
   }
@@ -187,7 +199,7 @@ int main(int argc, char** argv) try {
   const ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
   if (len <= 0)
     throw tilejit::UserError("bench_autotune: cannot find its own executable", "/proc/self/exe", "readable");
-  for (const char* p : {"cold", "warm_binaries", "decided"}) {
+  for (const char* p : {"cold", "warm_binaries", "decided", "default_space"}) {
     if (std::strcmp(p, "warm_binaries") == 0) tilejit::DecisionStore(cache).clear();
     const std::string cmd = "TILEJIT_CACHE_DIR='" + cache.string() + "' '" + self + "' --phase " + p +
                             " --nonce " + std::to_string(nonce);

@@ -97,6 +97,22 @@ void set_config_value(Config& config, std::string_view name, int64_t value, std:
   config.set_field(name, value, loc);
 }
 
+TuneSpace TuneSpace::matmul() {
+  const auto tile = [](int64_t bm, int64_t bn, int64_t bk, int warps, int stages = Config::kAutoStages) {
+    return Config({{"BM", bm}, {"BN", bn}, {"BK", bk}}, warps, stages);
+  };
+  return TuneSpace(std::vector<Config>{
+      // Large problems: two consumer warpgroups on 128 x 256 (bf16 and fp8's best, cuBLAS's level on an H100).
+      tile(128, 256, 64, 8), tile(128, 256, 64, 8, 4).warp_specialize(), tile(256, 128, 64, 8), tile(128, 256, 128, 8, 3),
+      tile(128, 256, 32, 8, 3),  // tf32's best (32 f32 elements are 128 bytes, one swizzle row)
+      // Mid-sized ones: more programs.
+      tile(128, 128, 64, 8), tile(128, 128, 128, 8), tile(128, 128, 64, 4),
+      tile(128, 128, 64, 4, 3).programs_per_sm(2).warp_specialize(), tile(64, 256, 64, 4), tile(128, 64, 64, 4),
+      tile(64, 128, 64, 4),
+      // Small ones.
+      tile(64, 64, 64, 4)});
+}
+
 TuneSpace::TuneSpace(std::initializer_list<Values> values, std::source_location loc) : base_{Config{}} {
   for (const auto& [name, list] : values) add(name, list, loc);
 }

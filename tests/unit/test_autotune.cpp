@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include <map>
 #include <mutex>
 #include <random>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -151,6 +153,41 @@ TEST_CASE("TuneArgs reports misuse with the argument, the value and the limit") 
   CHECK_THROWS_WITH_AS(args.tensor(1), doctest::Contains("launch argument 1 is not a tensor"),
                        tilejit::UserError);
   CHECK_THROWS_WITH_AS(args.arg(2), doctest::Contains("there is no launch argument 2"), tilejit::UserError);
+}
+
+TEST_CASE("autotune() without a space: the matrix-product space for BM / BN / BK kernels, an error naming the line for others") {
+  auto gemm = tilejit::kernel("default_space_gemm", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c, Block<"BN"> BN,
+                                                       Block<"BM"> BM, Block<"BK"> BK) {
+    auto m = program_id(0) * BM, n = program_id(1) * BN;
+    auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
+      return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {k, n}, {BK, BN}), acc);
+    });
+    descriptor_store(c, {m, n}, acc.to<bf16>());
+  });
+  std::vector<tilejit::bfloat16> host(16 * 16);
+  const tilejit::TensorView<bf16, 2> A(host.data(), {16, 16});
+  auto tuned = gemm.autotune().grid([](const Config& c, const TuneArgs& a) {
+    return tilejit::dim3(tilejit::cdiv(a.size(0, 0), c["BM"]), tilejit::cdiv(a.size(1, 1), c["BN"]));
+  });
+  const std::vector<std::string> want = strs(tilejit::TuneSpace::matmul().configs());
+  CHECK(want.size() == 13);
+  CHECK(strs(tuned.candidates(nullptr, A, A, A)) == want);
+  CHECK(std::set<std::string>(want.begin(), want.end()).size() == want.size());  // no two alike
+  CHECK(std::count_if(want.begin(), want.end(), [](const std::string& c) { return c.find("warp_specialize") != std::string::npos; }) == 2);
+
+  auto other = accumulate_kernel(fresh_salt());
+  const int line = __LINE__ + 3;
+  bool thrown = false;
+  try {
+    (void)other.autotune();
+  } catch (const tilejit::UserError& e) {
+    thrown = true;
+    const std::string what = e.what();
+    CHECK(what.find("test_autotune.cpp:" + std::to_string(line)) != std::string::npos);
+    CHECK(what.find("BM, BN and BK") != std::string::npos);
+    CHECK(e.value() == "Block parameters B");
+  }
+  CHECK(thrown);
 }
 
 TEST_CASE("heuristics derive values, duplicates collapse, pruning drops candidates before compiling") {

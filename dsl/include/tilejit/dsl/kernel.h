@@ -358,6 +358,23 @@ class Kernel {
   Autotuned<F> autotune(TuneSpace space) const {
     return Autotuned<F>(*this, std::make_shared<runtime::Autotuner>(base_, std::move(space)));
   }
+  /// A tuner over TuneSpace::matmul(), the default space of a matrix-product kernel: for kernels whose Block
+  /// parameters are BM, BN and BK (in any order); UserError at the caller's line for any other kernel.
+  Autotuned<F> autotune(std::source_location loc = std::source_location::current()) const {
+    std::vector<std::string> names;
+    block_names<0>(names);
+    std::vector<std::string> sorted = names;
+    std::sort(sorted.begin(), sorted.end());
+    if (sorted != std::vector<std::string>{"BK", "BM", "BN"}) {
+      std::string list;
+      for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+      throw UserError("autotune() without a space searches the matrix-product space, for kernels whose Block parameters are "
+                      "BM, BN and BK; kernel '" + base_->name() + "' needs a space of its own",
+                      list.empty() ? std::string("no Block parameters") : "Block parameters " + list,
+                      "BM, BN, BK (or kernel.autotune(space))", loc);
+    }
+    return autotune(TuneSpace::matmul());
+  }
 
   /// Runs the kernel in the CPU interpreter on host buffers.
   /// UserErrors about the call (grid, arguments) name the caller's line; a program that fails
@@ -394,6 +411,16 @@ class Kernel {
     } else {
       out[I] = detail::to_kernel_arg<P>(a0, Pos, I, base_->name(), loc);
       bind_from<I + 1, Pos + 1>(out, loc, rest...);
+    }
+  }
+
+  /// The names of the kernel's Block parameters, in order.
+  template <size_t I>
+  static void block_names(std::vector<std::string>& out) {
+    if constexpr (I < kParams) {
+      using P = std::tuple_element_t<I, Args>;
+      if constexpr (detail::is_config_param_v<P>) out.emplace_back(P::name());
+      block_names<I + 1>(out);
     }
   }
 

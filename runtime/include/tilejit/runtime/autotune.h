@@ -74,6 +74,12 @@ class TuneSpace {
   /// Every configuration, in search order; UserError when a value is invalid (num_warps 3, say).
   std::vector<Config> configs() const;
 
+  /// The space Kernel::autotune() searches when given none, for a matrix-product kernel whose Block
+  /// parameters are BM, BN and BK (the tutorial GEMM): 13 tilings measured best or close on an H100 for
+  /// bf16, fp8 and tf32 at large and mid-sized shapes (README, "Autotuning"), most with the stage count left
+  /// to tilejit, two with warp roles.
+  static TuneSpace matmul();
+
  private:
   std::vector<Config> base_;
   std::vector<Values> axes_;
