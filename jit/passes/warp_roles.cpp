@@ -2,6 +2,8 @@
 // producer computes before its loop, and how many registers each role keeps (setmaxnreg).
 #include <algorithm>
 
+#include "passes/tensor_source.h"
+#include "tilejit/ir/effects.h"
 #include "tilejit/passes/passes.h"
 
 namespace tilejit::passes {
@@ -17,8 +19,9 @@ constexpr int kMaxRegisters = 240;
 
 int round_down_8(int r) { return r / 8 * 8; }
 
-/// Ops the producer may compute before its loop: uniform scalar arithmetic and the tensor views its
-/// descriptors come from (no memory access, no value of a loop or an if, nothing that needs other threads).
+/// Ops the producer may compute before its loop: uniform scalar arithmetic, uniform scalar loads (from tensors the
+/// kernel does not write: checked by the caller) and the tensor views its descriptors come from (no value of a loop
+/// or an if, nothing that needs other threads).
 bool producer_can_compute(ir::Op op) {
   switch (op) {
     case ir::Op::ParamTensor: case ir::Op::ParamTensorArray: case ir::Op::ParamScalar: case ir::Op::TensorSize:
@@ -27,7 +30,7 @@ bool producer_can_compute(ir::Op op) {
     case ir::Op::Sub: case ir::Op::Mul: case ir::Op::Div: case ir::Op::Rem: case ir::Op::Min: case ir::Op::Max:
     case ir::Op::And: case ir::Op::Or: case ir::Op::Xor: case ir::Op::Eq: case ir::Op::Ne: case ir::Op::Lt:
     case ir::Op::Le: case ir::Op::Gt: case ir::Op::Ge: case ir::Op::Neg: case ir::Op::Not: case ir::Op::Abs:
-    case ir::Op::Where:
+    case ir::Op::Where: case ir::Op::Load:
       return true;
     default:
       return false;
@@ -81,6 +84,7 @@ WarpRoles plan_warp_roles(const ir::Graph& g, const GraphInfo& info, const Layou
   }
   // What the producer computes: every node outside the loop that its bounds and its loads' coordinates and
   // descriptors need, through the nodes of the loop that issue_stage prints (its index and address nodes).
+  const std::vector<int> written = ir::written_params(g);
   std::vector<char> needed(g.size(), 0);
   std::vector<NodeId> todo;
   for (NodeId x : outer) todo.insert(todo.end(), g.operands(x).begin(), g.operands(x).begin() + 3);
@@ -95,13 +99,19 @@ WarpRoles plan_warp_roles(const ir::Graph& g, const GraphInfo& info, const Layou
     const ir::Node& node = g.node(n);
     if (node.op == ir::Op::LoopIndex && std::find(outer.begin(), outer.end(), g.region(node.region).owner) != outer.end())
       continue;  // the producer's copy of that loop declares it
+    if (node.op == ir::Op::Load) {  // a tile schedule read from memory: not from a tensor the kernel writes
+      const int param = detail::resolve_tensor(g, g.operand(n, 0)).param;
+      if (param < 0 || std::find(written.begin(), written.end(), param) != written.end())
+        return refuse("the TMA loads of the loop at " + source_line(g, f) + " need the load at " + source_line(g, n) +
+                      ", from a tensor the kernel writes (the producer warpgroup could read it before it is written)");
+    }
     const bool value = is_value(g, n);
     if (std::find(bodies.begin(), bodies.end(), node.region) == bodies.end() || !producer_can_compute(node.op) ||
         (value && layout.of[static_cast<size_t>(n)].kind != ValueLayout::Uniform))
       return refuse("the TMA loads of the loop at " + source_line(g, f) + " need " +
                     std::string(ir::name_of(node.op)) + " at " + source_line(g, n) +
-                    ", which the producer warpgroup cannot compute on its own (only uniform scalar arithmetic "
-                    "of the kernel body and of the loops around the pipelined loop, before it)");
+                    ", which the producer warpgroup cannot compute on its own (only uniform scalar arithmetic and "
+                    "loads of the kernel body and of the loops around the pipelined loop, before it)");
     todo.insert(todo.end(), g.operands(n).begin(), g.operands(n).end());
   }
   for (size_t n = 0; n < g.size(); ++n)

@@ -16,6 +16,7 @@
 #include "tilejit/error.h"
 #include "tilejit/ir/ir.h"
 #include "tilejit/passes/passes.h"
+#include "tilejit/tilejit.h"
 
 namespace passes = tilejit::passes;
 namespace ir = tilejit::ir;
@@ -204,6 +205,38 @@ TEST_CASE("schedule ops: the producer of a persistent kernel runs its tile loop;
   CHECK(off.graph.warp_specialize == tilejit::WarpSpecialize::off);
   CHECK_FALSE(off.roles.on());
   CHECK(off.roles.not_applied.empty());
+}
+
+TEST_CASE("schedule ops: a producer reads a tile schedule from memory, not from a tensor the kernel writes") {
+  using namespace tilejit::dsl;
+  const auto lower_roles = [](auto kernel) {
+    return passes::lower(*kernel.trace(tilejit::Config({{"BM", 64}, {"BN", 64}, {"BK", 64}}, 4, 3).warp_specialize()), {});
+  };
+  // The tile's first row is loaded from `rows` (a grouped GEMM's schedule): the producer loads it too.
+  const passes::Lowered read = lower_roles(tilejit::kernel("schedule_read", [](Tensor<i32, 1> rows, Tensor<bf16, 2> a, Tensor<bf16, 2> b,
+                                                                               Tensor<f32, 2> c, Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
+    auto m = load(rows, program_id(0)), n = program_id(1) * BN;
+    auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
+      return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {n, k}, {BN, BK}).trans(), acc);
+    });
+    descriptor_store(c, {m, n}, acc);
+  }));
+  REQUIRE(read.roles.on());
+  CHECK(std::any_of(read.roles.producer_nodes.begin(), read.roles.producer_nodes.end(),
+                    [&](NodeId n) { return read.graph.node(n).op == Op::Load; }));
+  // The same schedule in a tensor the kernel also writes: the producer could read it before the write lands.
+  const passes::Lowered written = lower_roles(tilejit::kernel("schedule_written", [](Tensor<i32, 1> rows, Tensor<bf16, 2> a,
+                                                                                     Tensor<bf16, 2> b, Tensor<f32, 2> c, Block<"BM"> BM,
+                                                                                     Block<"BN"> BN, Block<"BK"> BK) {
+    auto m = load(rows, program_id(0)), n = program_id(1) * BN;
+    auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
+      return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {n, k}, {BN, BK}).trans(), acc);
+    });
+    descriptor_store(c, {m, n}, acc);
+    store(rows, program_id(0), m + 1);
+  }));
+  CHECK_FALSE(written.roles.on());
+  CHECK(contains(written.roles.not_applied, "from a tensor the kernel writes"));
 }
 
 TEST_CASE("schedule ops: attention's products are each awaited before their first use; the stage is freed after the last's issue") {

@@ -3,7 +3,8 @@
 // interpreter: the tutorial GEMM at 2-5 stages and K-step counts of every residue, one and two consumer
 // warpgroups, fp8 and tf32 operands (the threads' K-major copies synchronise the consumers alone), SwiGLU's two
 // products, an accumulator scaled in place, a block-scaled GEMM, attention's loop with two products, a persistent
-// GEMM (the producer runs the tile loop too) and kernels the roles do not apply to (they run without them).
+// GEMM (the producer runs the tile loop too), tile schedules read from memory, and kernels the roles do not apply
+// to (they run without them).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -180,6 +181,57 @@ TEST_CASE("gpu: a warp-specialized persistent GEMM matches the interpreter at ev
     b.randomize(256, -1, 1);
     c.fill_byte(0);
     run_both(kern, tilejit::dim3(3), Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 8, 3), 1e-4, a, b, c);
+  }
+}
+
+TEST_CASE("gpu: warp roles with a tile schedule read from memory (MoE-style) match the interpreter") {
+  // Each tile's first row is read from `tile_rows` (as a grouped GEMM finds its tiles from expert offsets): the
+  // producer reads it too. Tiled (one program per tile) and persistent (a tile loop reading the schedule).
+  auto tiled = tilejit::kernel("schedule_gemm", [](Tensor<i32, 1> tile_rows, Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> c,
+                                                   Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
+    auto m = load(tile_rows, program_id(0)), n = program_id(1) * BN;
+    auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
+      return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {n, k}, {BN, BK}).trans(), acc);
+    });
+    descriptor_store(c, {m, n}, acc);
+  });
+  auto persistent = tilejit::kernel("schedule_gemm_persistent", [](Tensor<i32, 1> tile_rows, Tensor<bf16, 2> a, Tensor<bf16, 2> b,
+                                                                   Tensor<f32, 2> c, Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
+    auto tiles_n = (c.size(1).to<i32>() + BN - 1) / BN;
+    auto tiles = tile_rows.size(0).to<i32>() * tiles_n;
+    for_range(program_id(0), tiles, num_programs(0), [&](Scalar<i32> t) {
+      auto m = load(tile_rows, t / tiles_n), n = t % tiles_n * BN;
+      auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
+        return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {n, k}, {BN, BK}).trans(), acc);
+      });
+      descriptor_store(c, {m, n}, acc);
+    });
+  });
+  // Rows 0..447 in tiles of 64, listed out of order; K of 5 steps and a partial one.
+  const int64_t M = 448, N = 128, K = 296;
+  Twin<i32, 1> rows({7});
+  const int32_t order[] = {192, 0, 384, 64, 320, 128, 256};
+  for (int i = 0; i < 7; ++i) rows.host_data()[i] = order[i];
+  for (int stages : {2, 3, 4}) {
+    for (bool roles_on : {true, false}) {
+      const Config cfg = Config({{"BM", 64}, {"BN", 64}, {"BK", 64}}, 4, stages).warp_specialize(roles_on);
+      SUBCASE(("tiled, " + std::to_string(stages) + " stages, roles " + (roles_on ? "on" : "off")).c_str()) {
+        Twin<bf16, 2> a({M, K}), b({N, K});
+        Twin<f32, 2> c({M, N});
+        a.randomize(261, -1, 1);
+        b.randomize(262, -1, 1);
+        c.fill_byte(0);
+        run_both(tiled, tilejit::dim3(7, 2), cfg, 1e-4, rows, a, b, c);
+      }
+      SUBCASE(("persistent, 5 programs, " + std::to_string(stages) + " stages, roles " + (roles_on ? "on" : "off")).c_str()) {
+        Twin<bf16, 2> a({M, K}), b({N, K});
+        Twin<f32, 2> c({M, N});
+        a.randomize(263, -1, 1);
+        b.randomize(264, -1, 1);
+        c.fill_byte(0);
+        run_both(persistent, tilejit::dim3(5), cfg, 1e-4, rows, a, b, c);
+      }
+    }
   }
 }
 

@@ -420,7 +420,8 @@ struct WarpRoles {
   /// and its ring position runs on from one run of `loop` to the next (PipelinedLoop::ring_persists).
   std::vector<NodeId> outer_loops;
   /// Nodes before the loop, in the kernel body or the bodies of outer_loops, that the loads' coordinates and
-  /// the loops' bounds need (uniform scalars), in program order: the producer computes them itself.
+  /// the loops' bounds need (uniform scalars, loaded or computed), in program order: the producer computes
+  /// them itself.
   std::vector<NodeId> producer_nodes;
   /// Why Config::warp_specialize was not applied ("" when it was, or was not asked for): a performance note.
   std::string not_applied;
@@ -433,7 +434,8 @@ struct WarpRoles {
 /// pipelined loop lies in other loops (a persistent kernel, at most one program per SM). They apply to one
 /// pipelined loop, in the kernel body or in loops but not in an if, num_warps a multiple of 4, the loads'
 /// descriptors host-encoded or built at the kernel's start, and their coordinates and the loops' bounds
-/// computed from uniform scalars (no loads, no values of other loops or ifs).
+/// computed from uniform scalars (arithmetic, and loads from tensors the kernel does not write; no values of
+/// other loops or ifs).
 WarpRoles plan_warp_roles(const ir::Graph& g, const GraphInfo& info, const Layout& layout, const TmaPlan& tma,
                           const PipelinePlan& pipe);
 
