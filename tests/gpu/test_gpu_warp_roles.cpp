@@ -7,6 +7,7 @@
 // to (they run without them).
 #include <doctest/doctest.h>
 
+#include <array>
 #include <cmath>
 #include <string>
 
@@ -41,6 +42,19 @@ auto tutorial_gemm(const char* name) {
   });
 }
 
+/// A GEMM over bf16 A [M, K] and B (`b` its sizes: [K, N] or [N, K]) into f32 C [M, N], operands random from
+/// `seed`, against the interpreter; `lead` are arguments before A (a tile schedule).
+template <class Kern, class... Lead>
+void run_gemm(const Kern& kern, tilejit::dim3 grid, const Config& cfg, int64_t M, int64_t N, int64_t K, bool b_nk, uint32_t seed,
+              Lead&... lead) {
+  Twin<bf16, 2> a({M, K}), b(b_nk ? std::array<int64_t, 2>{N, K} : std::array<int64_t, 2>{K, N});
+  Twin<f32, 2> c({M, N});
+  a.randomize(seed, -1, 1);
+  b.randomize(seed + 1, -1, 1);
+  c.fill_byte(0);
+  run_both(kern, grid, cfg, 1e-4, lead..., a, b, c);
+}
+
 }  // namespace
 
 TEST_CASE("gpu: a warp-specialized GEMM matches the interpreter at every stage count and K-step residue") {
@@ -53,23 +67,13 @@ TEST_CASE("gpu: a warp-specialized GEMM matches the interpreter at every stage c
         if (steps < 1) continue;
         const int64_t M = 256, N = 256, K = 64 * steps - (steps % 2 ? 24 : 0);
         SUBCASE(("M 256 N 256 K " + std::to_string(K) + ", " + tiles(128, 128, 64, warps, stages)).c_str()) {
-          Twin<bf16, 2> a({M, K}), b({K, N});
-          Twin<f32, 2> c({M, N});
-          a.randomize(201, -1, 1);
-          b.randomize(202, -1, 1);
-          c.fill_byte(0);
-          run_both(kern, tilejit::dim3(2, 2), roles(128, 128, 64, warps, stages), 1e-4, a, b, c);
+          run_gemm(kern, tilejit::dim3(2, 2), roles(128, 128, 64, warps, stages), M, N, K, false, 201);
         }
       }
     }
   }
   SUBCASE("M 256 N 512 K 1024, 128x256x64 tiles, 8 consumer warps, 4 stages (the benchmark's tiles)") {
-    Twin<bf16, 2> a({256, 1024}), b({1024, 512});
-    Twin<f32, 2> c({256, 512});
-    a.randomize(203, -1, 1);
-    b.randomize(204, -1, 1);
-    c.fill_byte(0);
-    run_both(kern, tilejit::dim3(2, 2), roles(128, 256, 64, 8, 4), 1e-4, a, b, c);
+    run_gemm(kern, tilejit::dim3(2, 2), roles(128, 256, 64, 8, 4), 256, 512, 1024, false, 203);
   }
 }
 
@@ -154,33 +158,18 @@ TEST_CASE("gpu: a warp-specialized persistent GEMM matches the interpreter at ev
       for (uint32_t grid : {4u, 8u}) {  // 6 tiles: some programs take two, or none
         SUBCASE(("64x64x32 tiles, 4 consumer warps, " + std::to_string(stages) + " stages, " + std::to_string(steps) +
                  " K steps, " + std::to_string(grid) + " programs").c_str()) {
-          Twin<bf16, 2> a({M, K}), b({N, K});
-          Twin<f32, 2> c({M, N});
-          a.randomize(251, -1, 1);
-          b.randomize(252, -1, 1);
-          c.fill_byte(0);
-          run_both(kern, tilejit::dim3(grid), roles(64, 64, 32, 4, stages), 1e-4, a, b, c);
+          run_gemm(kern, tilejit::dim3(grid), roles(64, 64, 32, 4, stages), M, N, K, true, 251);
         }
       }
     }
   }
   for (int stages : {2, 3, 4}) {
     SUBCASE(("256x512x512, 128x128x64 tiles, 8 consumer warps, 3 programs, " + std::to_string(stages) + " stages").c_str()) {
-      Twin<bf16, 2> a({256, 512}), b({512, 512});
-      Twin<f32, 2> c({256, 512});
-      a.randomize(253, -1, 1);
-      b.randomize(254, -1, 1);
-      c.fill_byte(0);
-      run_both(kern, tilejit::dim3(3), roles(128, 128, 64, 8, stages), 1e-4, a, b, c);
+      run_gemm(kern, tilejit::dim3(3), roles(128, 128, 64, 8, stages), 256, 512, 512, true, 253);
     }
   }
   SUBCASE("256x512x512, 128x128x64 tiles, 8 warps, 3 programs, 3 stages, roles left to tilejit (it adds them)") {
-    Twin<bf16, 2> a({256, 512}), b({512, 512});
-    Twin<f32, 2> c({256, 512});
-    a.randomize(255, -1, 1);
-    b.randomize(256, -1, 1);
-    c.fill_byte(0);
-    run_both(kern, tilejit::dim3(3), Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 8, 3), 1e-4, a, b, c);
+    run_gemm(kern, tilejit::dim3(3), Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 8, 3), 256, 512, 512, true, 255);
   }
 }
 
@@ -216,20 +205,10 @@ TEST_CASE("gpu: warp roles with a tile schedule read from memory (MoE-style) mat
     for (bool roles_on : {true, false}) {
       const Config cfg = Config({{"BM", 64}, {"BN", 64}, {"BK", 64}}, 4, stages).warp_specialize(roles_on);
       SUBCASE(("tiled, " + std::to_string(stages) + " stages, roles " + (roles_on ? "on" : "off")).c_str()) {
-        Twin<bf16, 2> a({M, K}), b({N, K});
-        Twin<f32, 2> c({M, N});
-        a.randomize(261, -1, 1);
-        b.randomize(262, -1, 1);
-        c.fill_byte(0);
-        run_both(tiled, tilejit::dim3(7, 2), cfg, 1e-4, rows, a, b, c);
+        run_gemm(tiled, tilejit::dim3(7, 2), cfg, M, N, K, true, 261, rows);
       }
       SUBCASE(("persistent, 5 programs, " + std::to_string(stages) + " stages, roles " + (roles_on ? "on" : "off")).c_str()) {
-        Twin<bf16, 2> a({M, K}), b({N, K});
-        Twin<f32, 2> c({M, N});
-        a.randomize(263, -1, 1);
-        b.randomize(264, -1, 1);
-        c.fill_byte(0);
-        run_both(persistent, tilejit::dim3(5), cfg, 1e-4, rows, a, b, c);
+        run_gemm(persistent, tilejit::dim3(5), cfg, M, N, K, true, 263, rows);
       }
     }
   }
