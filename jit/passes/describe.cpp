@@ -141,8 +141,8 @@ std::string describe_warp_roles(const Lowered& l) {
   return "warp roles: producer warpgroup, threads " + std::to_string(r.consumer_threads) + "-" +
          std::to_string(r.threads() - 1) + regs(r.producer_registers) + ": thread " + std::to_string(r.consumer_threads) +
          " issues every TMA load of loop %" + std::to_string(r.loop) + " (" + source_line(l.graph, r.loop) +
-         "), refilling a stage once its empty mbarrier (" + std::to_string(stages) + " from " +
-         std::to_string(l.smem.empty_barriers.at(r.loop)) + ", one arrival per consumer warp) completes; consumers, threads 0-" +
+         "), refilling a stage once its empty mbarrier completes (mbarriers " + std::to_string(l.smem.empty_barriers.at(r.loop)) + "-" +
+         std::to_string(l.smem.empty_barriers.at(r.loop) + stages - 1) + ", one arrival per consumer warp); consumers, threads 0-" +
          std::to_string(r.consumer_threads - 1) + regs(r.consumer_registers) +
          ": every other op, no CTA barrier in the loop\n";
 }
