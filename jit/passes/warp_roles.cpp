@@ -76,6 +76,10 @@ WarpRoles plan_warp_roles(const ir::Graph& g, const GraphInfo& info, const Layou
   if (roles.consumer_threads + roles.producer_threads > 1024)
     return refuse("num_warps=" + std::to_string(g.num_warps) + " and the producer warpgroup make " +
                   std::to_string(roles.consumer_threads + roles.producer_threads) + " threads, more than 1024");
+  if (g.min_programs_per_sm * (roles.consumer_threads + roles.producer_threads) > 2048)
+    return refuse("programs_per_sm=" + std::to_string(g.min_programs_per_sm) + " programs of " +
+                  std::to_string(roles.consumer_threads + roles.producer_threads) +
+                  " threads (the producer warpgroup included) exceed an SM's 2048");
   for (NodeId load : p.loads) {
     const Descriptor& d = tma.descriptors[static_cast<size_t>(tma.of.at(load))];
     if (d.kind == DescKind::Device && d.build_at != ir::kNoNode)

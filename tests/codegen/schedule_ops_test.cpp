@@ -194,6 +194,13 @@ TEST_CASE("schedule ops: the producer of a persistent kernel runs its tile loop;
   }));
   CHECK(all(plain.graph, Op::WarpProducer).empty());
   CHECK(plain.args.plan.threads == c->config.num_warps() * 32);
+  // 4 programs of 16 warps fill an SM's 2048 threads; the producer warpgroups would not fit.
+  const tilejit::testing::EmitCase* big = tilejit::testing::find_emit_case("gemm_warp_roles");
+  REQUIRE(big != nullptr);
+  tilejit::Config crowded = big->config;
+  const passes::Lowered full = passes::lower(*big->trace_with(crowded.warps(16).programs_per_sm(4)), big->options);
+  CHECK_FALSE(full.roles.on());
+  CHECK(contains(full.roles.not_applied, "exceed an SM's 2048"));
 
   // Left to tilejit: a K loop that runs once per program gets no roles and no note; the persistent one gets them.
   CHECK(c->config.warp_specialization() == tilejit::WarpSpecialize::automatic);
