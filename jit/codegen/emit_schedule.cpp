@@ -110,9 +110,7 @@ void Emitter::emit_producer(NodeId f, int stages) {
   nodes_in(0);
   for (NodeId x : r.outer_loops) {
     const auto ops = g_.operands(x);
-    NodeId iv = ir::kNoNode;
-    for (NodeId b : g_.region(static_cast<uint32_t>(g_.int_at(x, 0))).nodes)
-      if (g_.node(b).op == Op::LoopIndex) iv = b;
+    const NodeId iv = loop_index(x);
     const std::string v = iv == ir::kNoNode ? "tj_outer" + str(x) : var(iv);
     if (iv != ir::kNoNode) name_[static_cast<size_t>(iv)] = v;
     open("for (int " + v + " = " + at(ops[0]) + "; " + v + " < " + at(ops[1]) + "; " + v + " += " + at(ops[2]) + ")", x);
@@ -138,9 +136,7 @@ void Emitter::issue_stage(NodeId f, const std::string& stage, const std::string&
   const passes::PipelinedLoop& p = L_.pipe.loops.at(f);
   const int first = L_.smem.ring_barriers.at(f);
   const std::string bar = "&tj_bar[" + str(first) + " + " + stage + "]";
-  NodeId iv = ir::kNoNode;
-  for (NodeId b : g_.region(static_cast<uint32_t>(g_.int_at(f, 0))).nodes)
-    if (g_.node(b).op == Op::LoopIndex) iv = b;
+  const NodeId iv = loop_index(f);
   open("");
   if (iv != ir::kNoNode) {
     name_[static_cast<size_t>(iv)] = var(iv);  // declared here for the loads' coordinates, and again by the loop

@@ -121,6 +121,12 @@ class Emitter {
     return l.file.empty() ? "%" + str(id) : detail::base_name(l.file) + ":" + str(l.line);
   }
   std::string note(NodeId id) const { return std::string(ir::name_of(g_.node(id).op)) + "  " + where(id); }
+  /// The LoopIndex node of For `f`'s body, or kNoNode when the body never reads its index.
+  NodeId loop_index(NodeId f) const {
+    for (NodeId b : g_.region(static_cast<uint32_t>(g_.int_at(f, 0))).nodes)
+      if (g_.node(b).op == Op::LoopIndex) return b;
+    return ir::kNoNode;
+  }
 
   // ---- values -----------------------------------------------------------
   const ValueLayout& lay(NodeId id) const { return L_.layout.of[static_cast<size_t>(id)]; }

@@ -90,14 +90,14 @@ WarpRoles plan_warp_roles(const ir::Graph& g, const GraphInfo& info, const Layou
   // descriptors need, through the nodes of the loop that issue_stage prints (its index and address nodes).
   const std::vector<int> written = ir::written_params(g);
   std::vector<char> needed(g.size(), 0);
-  std::vector<NodeId> todo;
-  for (NodeId x : outer) todo.insert(todo.end(), g.operands(x).begin(), g.operands(x).begin() + 3);
-  todo.insert(todo.end(), g.operands(f).begin(), g.operands(f).begin() + 3);  // lo, hi, step (not the carried values)
-  for (NodeId n : p.loads) todo.insert(todo.end(), g.operands(n).begin(), g.operands(n).end());
-  for (NodeId n : p.address_nodes) todo.insert(todo.end(), g.operands(n).begin(), g.operands(n).end());
-  while (!todo.empty()) {
-    const NodeId n = todo.back();
-    todo.pop_back();
+  std::vector<NodeId> worklist;
+  for (NodeId x : outer) worklist.insert(worklist.end(), g.operands(x).begin(), g.operands(x).begin() + 3);
+  worklist.insert(worklist.end(), g.operands(f).begin(), g.operands(f).begin() + 3);  // lo, hi, step (not the carried values)
+  for (NodeId n : p.loads) worklist.insert(worklist.end(), g.operands(n).begin(), g.operands(n).end());
+  for (NodeId n : p.address_nodes) worklist.insert(worklist.end(), g.operands(n).begin(), g.operands(n).end());
+  while (!worklist.empty()) {
+    const NodeId n = worklist.back();
+    worklist.pop_back();
     if (needed[static_cast<size_t>(n)] || info.inside(n, f)) continue;
     needed[static_cast<size_t>(n)] = 1;
     const ir::Node& node = g.node(n);
@@ -116,7 +116,7 @@ WarpRoles plan_warp_roles(const ir::Graph& g, const GraphInfo& info, const Layou
                     std::string(ir::name_of(node.op)) + " at " + source_line(g, n) +
                     ", which the producer warpgroup cannot compute on its own (only uniform scalar arithmetic and "
                     "loads of the kernel body and of the loops around the pipelined loop, before it)");
-    todo.insert(todo.end(), g.operands(n).begin(), g.operands(n).end());
+    worklist.insert(worklist.end(), g.operands(n).begin(), g.operands(n).end());
   }
   for (size_t n = 0; n < g.size(); ++n)
     if (needed[n] && is_value(g, static_cast<NodeId>(n)) && g.node(static_cast<NodeId>(n)).op != ir::Op::LoopIndex)
