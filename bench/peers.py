@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Peer timings for the tilejit benchmarks: torch copy, Triton TMA copy / axpb, Triton jagged (device descriptors),
-row reductions, GEMM, and Triton's @autotune on the GEMM (--autotune).
+row reductions, GEMM, attention (--attention), a mixture-of-experts grouped GEMM (--moe), and Triton's @autotune on
+the GEMM (--autotune).
 
 Prints one JSON object per line: {"bench": ..., "impl": ..., "ms": ..., "gbps": ...}.
 The workloads match bench/bench_tma.cpp exactly (sizes, dtypes, the jagged length formula).
@@ -407,6 +408,59 @@ def autotune_peers():
             subprocess.run([sys.executable, os.path.abspath(__file__), "--autotune-phase", phase], env=env, check=True)
 
 
+MOE_SHAPES = [("mixtral", 8, 16384, 14336, 4096), ("deepseek", 64, 24576, 1408, 2048)]  # as bench/bench_moe.cpp
+
+
+def moe_rows_per_expert(experts, rows):
+    """bench_moe.cpp's uneven routing: shares proportional to 1 + (7 e mod 5), the remainder to expert 0."""
+    w = [1 + (7 * e) % 5 for e in range(experts)]
+    c = [rows * x // sum(w) for x in w]
+    c[0] += rows - sum(c)
+    return c
+
+
+def moe_peers():
+    """The grouped GEMM y = x @ w_e^T over tokens sorted by expert (bf16, f32 accumulation): torch._grouped_mm
+    (offsets = each expert's end row) and a loop of torch.mm, one per expert, into slices of y."""
+    for name, E, T, N, K in MOE_SHAPES:
+        counts = moe_rows_per_expert(E, T)
+        ends = torch.tensor(counts, device="cuda", dtype=torch.int32).cumsum(0).to(torch.int32)
+        starts = [0]
+        for c in counts:
+            starts.append(starts[-1] + c)
+        x = torch.rand(T, K, device="cuda", dtype=torch.bfloat16) * 2 - 1
+        w = torch.rand(E, N, K, device="cuda", dtype=torch.bfloat16) * 2 - 1
+        y = torch.empty(T, N, device="cuda", dtype=torch.bfloat16)
+        flops = 2.0 * T * N * K
+        rows = torch.randint(0, T, (256,), device="cuda")
+        expert_of = torch.bucketize(rows, ends, right=True)
+        ref = torch.empty(256, N, device="cuda", dtype=torch.float64)
+        for e in expert_of.unique().tolist():  # one expert's sampled rows at a time
+            pick = expert_of == e
+            ref[pick] = x[rows[pick]].double() @ w[e].double().t()
+
+        def out(impl, ms, result):
+            rel = float((result[rows].double() - ref).norm() / ref.norm())
+            print(json.dumps({"bench": "moe", "shape": name, "impl": impl, "experts": E, "rows": T, "n": N, "k": K, "ms": ms,
+                              "tflops": flops / ms / 1e9, "rel_err": rel}), flush=True)
+
+        def loop():
+            for e in range(E):
+                if counts[e]:
+                    torch.mm(x[starts[e]:starts[e + 1]], w[e].t(), out=y[starts[e]:starts[e + 1]])
+            return y
+
+        out("torch_loop", time_ms(loop), loop())
+        wt = w.transpose(1, 2)  # [E, K, N], column-major per expert
+        try:
+            grouped = lambda: torch._grouped_mm(x, wt, offs=ends, out_dtype=torch.bfloat16)  # noqa: E731
+            out("torch_grouped_mm", time_ms(grouped), grouped())
+        except Exception as e:  # noqa: BLE001 - an older torch or an unsupported layout
+            print(json.dumps({"bench": "moe", "shape": name, "impl": "torch_grouped_mm", "refused": str(e)[:160]}), flush=True)
+        del x, w, y
+        torch.cuda.empty_cache()
+
+
 def main():
     torch.manual_seed(0)
     if "--autotune-phase" in sys.argv:
@@ -417,6 +471,8 @@ def main():
         return gemm_peers()
     if "--attention" in sys.argv:
         return attention_peers()
+    if "--moe" in sys.argv:
+        return moe_peers()
     if "--rows-only" in sys.argv:
         return row_peers()
     row_peers()

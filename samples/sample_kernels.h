@@ -354,4 +354,62 @@ inline auto attention_kernel() {
   });
 }
 
+/// Sample 11, step 1: the tile schedule of a mixture-of-experts grouped GEMM, built on the device from the
+/// expert offsets. The rows of x are tokens sorted by expert: expert e owns rows offsets[e] .. offsets[e + 1] - 1
+/// (offsets has E + 1 entries, the last one the row count; an expert may own none). Each expert's rows are cut
+/// into tiles of BM rows, and slot j of the schedule describes the j-th tile: its first row (tile_rows[j]), the end
+/// of its expert's rows (tile_ends[j]) and its expert (tile_experts[j]); slots past the last tile get -1. Program
+/// p fills slots p * BJ .. p * BJ + BJ - 1; EP is a power of two at least E. No prefix-sum op is needed: the
+/// running tile counts are a sum over an [EP, EP] block, and slot j's expert is the number of experts whose tiles
+/// all come before it.
+inline auto moe_tile_schedule_kernel() {
+  return tilejit::kernel("moe_tile_schedule", [](Tensor<i32, 1> offsets, Tensor<i32, 1> tile_rows, Tensor<i32, 1> tile_ends,
+                                                 Tensor<i32, 1> tile_experts, Block<"BM"> BM, Block<"EP"> EP, Block<"BJ"> BJ) {
+    auto experts = offsets.size(0).to<i32>() - 1;
+    auto e = arange(0, EP);
+    auto lo = load(offsets, e, e < experts);  // lanes past the last expert read 0: they own no tiles
+    auto hi = load(offsets, e + 1, e < experts);
+    auto tiles = (hi - lo + BM - 1) / BM;                                                    // [EP]
+    auto ends = sum(where(e.expand_dims<0>() <= e.expand_dims<1>(), tiles.expand_dims<0>(), 0), 1);  // tiles of experts 0..e
+    auto j = program_id(0) * BJ + arange(0, BJ);                                              // [BJ] slots
+    auto owner = sum((ends.expand_dims<0>() <= j.expand_dims<1>()).to<i32>(), 1);             // [BJ] the slot's expert
+    auto mine = e.expand_dims<0>() == owner.expand_dims<1>();                                 // [BJ, EP]
+    auto row = sum(where(mine, (lo - (ends - tiles) * BM).expand_dims<0>(), 0), 1) + j * BM;  // expert's first row + tile offset
+    auto end = sum(where(mine, hi.expand_dims<0>(), 0), 1);
+    auto used = owner < experts, inside = j < tile_rows.size(0).to<i32>();
+    store(tile_rows, j, where(used, row, -1), inside);
+    store(tile_ends, j, where(used, end, -1), inside);
+    store(tile_experts, j, where(used, owner, -1), inside);
+  });
+}
+
+/// Sample 11, step 2: the grouped GEMM y[rows of e] = x[rows of e] @ w_e^T for every expert e, bf16, f32
+/// accumulation, with the weights of all experts in one [E * N, K] tensor (expert e's rows from e * N). One
+/// program per output tile: the programs walk the schedule's slots GM at a time across all column tiles (Triton's
+/// grouped order, so that a group's weight tiles stay in L2), and those of unused slots do nothing. A tile's rows
+/// may run past its expert's end into the next expert's tokens: they are loaded and multiplied, but the store goes
+/// through y.rows(0, end), a view that ends with the expert, so they are not written.
+inline auto moe_grouped_matmul_kernel() {
+  return tilejit::kernel("moe_grouped_matmul", [](Tensor<bf16, 2> x, Tensor<bf16, 2> w, Tensor<bf16, 2> y, Tensor<i32, 1> tile_rows,
+                                                  Tensor<i32, 1> tile_ends, Tensor<i32, 1> tile_experts, Block<"BM"> BM,
+                                                  Block<"BN"> BN, Block<"BK"> BK, Block<"GM"> GM) {
+    auto N = y.size(1).to<i32>();
+    auto tiles_n = (N + BN - 1) / BN;
+    auto slots = tile_rows.size(0).to<i32>();
+    auto pid = program_id(0);
+    auto first = pid / (GM * tiles_n) * GM;           // the group's first slot
+    auto group = minimum(slots - first, GM);          // the last group may be smaller
+    auto slot = first + pid % group;
+    auto n = pid % (GM * tiles_n) / group * BN;
+    auto m = load(tile_rows, slot);
+    if_then(m >= 0, [&] {
+      auto end = load(tile_ends, slot), expert = load(tile_experts, slot);
+      auto acc = for_range(0, x.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
+        return dot(descriptor_load(x, {m, k}, {BM, BK}), descriptor_load(w, {expert * N + n, k}, {BN, BK}).trans(), acc);
+      });
+      descriptor_store(y.rows(0, end), {m, n}, acc.to<bf16>());
+    });
+  });
+}
+
 }  // namespace tilejit::samples

@@ -2,6 +2,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "passes/motion.h"
 #include "passes/rewrite.h"
 #include "tilejit/passes/passes.h"
 
@@ -11,17 +12,7 @@ using ir::Op;
 
 namespace {
 
-bool movable(const ir::Graph& g, NodeId id) {
-  const ir::Node& n = g.node(id);
-  if (ir::kind_of(n.op) != ir::OpKind::Pure) return false;
-  switch (n.op) {
-    case Op::LoopResult: case Op::IfResult: return false;
-    case Op::MakeView: case Op::MergeView: case Op::ArrayElem: case Op::TensorSize: case Op::TensorStride:
-      return true;
-    default:
-      return n.shape.rank == 0;
-  }
-}
+using detail::movable;
 
 /// One level of hoisting: nodes of each loop body that depend only on values
 /// defined before the loop move in front of it. Returns false when none moves.

@@ -76,6 +76,8 @@ constexpr LoweringStep kSteps[] = {
      [](Lowered& l, const Options&) { l.graph = canonicalize(l.graph); }, nullptr},
     {"hoist_invariants", "moves loop-invariant scalars and views before their loop", true,
      [](Lowered& l, const Options&) { l.graph = hoist_invariants(l.graph); }, nullptr},
+    {"early_views", "moves views made after a loop from values defined before it in front of the loop", true,
+     [](Lowered& l, const Options&) { l.graph = early_views(l.graph); }, nullptr},
     {"prefetch_loads", "issues the pointer loads of loops without stores or dots one iteration ahead", true,
      [](Lowered& l, const Options&) { l.graph = prefetch_loads(l.graph); }, nullptr},
     {"eliminate_dead_code", "removes pure nodes whose value is never used", true,

@@ -377,6 +377,12 @@ std::vector<EmitCase> make_cases() {
                            traced(tilejit::samples::block_scaled_matmul_kernel()), {}});
   cases.push_back(EmitCase{"softmax_online", "the online softmax over blocks of 4096 (samples::softmax_online_kernel), 8 warps",
                            Config({{"BN", 4096}}, 8, 0), traced(tilejit::samples::softmax_online_kernel()), {}});
+  cases.push_back(EmitCase{"moe_grouped_gemm",
+                           "sample 11's grouped GEMM: a K loop inside an if, the store's view made after the loop (moved before it)",
+                           Config({{"BM", 128}, {"BN", 256}, {"BK", 64}, {"GM", 8}}, 8, 4),
+                           traced(tilejit::samples::moe_grouped_matmul_kernel()), {}});
+  cases.push_back(EmitCase{"moe_tile_schedule", "sample 11's tile schedule: prefix sums as reductions over [EP, EP] blocks",
+                           Config{{"BM", 128}, {"EP", 64}, {"BJ", 64}}, traced(tilejit::samples::moe_tile_schedule_kernel()), {}});
   cases.push_back(EmitCase{"swiglu_fused", "one product split into gate and up halves by reshape, where and sum",
                            Config({{"BM", 128}, {"BN", 64}, {"BK", 64}}, 8, 3), traced(tilejit::samples::swiglu_kernel()), {}});
   const auto bench_gemm = [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c, Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {

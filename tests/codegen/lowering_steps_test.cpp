@@ -82,7 +82,7 @@ size_t index_of(std::string_view step) {
 
 TEST_CASE("lowering steps: the table names every step once, rewriting steps first") {
   const auto steps = passes::lowering_steps();
-  REQUIRE(steps.size() == 16);
+  REQUIRE(steps.size() == 17);
   CHECK(steps.front().name == "canonicalize");
   CHECK(steps.back().name == "plan_barriers");
   bool rewriting = true;
@@ -143,7 +143,7 @@ TEST_CASE("lowering steps: the plan hook sees every plan after its step; the gra
     text += "== " + std::string(step) + "\n" + plan;
   };
   passes::lower(*g, o, [&](std::string_view step, const tilejit::ir::Graph&) { graphs.emplace_back(step); });
-  CHECK(graphs == std::vector<std::string>{"input", "canonicalize", "hoist_invariants", "prefetch_loads",
+  CHECK(graphs == std::vector<std::string>{"input", "canonicalize", "hoist_invariants", "early_views", "prefetch_loads",
                                            "eliminate_dead_code", "plan_tma", "insert_layout_conversions",
                                            "insert_schedule_ops"});
   std::vector<std::string> want;

@@ -1,6 +1,7 @@
 // Unit tests of the lowering passes: TMA planning, shared-memory allocation, register layout, kernel arguments.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -331,7 +332,7 @@ TEST_CASE("the pipeline dumps the graph after every rewriting pass") {
                            passes.emplace_back(pass);
                            last = tilejit::ir::print(g);
                          });
-  CHECK(passes == std::vector<std::string>{"input", "canonicalize", "hoist_invariants", "prefetch_loads", "eliminate_dead_code",
+  CHECK(passes == std::vector<std::string>{"input", "canonicalize", "hoist_invariants", "early_views", "prefetch_loads", "eliminate_dead_code",
                                             "plan_tma", "insert_layout_conversions", "insert_schedule_ops"});
   CHECK(last.find("tma.load") != std::string::npos);
   // The same hook through codegen::Options.
@@ -339,7 +340,7 @@ TEST_CASE("the pipeline dumps the graph after every rewriting pass") {
   tilejit::codegen::Options o;
   o.dump_ir = [&](std::string_view, const tilejit::ir::Graph&) { ++calls; };
   tilejit::codegen::generate(*k.trace(Config{}), o);
-  CHECK(calls == 8);
+  CHECK(calls == 9);
 }
 
 TEST_CASE("canonicalize folds integer constants and no-op shape changes; dead code goes") {
@@ -849,4 +850,43 @@ TEST_CASE("num_stages left to tilejit: 3 where three rings fit, fewer where they
   CHECK(tilejit::codegen::generate(*copy.trace(Config{})).source.find("num_stages=auto\n") != std::string::npos);
   CHECK_THROWS_AS(Config{}.stages(-1), tilejit::UserError);
   CHECK_THROWS_AS(Config{}.stages(9), tilejit::UserError);
+}
+
+TEST_CASE("early_views moves a view made after a loop in front of it, unless it needs the loop or lies in a loop") {
+  // Three stores after a K loop: through a view of values from before the loop (moves), through a view whose
+  // extent is the loop's result (stays), and, inside a tile loop, through a view rebuilt per tile (stays).
+  auto k = tilejit::kernel("early_views", [](Tensor<i32, 1> ends, Tensor<f32, 2> a, Tensor<f32, 2> y, Block<"BM"> BM) {
+    auto end = load(ends, program_id(0));
+    auto total = for_range(0, a.size(1).to<i32>(), 16, Scalar<i32>(0), [&](Scalar<i32> k, Scalar<i32> s) {
+      return s + load(ends, k);
+    });
+    auto t = descriptor_load(a, {0, 0}, {BM, 16});
+    descriptor_store(y.rows(0, end), {0, 0}, t);
+    descriptor_store(y.rows(0, total), {0, 16}, t);
+    for_range(0, 2, 1, [&](Scalar<i32> i) {
+      auto e2 = load(ends, i);
+      for_range(0, 4, 1, [&](Scalar<i32> j) { store(ends, j + 8, e2); });
+      descriptor_store(y.rows(0, e2), {i * BM, 32}, t);
+    });
+  });
+  const auto l = tilejit::passes::lower_until(*k.trace(Config{{"BM", 16}}), tilejit::codegen::Options{}, "early_views");
+  const auto info = tilejit::passes::analyze(l.graph);
+  std::vector<tilejit::ir::NodeId> loops, views;
+  for (size_t i = 0; i < l.graph.size(); ++i) {
+    const auto id = static_cast<tilejit::ir::NodeId>(i);
+    if (info.position[i] < 0) continue;
+    if (l.graph.node(id).op == Op::For) loops.push_back(id);
+    if (l.graph.node(id).op == Op::MakeView) views.push_back(id);
+  }
+  REQUIRE(loops.size() == 3);  // the sum, the tile loop and the loop inside it
+  REQUIRE(views.size() == 3);
+  std::sort(views.begin(), views.end(), [&](auto x, auto y) { return info.position[static_cast<size_t>(x)] < info.position[static_cast<size_t>(y)]; });
+  auto pos = [&](tilejit::ir::NodeId id) { return info.position[static_cast<size_t>(id)]; };
+  const auto first_loop = *std::min_element(loops.begin(), loops.end(), [&](auto x, auto y) { return pos(x) < pos(y); });
+  CHECK(pos(views[0]) < pos(first_loop));   // rows(0, end): built before the sum's loop
+  CHECK(pos(views[1]) > pos(first_loop));   // rows(0, total) needs the loop's result
+  CHECK(info.in_loop(views[2]));            // rows(0, e2) stays in the tile loop, after the loop inside it
+  const auto inner = std::find_if(loops.begin(), loops.end(), [&](auto x) { return info.loop[static_cast<size_t>(x)] != tilejit::ir::kNoNode; });
+  REQUIRE(inner != loops.end());
+  CHECK(pos(views[2]) > pos(*inner));
 }

@@ -70,6 +70,11 @@ ir::Graph canonicalize(const ir::Graph& g);
 /// of a loop-invariant view is built once.
 ir::Graph hoist_invariants(const ir::Graph& g);
 
+/// Moves a tensor view made after a loop, outside every loop, in front of the first loop of its region that
+/// starts after the values it is computed from, with the scalars of its region it needs: its device-built
+/// descriptor is then built before the loop, not between the loop's products and their epilogue.
+ir::Graph early_views(const ir::Graph& g);
+
 /// Removes pure nodes whose value is never used.
 ir::Graph eliminate_dead_code(const ir::Graph& g);
 
