@@ -204,6 +204,29 @@ TEST_CASE("DSL block construction: arange, full, zeros, expand_dims, broadcast_t
     for (int64_t j = 0; j < 4; ++j) CHECK(y.getf(30 + i * 4 + j) == (grid(i, j) > 25 ? grid(i, j) : -1.0));
 }
 
+TEST_CASE("DSL where between two literals: integers give an i32 block, floats an f32 one, Block values count as integers") {
+  auto k = tilejit::kernel("where_literals", [](dsl::Tensor<dsl::i32, 1> oi, dsl::Tensor<dsl::f32, 1> of, dsl::Tensor<dsl::i64, 1> ol,
+                                                dsl::Block<"B"> B) {
+    using namespace tilejit::dsl;
+    auto i = arange(0, 8);
+    auto ones = where(i < 3, 1, 0);  // Value<i32, 1>
+    static_assert(std::is_same_v<decltype(ones), Value<i32, 1>>);
+    store(oi, i, ones + where(i >= 6, B, 0));
+    store(of, i, where(i % 2 == 0, 1.5f, -0.25));
+    store(ol, i, where(i == 7, int64_t{1} << 40, int64_t{0}));
+  });
+  Buffer oi(DType::i32, 8), of(DType::f32, 8), ol(DType::i64, 8);
+  KernelArg block;
+  block.kind = KernelArg::Config;
+  tilejit::interp::run(*k.trace(Config{{"B", 100}}), dim3(1),
+                       std::vector<KernelArg>{tensor_arg(oi.arg1()), tensor_arg(of.arg1()), tensor_arg(ol.arg1()), block});
+  for (int64_t j = 0; j < 8; ++j) {
+    CHECK(oi.geti(j) == (j < 3 ? 1 : 0) + (j >= 6 ? 100 : 0));
+    CHECK(of.getf(j) == (j % 2 == 0 ? 1.5 : -0.25));
+    CHECK(ol.geti(j) == (j == 7 ? int64_t{1} << 40 : 0));
+  }
+}
+
 TEST_CASE("DSL integer promotion and literals: i8 + i32 is i32, u8 wraps, i64 arithmetic") {
   auto k = tilejit::kernel("promote", [](dsl::Tensor<dsl::i8, 1> a, dsl::Tensor<dsl::u8, 1> b, dsl::Tensor<dsl::i32, 1> o32,
                                          dsl::Tensor<dsl::u8, 1> o8, dsl::Tensor<dsl::i64, 1> o64) {

@@ -377,6 +377,23 @@ auto where(const Value<i1, RC>& cond, const A& a, const B& b,
                              {detail::broadcast_to(cond.id(), s), detail::broadcast_to(na, s), detail::broadcast_to(nb, s)}));
 }
 
+/// Elementwise select between two literals (numbers or Block values), which then give the block's type: integers
+/// an i32 block (where(c, 1, 0), as Triton's tl.where), or i64 when either is a 64-bit C++ integer; floating-point
+/// numbers an f32 block.
+template <int RC, class A, class B>
+  requires(detail::is_literal_v<A> && detail::is_literal_v<B>)
+auto where(const Value<i1, RC>& cond, A a, B b, std::source_location loc = std::source_location::current()) {
+  constexpr bool fa = detail::is_float_literal_v<A>, fb = detail::is_float_literal_v<B>;
+  static_assert(fa == fb,
+                "tilejit: where(): one literal is an integer and the other a floating-point number; write both alike (1 and 0 "
+                "give an i32 block, 1.0f and 0.0f an f32 one) or make one a block of the type you want (Scalar<f16>(1))");
+  constexpr bool wide = (std::is_arithmetic_v<std::remove_cvref_t<A>> && sizeof(A) > 4) ||
+                        (std::is_arithmetic_v<std::remove_cvref_t<B>> && sizeof(B) > 4);
+  using T = std::conditional_t<fa, f32, std::conditional_t<wide, i64, i32>>;
+  detail::graph_at(loc);
+  return where(cond, Scalar<T>(a), Scalar<T>(b), loc);
+}
+
 // ---- construction -------------------------------------------------------------
 
 /// The index of this program along `axis` (0, 1 or 2).
