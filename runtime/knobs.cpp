@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
 #include <optional>
 #include <system_error>
@@ -70,6 +71,20 @@ class Reader {
     } else {
       warn_invalid(name, *v);
     }
+  }
+
+  // A whole number in [lo, hi].
+  void read_int(const char* name, int& out, int lo, int hi) const {
+    auto v = get(name);
+    if (!v) return;
+    char* end = nullptr;
+    errno = 0;
+    const long long x = std::strtoll(v->c_str(), &end, 10);
+    if (errno != 0 || end == v->c_str() || *end != '\0' || x < lo || x > hi) {
+      warn_invalid(name, *v);
+      return;
+    }
+    out = static_cast<int>(x);
   }
 
   // A directory path: "~/..." is expanded with HOME, a relative path made absolute.
@@ -169,6 +184,7 @@ Knobs parse_knobs(const std::function<const char*(const char*)>& getenv, std::ve
   r.read_bool("TILEJIT_AUTOTUNE_PRINT", k.autotune_print);
   r.read_bool("TILEJIT_LINEINFO", k.lineinfo);
   r.read_bool("TILEJIT_DEBUG", k.debug);
+  r.read_int("TILEJIT_DEBUG_WATCHDOG_MS", k.debug_watchdog_ms, 0, 600000);
   return k;
 }
 
@@ -208,6 +224,7 @@ std::vector<std::pair<std::string, std::string>> describe(const Knobs& k) {
     else if (spec.name == "TILEJIT_AUTOTUNE_PRINT") value = one_zero(k.autotune_print);
     else if (spec.name == "TILEJIT_LINEINFO") value = one_zero(k.lineinfo);
     else if (spec.name == "TILEJIT_DEBUG") value = one_zero(k.debug);
+    else if (spec.name == "TILEJIT_DEBUG_WATCHDOG_MS") value = std::to_string(k.debug_watchdog_ms);
     else throw InternalError("describe() misses knob " + std::string(spec.name));
     out.emplace_back(std::string(spec.name), std::move(value));
   }

@@ -129,6 +129,7 @@ codegen::Options codegen_options() {
   codegen::Options o;
   o.line_info = knobs().lineinfo;
   o.debug_checks = knobs().debug;
+  o.watchdog_ms = knobs().debug_watchdog_ms;
   return o;
 }
 

@@ -31,6 +31,16 @@ std::string Emitter::debug_check(const std::string& cond, NodeId op, const std::
   return "if (" + cond + ") tj::debug_fail(\"" + fmt + "\"" + (args.empty() ? "" : ", " + args) + ");";
 }
 
+std::string Emitter::mbarrier_wait(const std::string& index, const std::string& phase, NodeId op, const std::string& what) const {
+  const std::string bar = "&tj_bar[" + index + "]";
+  if (!opt_.debug_checks) return "tj::mbarrier_wait_parity(" + bar + ", " + phase + ");";
+  const std::string fmt = "tilejit: kernel " + format_literal(entry_) + ", " + format_literal(where(op)) + ": watchdog: " +
+                          format_literal(what) + ": mbarrier %u, phase %u, not complete after " + str(opt_.watchdog_ms) +
+                          " ms (TILEJIT_DEBUG_WATCHDOG_MS) in program (%u, %u, %u)\\n";
+  return "tj::mbarrier_wait_parity_watchdog(" + bar + ", " + phase + ", " + str(static_cast<int64_t>(opt_.watchdog_ms) * 1000000) +
+         "ull, \"" + fmt + "\", static_cast<unsigned>(" + index + "));";
+}
+
 void Emitter::debug_descriptor(const Descriptor& d, const std::string& base) {
   const int r = d.rank;
   const NodeId op = d.first_use;

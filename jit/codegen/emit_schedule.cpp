@@ -53,8 +53,9 @@ void Emitter::emit_schedule_op(NodeId id) {
       break;
     case Op::PipeStage: line("const int tj_stage" + f + " = tj_it" + f + " % " + s + ";"); break;
     case Op::PipeWait:
-      line("tj::mbarrier_wait_parity(&tj_bar[" + str(L_.smem.ring_barriers.at(a.node)) + " + tj_stage" + f + "], (tj_it" + f +
-               " / " + s + ") & 1);  // the stage's loads have landed",
+      line(mbarrier_wait(str(L_.smem.ring_barriers.at(a.node)) + " + tj_stage" + f, "(tj_it" + f + " / " + s + ") & 1", a.load,
+                         "the TMA loads of a pipeline stage") +
+               "  // the stage's loads have landed",
            a.load);
       break;
     case Op::PipeRefill: {
@@ -120,8 +121,10 @@ void Emitter::emit_producer(NodeId f, int stages) {
   line("const int tj_lo" + lf + " = " + at(ops[0]) + ", tj_hi" + lf + " = " + at(ops[1]) + ", tj_step" + lf + " = " +
        at(ops[2]) + ";");
   open("for (int " + k + " = 0; tj_lo" + lf + " + " + k + " * tj_step" + lf + " < tj_hi" + lf + "; ++" + k + ", ++" + p + ")");
-  line("if (" + p + " >= " + s + ") tj::mbarrier_wait_parity(&tj_bar[" + str(L_.smem.empty_barriers.at(f)) + " + " + p +
-       " % " + s + "], (" + p + " / " + s + " + 1) & 1);  // the consumers are done with the stage's previous tiles");
+  line("if (" + p + " >= " + s + ") " +
+       mbarrier_wait(str(L_.smem.empty_barriers.at(f)) + " + " + p + " % " + s, "(" + p + " / " + s + " + 1) & 1", f,
+                     "the producer warpgroup, for the consumers to release a pipeline stage") +
+       "  // the consumers are done with the stage's previous tiles");
   issue_stage(f, p + " % " + s, "tj_lo" + lf + " + " + k + " * tj_step" + lf);
   close();
   for (size_t i = 0; i < r.outer_loops.size(); ++i) close();

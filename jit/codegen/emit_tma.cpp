@@ -101,7 +101,6 @@ void Emitter::emit_desc_load(NodeId id) {
     }
     return;
   }
-  const std::string bar = "&tj_bar[" + str(lp.barrier) + "]";
   const std::string buf = "tj_buf" + str(lp.buffer);
   if (L_.pipe.early.count(id)) {
     line("// issued before the loop above", id);
@@ -109,7 +108,7 @@ void Emitter::emit_desc_load(NodeId id) {
     issue_desc_load(id);
   }
   const std::string phase = lp.repeated ? "tj_phase" + str(lp.barrier) : "0";
-  const std::string wait = "tj::mbarrier_wait_parity(" + bar + ", " + phase + ");";
+  const std::string wait = mbarrier_wait(str(lp.barrier), phase, id, "a TMA load");
   line(lp.all_threads_wait ? wait : "if (tid == 0) " + wait);
   if (lp.repeated) line("tj_phase" + str(lp.barrier) + " ^= 1u;");
   if (L_.smem.register_copies.count(id)) read_chunks(id, buf, "tile elements of this thread");

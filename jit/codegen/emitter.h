@@ -435,6 +435,10 @@ class Emitter {
   /// rule, the value (printf format `value_fmt`) and the limit (`limit_fmt`), with `args` for both formats.
   std::string debug_check(const std::string& cond, NodeId op, const std::string& rule, const std::string& value_fmt,
                           const std::string& limit_fmt, const std::string& args) const;
+  /// The statement that waits for the phase `phase` of mbarrier tj_bar[index]: tj::mbarrier_wait_parity, or in a
+  /// checked kernel its watchdog, which names op `op`'s line, `what` the wait is for, the barrier and the phase when
+  /// the wait lasts longer than Options::watchdog_ms, and traps.
+  std::string mbarrier_wait(const std::string& index, const std::string& phase, NodeId op, const std::string& what) const;
   /// Checks of a device-built descriptor's fields (size<i> / stride<i> in scope, innermost first).
   void debug_descriptor(const Descriptor& d, const std::string& base);
   /// Checks of TMA op `id`'s coordinates against the hardware's rules, and of the descriptor it uses.

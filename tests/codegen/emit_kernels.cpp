@@ -261,6 +261,10 @@ std::vector<EmitCase> make_cases() {
           descriptor_store(y, {0, 0}, descriptor_load(x, {row, 0}, {16, 16}));
         },
         Config{}, checked);
+    checked.watchdog_ms = 250;
+    cases.push_back(EmitCase{"debug_watchdog", "checked mode: the persistent GEMM with warp roles, every mbarrier wait under the watchdog",
+                             Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 8, 3),
+                             traced(tilejit::samples::persistent_matmul_kernel()), checked});
   }
   add("merged_make_view", "a merged view of a device-built view",
       [](Tensor<f32, 3> x, Tensor<f32, 2> y, Scalar<i64> n) {

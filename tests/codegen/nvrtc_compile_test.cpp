@@ -63,7 +63,8 @@ TEST_CASE("every codegen test kernel compiles for sm_90a without local-memory sp
     CHECK(bin.registers * k.plan.threads <= 65536);  // one program fits in the register file
     CHECK(bin.spill_stores == 0);
     CHECK(bin.spill_loads == 0);
-    CHECK_FALSE(bin.wgmma_serialized);
+    // A checked kernel's failure path (printf, trap) is a call, which ptxas does not let a wgmma pipeline cross.
+    if (!c.options.debug_checks) CHECK_FALSE(bin.wgmma_serialized);
     CHECK(bin.shared_static == 0);  // all shared memory is dynamic, sized by the launch plan
     CHECK(k.plan.shared_bytes <= tilejit::tma::kMaxSharedBytes);
     ++compiled;

@@ -1,7 +1,9 @@
 // Runs one faulty kernel in checked mode (TILEJIT_DEBUG=1, set by the caller) and reports how it ended.
 // A checked kernel that traps leaves the CUDA context unusable, so test_gpu_debug.cpp starts this
 // program once per case and reads what it printed. Cases: jagged_view, off_grid, pointer_oob, valid.
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -42,6 +44,22 @@ auto gather() {
   });
 }
 
+// A persistent GEMM (a tile loop around a pipelined K loop, warp roles): every wait is an mbarrier wait.
+auto gemm() {
+  return tilejit::kernel("checked_gemm", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> c, Block<"BM"> BM, Block<"BN"> BN,
+                                            Block<"BK"> BK) {
+    auto tiles_n = (c.size(1).to<i32>() + BN - 1) / BN;
+    auto tiles = (c.size(0).to<i32>() + BM - 1) / BM * tiles_n;
+    for_range(program_id(0), tiles, num_programs(0), [&](Scalar<i32> t) {
+      auto m = t / tiles_n * BM, n = t % tiles_n * BN;
+      auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
+        return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {n, k}, {BN, BK}).trans(), acc);
+      });
+      descriptor_store(c, {m, n}, acc);
+    });
+  });
+}
+
 template <class T>
 tilejit::DeviceBuffer upload(const std::vector<T>& v) {
   tilejit::DeviceBuffer b(v.size() * sizeof(T));
@@ -53,7 +71,7 @@ tilejit::DeviceBuffer upload(const std::vector<T>& v) {
 
 int main(int argc, char** argv) {
   if (argc != 2) {
-    std::fprintf(stderr, "usage: %s jagged_view|off_grid|pointer_oob|valid\n", argv[0]);
+    std::fprintf(stderr, "usage: %s jagged_view|off_grid|pointer_oob|valid|watchdog|watchdog_valid\n", argv[0]);
     return 2;
   }
   if (!tilejit::has_gpu()) {
@@ -61,6 +79,8 @@ int main(int argc, char** argv) {
     return 77;
   }
   const std::string which = argv[1];
+  // A bound of 0 ms: the first wait that is not complete when first tested (the K loop's first stage) trips it.
+  if (which == "watchdog") setenv("TILEJIT_DEBUG_WATCHDOG_MS", "0", 1);
   std::vector<float> data(64 * 32, 1.0f);
   tilejit::DeviceBuffer x = upload(data), y = upload(data);
   try {
@@ -85,6 +105,19 @@ int main(int argc, char** argv) {
       gather().launch(nullptr, dim3(1), Config{}, tilejit::TensorView<f32, 1>(x.data(), {2048}),
                       tilejit::TensorView<f32, 1>(y.data(), {2048}), tilejit::TensorView<i32, 1>(ib.data(), {64}));
       tilejit::synchronize();
+    } else if (which == "watchdog" || which == "watchdog_valid") {
+      const std::vector<uint16_t> ones(256 * 512, 0x3f80);  // bf16 1.0
+      tilejit::DeviceBuffer a = upload(ones), b = upload(ones), c(256 * 256 * 4);
+      gemm().launch(nullptr, dim3(2), Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 8, 3), tilejit::TensorView<bf16, 2>(a.data(), {256, 512}),
+                    tilejit::TensorView<bf16, 2>(b.data(), {256, 512}), tilejit::TensorView<f32, 2>(c.data(), {256, 256}));
+      tilejit::synchronize();
+      std::vector<float> hc(256 * 256);
+      c.download(hc.data(), hc.size() * 4);
+      for (float v : hc)
+        if (v != 512.0f) {
+          std::printf("wrong product: %g (expected 512)\n", static_cast<double>(v));
+          return 3;
+        }
     } else {
       std::fprintf(stderr, "unknown case %s\n", which.c_str());
       return 2;

@@ -1,5 +1,5 @@
-// Checked kernels (TILEJIT_DEBUG=1) on the GPU: a bad jagged view, an off-grid TMA coordinate and an
-// out-of-bounds pointer load each stop their kernel with one line naming the kernel, the line of the
+// Checked kernels (TILEJIT_DEBUG=1) on the GPU: a bad jagged view, an off-grid TMA coordinate, an
+// out-of-bounds pointer load and an mbarrier wait past the watchdog's bound each stop their kernel with one line naming the kernel, the line of the
 // op, the rule, the value, the limit and the program. Each case runs in its own process
 // (gpu_debug_child), because the trap leaves the CUDA context unusable.
 #include <sys/wait.h>
@@ -69,5 +69,15 @@ TEST_CASE("gpu: checked kernels (TILEJIT_DEBUG=1) name the line, rule, value, li
   expect_stopped("pointer_oob", {"tilejit: kernel tj_checked_gather_", "debug_child.cpp:",
                                  "load: unmasked access outside tensor argument",
                                  ": element offset 5000 (limit: offsets 0..2047) in program (0, 0, 0)"});
+  {
+    // The same persistent GEMM (warp roles, a pipelined K loop) with the watchdog's default bound completes.
+    const ChildResult ok = run_child("watchdog_valid");
+    INFO("output:\n" << ok.output);
+    CHECK(ok.status == 0);
+    CHECK(ok.output.find("completed") != std::string::npos);
+  }
+  // With TILEJIT_DEBUG_WATCHDOG_MS=0 the first wait not complete at once is reported as a hang would be.
+  expect_stopped("watchdog", {"tilejit: kernel tj_checked_gemm_", "debug_child.cpp:", ": watchdog: ",
+                              ": mbarrier ", ", not complete after 0 ms (TILEJIT_DEBUG_WATCHDOG_MS) in program ("});
   ++g_matched;
 }

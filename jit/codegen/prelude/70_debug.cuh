@@ -13,4 +13,28 @@ __device__ __noinline__ void debug_fail(const char* fmt, A... args) {
   __trap();
 }
 
+/// The watchdog of checked kernels: waits as mbarrier_wait_parity does, but one that lasts longer than `limit_ns`
+/// (on the global timer) prints `fmt` with the barrier's index and the phase and traps, instead of hanging the launch.
+__device__ __forceinline__ void mbarrier_wait_parity_watchdog(unsigned long long* bar, unsigned phase, unsigned long long limit_ns,
+                                                           const char* fmt, unsigned index) {
+  unsigned long long start;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  for (;;) {
+    unsigned done;
+    asm volatile(
+        "{\n"
+        "  .reg .pred p;\n"
+        "  mbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        "  selp.u32 %0, 1, 0, p;\n"
+        "}\n"
+        : "=r"(done)
+        : "r"(smem_addr(bar)), "r"(phase)
+        : "memory");
+    if (done) return;
+    unsigned long long now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    if (now - start >= limit_ns) debug_fail(fmt, index, phase);
+  }
+}
+
 }  // namespace tj

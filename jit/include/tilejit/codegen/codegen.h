@@ -84,6 +84,8 @@ struct Options {
   Specialization spec;
   bool line_info = false;
   bool debug_checks = false;  ///< validate device-built descriptors in the kernel and trap with a message
+  /// With debug_checks: an mbarrier wait longer than this many milliseconds prints which and traps (the watchdog).
+  int watchdog_ms = 2000;
   /// When set, called with the graph as given ("input") and after every lowering step that rewrites it
   /// (the step's name first: "canonicalize", ..., "insert_layout_conversions"); TILEJIT_DUMP=ir connects here.
   std::function<void(std::string_view pass, const ir::Graph&)> dump_ir;

@@ -49,6 +49,10 @@ inline constexpr auto kKnobSpecs = std::to_array<KnobSpec>({
      "checked kernels: device-built descriptors, TMA coordinates and unmasked pointer accesses are validated "
      "on the GPU; a violation prints the kernel, line, rule, value, limit and program, then traps",
      true},
+    {"TILEJIT_DEBUG_WATCHDOG_MS", "milliseconds, 0 to 600000", "2000",
+     "checked kernels (TILEJIT_DEBUG=1): a wait on an mbarrier (a TMA load's, a pipeline stage's) longer than this "
+     "prints the kernel, line, barrier, phase and program, then traps, instead of hanging",
+     true},
 });
 
 /// The names of `kKnobSpecs`, in the same order.
@@ -76,6 +80,7 @@ struct Knobs {
   bool autotune_print = false;
   bool lineinfo = false;
   bool debug = false;
+  int debug_watchdog_ms = 2000;
 
   /// True when any of dump_ir, dump_cuda, dump_ptx is set.
   bool dumping() const noexcept { return dump_ir || dump_cuda || dump_ptx; }
