@@ -204,6 +204,36 @@ TEST_CASE("DSL block construction: arange, full, zeros, expand_dims, broadcast_t
     for (int64_t j = 0; j < 4; ++j) CHECK(y.getf(30 + i * 4 + j) == (grid(i, j) > 25 ? grid(i, j) : -1.0));
 }
 
+namespace {
+/// A kernel generic over its element type: cast<f32>(x) and expand_dims<0>(x) need no `.template`, and load and
+/// store take literal offsets (a number or a Block value).
+template <class T>
+auto generic_kernel() {
+  return tilejit::kernel("generic", [](dsl::Tensor<T, 1> x, dsl::Tensor<dsl::f32, 1> y, dsl::Tensor<dsl::i32, 1> n, dsl::Block<"B"> B) {
+    using namespace tilejit::dsl;
+    auto i = arange(0, B);
+    auto v = cast<f32>(load(x, i));
+    store(y, 0, sum(v * expand_dims<0>(v).reshape({B}), 0) + cast<f32>(load(n, 0)));
+    store(n, B, load(n, 1) + 1);
+    store(n, int64_t{2}, load(n, int64_t{3}) * 2);
+  });
+}
+}  // namespace
+
+TEST_CASE("DSL in a template: cast<T>(x) and expand_dims<A>(x) as free functions; load and store at literal offsets") {
+  auto k = generic_kernel<dsl::bf16>();
+  Buffer x(DType::bf16, 16), y(DType::f32, 1), n(DType::i32, 17);
+  for (int64_t j = 0; j < 16; ++j) x.setf(j, static_cast<double>(j % 4));
+  for (int64_t j = 0; j < 17; ++j) n.seti(j, 5 + j);
+  KernelArg block;
+  block.kind = KernelArg::Config;
+  tilejit::interp::run(*k.trace(Config{{"B", 16}}), dim3(1),
+                       std::vector<KernelArg>{tensor_arg(x.arg1()), tensor_arg(y.arg1()), tensor_arg(n.arg1()), block});
+  CHECK(y.getf(0) == 4 * (0 + 1 + 4 + 9) + 5);  // the sum of squares plus n[0]
+  CHECK(n.geti(16) == 6 + 1);                     // n[1] + 1 at offset B
+  CHECK(n.geti(2) == 8 * 2);                      // n[3] * 2, i64 offsets
+}
+
 TEST_CASE("DSL where between two literals: integers give an i32 block, floats an f32 one, Block values count as integers") {
   auto k = tilejit::kernel("where_literals", [](dsl::Tensor<dsl::i32, 1> oi, dsl::Tensor<dsl::f32, 1> of, dsl::Tensor<dsl::i64, 1> ol,
                                                 dsl::Block<"B"> B) {

@@ -249,6 +249,24 @@ void store_like(const Tensor<T, R>& t, const Value<I, RO>& offsets, const V& val
 }
 }  // namespace detail
 
+namespace detail {
+/// A literal element offset as a scalar: i32, or i64 for a 64-bit C++ integer.
+template <class L>
+auto literal_offset(L offset) {
+  static_assert(!is_float_literal_v<L>, "tilejit: load/store: an element offset must be an integer, not a floating-point number");
+  if constexpr (std::is_arithmetic_v<std::remove_cvref_t<L>> && sizeof(L) > 4) return Scalar<i64>(offset);
+  else return Scalar<i32>(offset);
+}
+}  // namespace detail
+
+/// load(t, 0): one element at a literal offset (a number or a Block value), as a Scalar.
+template <class T, int R, class L>
+  requires detail::is_literal_v<L>
+Value<tag_t<T>, 0> load(const Tensor<T, R>& t, L offset, std::source_location loc = std::source_location::current()) {
+  detail::graph_at(loc);
+  return load(t, detail::literal_offset(offset), loc);
+}
+
 /// Stores `value` (broadcast to the offsets' shape) at linear element offsets.
 template <class T, int R, class I, int RO, class V>
 void store(const Tensor<T, R>& t, const Value<I, RO>& offsets, const V& value,
@@ -259,6 +277,13 @@ template <class T, int R, class I, int RO, class V>
 void store(const Tensor<T, R>& t, const Value<I, RO>& offsets, const V& value, const Value<i1, RO>& mask,
            std::source_location loc = std::source_location::current()) {
   detail::store_like<ir::Op::Store>(t, offsets, value, &mask, loc, "store");
+}
+/// store(t, 0, v): one element at a literal offset (a number or a Block value).
+template <class T, int R, class L, class V>
+  requires detail::is_literal_v<L>
+void store(const Tensor<T, R>& t, L offset, const V& value, std::source_location loc = std::source_location::current()) {
+  detail::graph_at(loc);
+  store(t, detail::literal_offset(offset), value, loc);
 }
 /// Atomically adds `value` at linear element offsets (relaxed, device scope).
 template <class T, int R, class I, int RO, class V>

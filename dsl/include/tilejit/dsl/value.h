@@ -360,6 +360,19 @@ Value<T, R> abs(const Value<T, R>& x, std::source_location loc = std::source_loc
   return detail::unary<ir::Op::Abs>(x);
 }
 
+/// x.to<U>() as a free function: inside a template (a kernel generic over its element types) the member form
+/// must be written x.template to<U>(), and GCC says only "expected primary-expression" when it is not.
+template <class U, class T, int R>
+Value<tag_t<U>, R> cast(const Value<T, R>& x, std::source_location loc = std::source_location::current()) {
+  return x.template to<U>(loc);
+}
+
+/// x.expand_dims<Axis>() as a free function, for templates as cast<U>(x).
+template <int Axis, class T, int R>
+Value<T, R + 1> expand_dims(const Value<T, R>& x, std::source_location loc = std::source_location::current()) {
+  return x.template expand_dims<Axis>(loc);
+}
+
 /// Elementwise select: cond ? a : b (a and b may be literals).
 template <int RC, class A, class B>
   requires(detail::is_value_v<A> || detail::is_value_v<B>)
