@@ -10,7 +10,8 @@
 // in TFLOP/s (2 * rows * N * K flops) and checks 256 entries of the best configuration's y against a
 // double-precision reference. bench/peers.py --moe times torch._grouped_mm and a loop of torch matmuls.
 //
-// bench_moe [mixtral|deepseek [BM BN num_warps num_stages GM]]: one shape or configuration (under a profiler).
+// bench_moe [mixtral|deepseek [BM BN num_warps num_stages GM [warp_specialize]]]: one shape or configuration (under a
+// profiler); warp_specialize 1 adds the producer warpgroup.
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -118,8 +119,8 @@ bool run_shape(const Shape& s, const std::vector<Config>& configs) {
 
 int main(int argc, char** argv) {
   const std::vector<Shape> shapes = {{"mixtral", 8, 16384, 14336, 4096}, {"deepseek", 64, 24576, 1408, 2048}};
-  if (argc != 1 && argc != 2 && argc != 7) {
-    std::fprintf(stderr, "usage: bench_moe [mixtral|deepseek [BM BN num_warps num_stages GM]]\n");
+  if (argc != 1 && argc != 2 && argc != 7 && argc != 8) {
+    std::fprintf(stderr, "usage: bench_moe [mixtral|deepseek [BM BN num_warps num_stages GM [warp_specialize]]]\n");
     return 2;
   }
   const std::string only = argc > 1 ? argv[1] : "";
@@ -132,9 +133,13 @@ int main(int argc, char** argv) {
     return 0;
   }
   std::vector<Config> configs = {cfg(128, 256, 8, 3, 8), cfg(128, 256, 8, 4, 8), cfg(128, 128, 8, 4, 8), cfg(128, 128, 4, 4, 8),
-                                 cfg(64, 256, 4, 4, 8),  cfg(128, 128, 8, 4, 4), cfg(128, 256, 8, 4, 16), cfg(64, 128, 4, 4, 8)};
-  if (argc == 7)
-    configs = {cfg(std::atoll(argv[2]), std::atoll(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]), std::atoll(argv[6]))};
+                                 cfg(64, 256, 4, 4, 8),  cfg(128, 128, 8, 4, 4), cfg(128, 256, 8, 4, 16), cfg(64, 128, 4, 4, 8),
+                                 // With a producer warpgroup (warp_specialize): it takes the if around the K loop too.
+                                 cfg(128, 256, 8, 3, 8).warp_specialize(), cfg(128, 256, 8, 4, 8).warp_specialize(),
+                                 cfg(128, 128, 8, 4, 8).warp_specialize(), cfg(128, 128, 4, 4, 8).warp_specialize().programs_per_sm(2)};
+  if (argc >= 7)
+    configs = {cfg(std::atoll(argv[2]), std::atoll(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]), std::atoll(argv[6]))
+                   .warp_specialize(argc == 8 && std::atoi(argv[7]) != 0)};
   bool ok = true;
   for (const Shape& s : shapes)
     if (only.empty() || only == s.name) ok &= run_shape(s, configs);

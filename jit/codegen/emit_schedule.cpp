@@ -103,14 +103,24 @@ void Emitter::emit_producer(NodeId f, int stages) {
   if (r.producer_registers > 0) line("tj::setmaxnreg_dec<" + str(r.producer_registers) + ">();  // registers to the consumers");
   open("if (tid == " + str(r.consumer_threads) + ")");
   line("int " + p + " = 0;  // ring position: loads issued, in every run of the loop");
-  // The loops around the pipelined one, each with the nodes of its body that the loads need.
+  // The loops and branches around the pipelined loop, each with the nodes of its body that the loads need.
   const auto nodes_in = [&](uint32_t region) {
     for (NodeId n : r.producer_nodes)
       if (g_.node(n).region == region) emit_node(n);
   };
   nodes_in(0);
-  for (NodeId x : r.outer_loops) {
+  for (size_t i = 0; i < r.enclosing.size(); ++i) {
+    const NodeId x = r.enclosing[i];
     const auto ops = g_.operands(x);
+    if (g_.node(x).op == Op::If) {
+      // The branch holding the next enclosing node (or the loop): then when the condition holds, else when not.
+      const NodeId inner = i + 1 < r.enclosing.size() ? r.enclosing[i + 1] : f;
+      const uint32_t branch = g_.node(inner).region;
+      const bool then = branch == static_cast<uint32_t>(g_.int_at(x, 0));
+      open(then ? "if (" + at(ops[0]) + ")" : "if (!(" + at(ops[0]) + "))", x);
+      nodes_in(branch);
+      continue;
+    }
     const NodeId iv = loop_index(x);
     const std::string v = iv == ir::kNoNode ? "tj_outer" + str(x) : var(iv);
     if (iv != ir::kNoNode) name_[static_cast<size_t>(iv)] = v;
@@ -127,7 +137,7 @@ void Emitter::emit_producer(NodeId f, int stages) {
        "  // the consumers are done with the stage's previous tiles");
   issue_stage(f, p + " % " + s, "tj_lo" + lf + " + " + k + " * tj_step" + lf);
   close();
-  for (size_t i = 0; i < r.outer_loops.size(); ++i) close();
+  for (size_t i = 0; i < r.enclosing.size(); ++i) close();
   close();
   line("return;");
   close();

@@ -56,20 +56,24 @@ WarpRoles plan_warp_roles(const ir::Graph& g, const GraphInfo& info, const Layou
                                      : "the kernel has " + std::to_string(pipe.loops.size()) +
                                            " pipelined loops; a producer warpgroup serves one");
   const auto& [f, p] = *pipe.loops.begin();
-  // The loops around it (a persistent kernel's tile loop), outermost first: the producer runs them too.
+  // The loops and branches around it (a persistent kernel's tile loop, an `if` that skips unused tiles), outermost
+  // first: the producer runs the loops and takes the branches too, on the same uniform conditions.
   std::vector<NodeId> outer;
   std::vector<uint32_t> bodies{0};  // the regions the producer's nodes may lie in: the kernel body and theirs
-  for (NodeId x = g.region(g.node(f).region).owner; x != ir::kNoNode; x = g.region(g.node(x).region).owner) {
-    if (g.node(x).op != ir::Op::For)
-      return refuse("its pipelined loop at " + source_line(g, f) + " lies inside " + std::string(ir::name_of(g.node(x).op)) +
-                    " at " + source_line(g, x) + " (only loops around it are run by the producer warpgroup too)");
+  for (NodeId inner = f, x = g.region(g.node(f).region).owner; x != ir::kNoNode;
+       inner = x, x = g.region(g.node(x).region).owner) {
+    const ir::Op op = g.node(x).op;
+    if (op != ir::Op::For && op != ir::Op::If)
+      return refuse("its pipelined loop at " + source_line(g, f) + " lies inside " + std::string(ir::name_of(op)) + " at " +
+                    source_line(g, x) + " (only loops and branches around it are run by the producer warpgroup too)");
     outer.insert(outer.begin(), x);
-    bodies.push_back(static_cast<uint32_t>(g.int_at(x, 0)));
+    bodies.push_back(g.node(inner).region);
   }
+  const bool loop_nest = std::any_of(outer.begin(), outer.end(), [&](NodeId x) { return g.node(x).op == ir::Op::For; });
   // Left to tilejit, a loop nest gets roles (the producer loads the next run's first stages while the consumers
   // finish the last run: a persistent GEMM ran 23-26% faster on an H100), at one program per SM, which such a
   // kernel is launched for. A loop that runs once per program gains little (docs/schedules.md).
-  if (!asked && (outer.empty() || g.min_programs_per_sm > 1)) return roles;
+  if (!asked && (!loop_nest || g.min_programs_per_sm > 1)) return roles;
   if (g.num_warps % 4 != 0)
     return refuse("the consumers are whole warpgroups: num_warps must be a multiple of 4, not " +
                   std::to_string(g.num_warps));
@@ -91,7 +95,8 @@ WarpRoles plan_warp_roles(const ir::Graph& g, const GraphInfo& info, const Layou
   const std::vector<int> written = ir::written_params(g);
   std::vector<char> needed(g.size(), 0);
   std::vector<NodeId> worklist;
-  for (NodeId x : outer) worklist.insert(worklist.end(), g.operands(x).begin(), g.operands(x).begin() + 3);
+  for (NodeId x : outer)  // a loop's lo, hi and step (not its carried values); a branch's condition
+    worklist.insert(worklist.end(), g.operands(x).begin(), g.operands(x).begin() + (g.node(x).op == ir::Op::For ? 3 : 1));
   worklist.insert(worklist.end(), g.operands(f).begin(), g.operands(f).begin() + 3);  // lo, hi, step (not the carried values)
   for (NodeId n : p.loads) worklist.insert(worklist.end(), g.operands(n).begin(), g.operands(n).end());
   for (NodeId n : p.address_nodes) worklist.insert(worklist.end(), g.operands(n).begin(), g.operands(n).end());
@@ -124,7 +129,7 @@ WarpRoles plan_warp_roles(const ir::Graph& g, const GraphInfo& info, const Layou
   std::sort(roles.producer_nodes.begin(), roles.producer_nodes.end(),
             [&](NodeId a, NodeId b) { return info.position[static_cast<size_t>(a)] < info.position[static_cast<size_t>(b)]; });
   roles.loop = f;
-  roles.outer_loops = std::move(outer);
+  roles.enclosing = std::move(outer);
   // Registers: the launch bounds (threads, programs per SM) make ptxas give every thread `start` registers, so a
   // program holds start x threads of them. The producer keeps kProducerRegisters and the consumers take what it
   // gives up, when that is more than they start with: setmaxnreg.inc waits until the program's pool has the

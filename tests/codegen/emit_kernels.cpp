@@ -385,6 +385,10 @@ std::vector<EmitCase> make_cases() {
                            "sample 11's grouped GEMM: a K loop inside an if, the store's view made after the loop (moved before it)",
                            Config({{"BM", 128}, {"BN", 256}, {"BK", 64}, {"GM", 8}}, 8, 4),
                            traced(tilejit::samples::moe_grouped_matmul_kernel()), {}});
+  cases.push_back(EmitCase{"moe_grouped_gemm_warp_roles",
+                           "sample 11's grouped GEMM with warp roles asked for: the producer takes the if around the K loop too",
+                           Config({{"BM", 128}, {"BN", 256}, {"BK", 64}, {"GM", 8}}, 8, 4).warp_specialize(),
+                           traced(tilejit::samples::moe_grouped_matmul_kernel()), {}});
   cases.push_back(EmitCase{"moe_tile_schedule", "sample 11's tile schedule: prefix sums as reductions over [EP, EP] blocks",
                            Config{{"BM", 128}, {"EP", 64}, {"BJ", 64}}, traced(tilejit::samples::moe_tile_schedule_kernel()), {}});
   cases.push_back(EmitCase{"swiglu_fused", "one product split into gate and up halves by reshape, where and sum",

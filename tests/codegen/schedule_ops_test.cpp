@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "../../samples/sample_kernels.h"
 #include "emit_kernels.h"
 #include "tilejit/error.h"
 #include "tilejit/ir/ir.h"
@@ -140,7 +141,7 @@ TEST_CASE("schedule ops: with warp roles the producer splits off first and each 
   const NodeId f = only_loop(l);
   REQUIRE(l.roles.on());
   CHECK(l.roles.loop == f);
-  CHECK(l.roles.outer_loops.empty());
+  CHECK(l.roles.enclosing.empty());
   CHECK(l.roles.consumer_threads == 256);
   CHECK(l.roles.threads() == 384);
   CHECK(l.roles.producer_registers == 40);
@@ -171,13 +172,13 @@ TEST_CASE("schedule ops: the producer of a persistent kernel runs its tile loop;
   const passes::Lowered l = lowered("persistent_gemm_warp_roles");
   REQUIRE(l.roles.on());
   const NodeId f = only_loop(l);
-  REQUIRE(l.roles.outer_loops.size() == 1);
-  CHECK(l.graph.node(l.roles.outer_loops[0]).op == Op::For);
-  CHECK(l.info.inside(f, l.roles.outer_loops[0]));
+  REQUIRE(l.roles.enclosing.size() == 1);
+  CHECK(l.graph.node(l.roles.enclosing[0]).op == Op::For);
+  CHECK(l.info.inside(f, l.roles.enclosing[0]));
   CHECK(l.pipe.loops.at(f).ring_persists);
   // Some of the producer's scalars lie in the tile loop's body (the tile's row and column).
   CHECK(std::any_of(l.roles.producer_nodes.begin(), l.roles.producer_nodes.end(),
-                    [&](NodeId n) { return l.info.loop[static_cast<size_t>(n)] == l.roles.outer_loops[0]; }));
+                    [&](NodeId n) { return l.info.loop[static_cast<size_t>(n)] == l.roles.enclosing[0]; }));
   CHECK(all(l.graph, Op::PipeRelease).size() == 1);
   CHECK(all(l.graph, Op::PipeEnd).size() == 1);
 
@@ -244,6 +245,28 @@ TEST_CASE("schedule ops: a producer reads a tile schedule from memory, not from 
   }));
   CHECK_FALSE(written.roles.on());
   CHECK(contains(written.roles.not_applied, "from a tensor the kernel writes"));
+}
+
+TEST_CASE("schedule ops: a K loop inside an if (a grouped GEMM skipping unused slots) gets roles when asked; the producer takes the branch") {
+  const auto cfg = tilejit::Config({{"BM", 128}, {"BN", 128}, {"BK", 64}, {"GM", 8}}, 8, 3);
+  const auto moe = tilejit::samples::moe_grouped_matmul_kernel();
+  const passes::Lowered asked = passes::lower(*moe.trace(tilejit::Config(cfg).warp_specialize()), {});
+  REQUIRE(asked.roles.on());
+  CHECK(asked.roles.not_applied.empty());
+  REQUIRE(asked.roles.enclosing.size() == 1);
+  const NodeId branch = asked.roles.enclosing[0];
+  CHECK(asked.graph.node(branch).op == Op::If);
+  // The producer computes the branch's condition (the slot's first row, loaded) and, inside the branch, the expert.
+  int loads_outside = 0, loads_inside = 0;
+  for (NodeId n : asked.roles.producer_nodes)
+    if (asked.graph.node(n).op == Op::Load)
+      (asked.graph.node(n).region == 0 ? loads_outside : loads_inside)++;
+  CHECK(loads_outside == 1);
+  CHECK(loads_inside == 1);
+  // Left to tilejit: one run of the K loop per program, so no roles and no note.
+  const passes::Lowered automatic = passes::lower(*moe.trace(cfg), {});
+  CHECK_FALSE(automatic.roles.on());
+  CHECK(automatic.roles.not_applied.empty());
 }
 
 TEST_CASE("schedule ops: attention's products are each awaited before their first use; the stage is freed after the last's issue") {

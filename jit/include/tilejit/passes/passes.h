@@ -421,10 +421,11 @@ struct WarpRoles {
   int producer_threads = 128;  ///< one warpgroup (setmaxnreg works on whole warpgroups); thread consumer_threads issues
   int producer_registers = 0;  ///< setmaxnreg.dec target of the producer (0: none)
   int consumer_registers = 0;  ///< setmaxnreg.inc target of the consumers (0: none)
-  /// The loops around `loop`, outermost first (a persistent kernel's tile loop): the producer runs them too,
-  /// and its ring position runs on from one run of `loop` to the next (PipelinedLoop::ring_persists).
-  std::vector<NodeId> outer_loops;
-  /// Nodes before the loop, in the kernel body or the bodies of outer_loops, that the loads' coordinates and
+  /// The loops and branches around `loop`, outermost first (a persistent kernel's tile loop; a grouped GEMM's
+  /// `if` that skips unused tiles): the producer runs the loops and takes the branches too (whose conditions are
+  /// uniform), and its ring position runs on from one run of `loop` to the next (PipelinedLoop::ring_persists).
+  std::vector<NodeId> enclosing;
+  /// Nodes before the loop, in the kernel body or the bodies of `enclosing`, that the loads' coordinates and
   /// the loops' bounds need (uniform scalars, loaded or computed), in program order: the producer computes
   /// them itself.
   std::vector<NodeId> producer_nodes;
