@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "../../samples/sample_kernels.h"
 #include "tilejit/runtime/driver.h"
 #include "tilejit/runtime/memory.h"
 #include "tilejit/tilejit.h"
@@ -41,22 +42,6 @@ auto gather() {
   return tilejit::kernel("checked_gather", [](Tensor<f32, 1> x, Tensor<f32, 1> y, Tensor<i32, 1> idx) {
     auto i = arange(0, 64);
     store(y, i, load(x, load(idx, i)));
-  });
-}
-
-// A persistent GEMM (a tile loop around a pipelined K loop, warp roles): every wait is an mbarrier wait.
-auto gemm() {
-  return tilejit::kernel("checked_gemm", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> c, Block<"BM"> BM, Block<"BN"> BN,
-                                            Block<"BK"> BK) {
-    auto tiles_n = (c.size(1).to<i32>() + BN - 1) / BN;
-    auto tiles = (c.size(0).to<i32>() + BM - 1) / BM * tiles_n;
-    for_range(program_id(0), tiles, num_programs(0), [&](Scalar<i32> t) {
-      auto m = t / tiles_n * BM, n = t % tiles_n * BN;
-      auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
-        return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {n, k}, {BN, BK}).trans(), acc);
-      });
-      descriptor_store(c, {m, n}, acc);
-    });
   });
 }
 
@@ -109,7 +94,9 @@ int main(int argc, char** argv) {
     } else if (which == "watchdog" || which == "watchdog_valid") {
       const std::vector<uint16_t> ones(256 * 512, 0x3f80);  // bf16 1.0
       tilejit::DeviceBuffer a = upload(ones), b = upload(ones), c(256 * 256 * 4);
-      gemm().launch(nullptr, dim3(2), Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 8, 3), tilejit::TensorView<bf16, 2>(a.data(), {256, 512}),
+      // samples::persistent_matmul_kernel: a tile loop around a pipelined K loop, with warp roles; every wait is an
+      // mbarrier wait.
+      tilejit::samples::persistent_matmul_kernel().launch(nullptr, dim3(2), Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 8, 3), tilejit::TensorView<bf16, 2>(a.data(), {256, 512}),
                     tilejit::TensorView<bf16, 2>(b.data(), {256, 512}), tilejit::TensorView<f32, 2>(c.data(), {256, 256}));
       tilejit::synchronize();
       std::vector<float> hc(256 * 256);

@@ -77,7 +77,7 @@ TEST_CASE("gpu: checked kernels (TILEJIT_DEBUG=1) name the line, rule, value, li
     CHECK(ok.output.find("completed") != std::string::npos);
   }
   // With TILEJIT_DEBUG_WATCHDOG_MS=0 the first wait not complete at once is reported as a hang would be.
-  expect_stopped("watchdog", {"tilejit: kernel tj_checked_gemm_", "debug_child.cpp:", ": watchdog: ",
+  expect_stopped("watchdog", {"tilejit: kernel tj_persistent_matmul_", "sample_kernels.h:", ": watchdog: ",
                               ": mbarrier ", ", not complete after 0 ms (TILEJIT_DEBUG_WATCHDOG_MS) in program ("});
   ++g_matched;
 }
