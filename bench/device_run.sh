@@ -119,6 +119,7 @@ rm -rf "$TILEJIT_CACHE_DIR"
   "$BUILD/bench/bench_softmax"
   "$BUILD/bench/bench_gemm"
   "$BUILD/bench/bench_attention"
+  "$BUILD/bench/bench_moe"
   "$BUILD/bench/bench_prefetch"
   for run in 1 2 3; do
     nonce=$(( ($(date +%s%N) / 1000 + run) % 1000003 ))
@@ -131,7 +132,8 @@ TILEJIT_DEBUG=1 "$BUILD/bench/bench_tma" 2>&1 | sed 's/"impl": "tilejit"/"impl":
 "$BUILD/tools/tilejit-cache" stats | tee -a "$OUT/cache_stats.txt"
 { python3 bench/peers.py
   python3 bench/peers.py --gemm
-  python3 bench/peers.py --attention; } 2>&1 | tee "$OUT/bench_peers.jsonl"
+  python3 bench/peers.py --attention
+  python3 bench/peers.py --moe; } 2>&1 | tee "$OUT/bench_peers.jsonl"
 # The autotuner: launch cost, and tuning cost in new processes (each side uses cache folders of its own).
 { "$BUILD/bench/bench_autotune"; python3 bench/peers.py --autotune; } 2>&1 | tee "$OUT/bench_autotune.jsonl"
 fi

@@ -239,6 +239,31 @@ def attention_table(rows):
                       "Attention forward (bf16, non-causal), TFLOP/s (ratio: tilejit's best to each; library: torch SDPA)")
 
 
+def moe_table(rows):
+    """Per MoE shape: tilejit's best grouped GEMM configuration (bench_moe) against a loop of torch.mm and
+    torch._grouped_mm (peers.py --moe)."""
+    t = Table("moe", "MoE grouped GEMM (bf16, tokens sorted by expert), TFLOP/s (ratio: tilejit's best to each)",
+              ["shape", "tilejit best", "torch loop", "ratio", "torch._grouped_mm", "ratio", "config"])
+    mine_all = [r for r in rows if r["bench"] == "moe" and "tflops" in r]
+    groups = []
+    for shape in dict.fromkeys(r["shape"] for r in mine_all):
+        mine = [r for r in mine_all if r["shape"] == shape]
+        best = next((r for r in mine if r["impl"] == "tilejit_best"), None)
+        if best is None:
+            continue
+        cells, bars = [], [("tilejit", best["tflops"])]
+        for impl in ("torch_loop", "torch_grouped_mm"):
+            r = next((r for r in mine if r["impl"] == impl), None)
+            cells += [f"{r['tflops']:.0f}", ratio(best["tflops"], r["tflops"])] if r else ["-", "-"]
+            if r:
+                bars.append((impl, r["tflops"]))
+        label = f"{shape} E={best['experts']} {best['rows']}x{best['n']}x{best['k']}"
+        t.add(label, f"{best['tflops']:.0f}", *cells, best["config"] + ("  WRONG" if "error" in best else ""))
+        groups.append((label, bars))
+    t.chart = ("TFLOP/s", True, groups)
+    return t
+
+
 def prefetch_table(rows):
     """The descriptor-prefetch study (bench_prefetch): each variant's bandwidth and its gain over no prefetch, per
     tile size."""
@@ -276,7 +301,7 @@ def debug_table(rows):
 def tables(rows):
     out = [bandwidth_table(rows), debug_table(rows), row_table(rows), launch_table(rows), first_launch_table(rows)]
     out += autotune_tables(rows)
-    out += [gemm_table(rows), attention_table(rows), prefetch_table(rows)]
+    out += [gemm_table(rows), attention_table(rows), moe_table(rows), prefetch_table(rows)]
     return [t for t in out if t.rows]
 
 

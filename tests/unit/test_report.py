@@ -28,6 +28,12 @@ ROWS = [
     {"bench": "attention", "impl": "torch_sdpa", "s": 1024, "d": 64, "heads": 64, "config": "", "ms": 0.8, "tflops": 400.0},
     {"bench": "attention", "impl": "triton", "s": 1024, "d": 64, "heads": 64, "config": "num_stages=2, BM=128, BN=64, D=64, num_warps=8",
      "ms": 1.2, "tflops": 250.0},
+    {"bench": "moe", "shape": "mixtral", "impl": "tilejit_best", "experts": 8, "rows": 16384, "n": 14336, "k": 4096,
+     "config": "BM=128, BN=256", "ms": 1.0, "tflops": 750.0, "rel_err": 0.001},
+    {"bench": "moe", "shape": "mixtral", "impl": "torch_loop", "experts": 8, "rows": 16384, "n": 14336, "k": 4096, "ms": 1.0,
+     "tflops": 800.0},
+    {"bench": "moe", "shape": "mixtral", "impl": "torch_grouped_mm", "experts": 8, "rows": 16384, "n": 14336, "k": 4096, "ms": 1.0,
+     "tflops": 600.0},
 ]
 
 
@@ -74,6 +80,9 @@ def main():
         row = next(r for r in att if r[0].startswith("bf16 S=1024 D=64"))
         # tilejit 300 against torch 400 (0.75x), Triton with the same tiles (config in another order) 250 (1.20x).
         expect(row[1:7] == ["300", "400", "0.750x", "250", "1.200x", "250"], f"attention row {row}")
+        moe = read(out, "moe")
+        row = next(r for r in moe if r[0].startswith("mixtral E=8"))
+        expect(row[1:6] == ["750", "800", "0.938x", "600", "1.250x"], f"moe row {row}")
         try:
             import matplotlib  # noqa: F401
             for name in ("bandwidth", "launch", "prefetch"):
