@@ -55,7 +55,7 @@ TensorMapBytes encode_tensor_map(const codegen::HostDescriptor& d, const TensorA
   TensorMapBytes out;
   auto* map = reinterpret_cast<CUtensorMap*>(out.bytes.data());
   static_assert(sizeof(CUtensorMap) == sizeof(TensorMapBytes));
-  const CUtensorMapSwizzle swizzle = static_cast<CUtensorMapSwizzle>(d.swizzle);
+  const CUtensorMapSwizzle swizzle = static_cast<CUtensorMapSwizzle>(d.swizzle_code());
   const CUtensorMapFloatOOBfill fill =
       d.fill ? CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA : CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
   TILEJIT_CHECK_CU(driver().cuTensorMapEncodeTiled(map, driver_type(t.dtype), static_cast<cuuint32_t>(rank), t.data, dims,

@@ -106,16 +106,8 @@ ArgumentPlan plan_arguments(const ir::Graph& g, const TmaPlan& tma, const SmemPl
   std::sort(table.begin(), table.end(), [](const Descriptor* a, const Descriptor* b) { return a->slot < b->slot; });
   for (const Descriptor* d : table) {
     codegen::HostDescriptor h;
-    h.param = d->param;
-    h.merge_groups = d->merge_groups;
-    h.dtype = d->dtype;
-    h.rank = d->rank;
-    h.box = d->box;
-    h.estride = d->estride;
-    h.fill = d->fill;
-    h.swizzle = d->swizzle_code();
+    static_cast<codegen::TensorMapFields&>(h) = *d;
     if (d->first_use != ir::kNoNode) h.first_use = g.location(d->first_use);
-    h.used_by_store = d->used_by_store;
     plan.descriptors.push_back(h);
   }
   for (size_t p = 0; p < g.params.size(); ++p) {

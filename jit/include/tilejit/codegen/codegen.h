@@ -15,21 +15,30 @@
 
 namespace tilejit::codegen {
 
-/// A TMA descriptor the runtime encodes on the host (cuTensorMapEncodeTiled) for
-/// every launch (reused while the tensor's address, sizes and strides are unchanged).
-struct HostDescriptor {
-  int param = -1;                  ///< graph parameter index of the Tensor or TensorArray
-  std::vector<int> merge_groups;   ///< group sizes when the source is a MergeView; empty otherwise
+/// What a TMA descriptor (CUtensorMap) is encoded from, apart from the tensor's address, sizes and strides
+/// (known at launch on the host, or in the kernel for a device-built one). The planner's descriptors
+/// (passes::Descriptor) and the runtime's (HostDescriptor) are both these fields and more.
+struct TensorMapFields {
+  int param = -1;                  ///< graph parameter index of the Tensor or TensorArray (-1 for a view)
+  std::vector<int> merge_groups;   ///< group sizes when the source is a merged view; empty otherwise
   ir::DType dtype = ir::DType::f32;
   int rank = 0;                    ///< rank after merging (1..5)
-  std::array<int32_t, ir::kMaxRank> box{};      ///< outermost first
-  std::array<int32_t, ir::kMaxRank> estride{};  ///< outermost first
+  std::array<int32_t, ir::kMaxRank> box{};                   ///< the hardware box, outermost first
+  std::array<int32_t, ir::kMaxRank> estride{1, 1, 1, 1, 1};  ///< element strides, outermost first
   int fill = 0;                    ///< 0 zero, 1 NaN-request-zero-FMA
-  int swizzle = 0;                 ///< 0 none, 1 32B, 2 64B, 3 128B
+  int swizzle = 0;                 ///< bytes: 0 (none), 32, 64 or 128
+  bool used_by_store = false;      ///< a TMA store uses it (the store extent rule applies)
+
+  /// The swizzle as CUtensorMapSwizzle / tensormap.replace codes it: 0 none, 1 32B, 2 64B, 3 128B.
+  int swizzle_code() const { return swizzle == 32 ? 1 : swizzle == 64 ? 2 : swizzle == 128 ? 3 : 0; }
+};
+
+/// A TMA descriptor the runtime encodes on the host (cuTensorMapEncodeTiled) for
+/// every launch (reused while the tensor's address, sizes and strides are unchanged).
+struct HostDescriptor : TensorMapFields {
   /// The source line of the op that first uses it (error messages). A location, not a node id: the
   /// node ids of the lowered graph the plan was made from are not those of the traced graph.
   ir::Location first_use;
-  bool used_by_store = false;          ///< a TMA store uses it (the store extent rule applies)
 };
 
 /// One kernel parameter.

@@ -130,27 +130,19 @@ enum class DescKind : uint8_t {
 std::string_view name_of(DescKind k);
 
 /// One distinct TMA descriptor: same source tensor, box, element strides and fill.
-struct Descriptor {
+/// A descriptor of the plan: the encoded fields (codegen::TensorMapFields; merge groups relative to `param` or
+/// `view`; the box the user's or one piece of a split box; a swizzled tile, a wgmma operand or a stored
+/// accumulator, cut along its inner dimension into pieces as wide as the swizzle) and where it lives and is used.
+struct Descriptor : codegen::TensorMapFields {
   DescKind kind = DescKind::Host;
   NodeId tensor = ir::kNoNode;   ///< the tensor node the TMA ops name (first one seen)
   NodeId view = ir::kNoNode;     ///< Device: the MakeView node whose fields are used, kNoNode for a parameter
-  int param = -1;                ///< graph parameter index of the tensor / tensor array (-1 for a view)
-  std::vector<int> merge_groups; ///< group sizes of a merged view (relative to `param` or `view`), else empty
-  ir::DType dtype = ir::DType::f32;
-  int rank = 0;
-  std::array<int32_t, ir::kMaxRank> box{};  ///< the hardware box: the user's, or one piece of a split box
-  std::array<int32_t, ir::kMaxRank> estride{1, 1, 1, 1, 1};
-  int fill = 0;
   int split_dim = -1;            ///< a user box over 256 is issued as `pieces` operations along this dimension
   int pieces = 1;                ///< (tma::split_box), into consecutive parts of one shared-memory tile
-  int swizzle = 0;               ///< bytes (0, 32, 64, 128): a wgmma operand or swizzled store tile, cut along its inner dimension into pieces this wide
-  /// The swizzle as CUtensorMapSwizzle / tensormap.replace codes it: 0 none, 1 32B, 2 64B, 3 128B.
-  int swizzle_code() const { return swizzle == 32 ? 1 : swizzle == 64 ? 2 : swizzle == 128 ? 3 : 0; }
   int slot = -1;                 ///< Host/Array: index in LaunchPlan::descriptors; Device: workspace slot
   NodeId first_use = ir::kNoNode;
   NodeId build_at = ir::kNoNode; ///< Device: the node after which it is built; kNoNode: kernel start
   bool rebuilt_in_loop = false;  ///< Device: the build runs once per loop iteration
-  bool used_by_store = false;
   std::vector<NodeId> uses;      ///< the TMA ops using it, in program order
 };
 
