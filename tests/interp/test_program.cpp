@@ -315,6 +315,26 @@ TEST_CASE("the scale example through interpret(), with sizes that are not multip
   }
 }
 
+TEST_CASE("TensorView deduces the element type and rank from a typed pointer; a const one is read-only") {
+  std::vector<tilejit::bfloat16> X(64 * 128, tilejit::bfloat16(1.5f)), Y(64 * 128);
+  const std::vector<tilejit::bfloat16>& cx = X;
+  const int64_t M = 64;
+  const int N = 128;
+  tilejit::TensorView x(cx.data(), {M, N});
+  tilejit::TensorView y(Y.data(), {M, N});
+  tilejit::TensorView strided(Y.data(), {M, 64}, {128, 1});
+  static_assert(std::is_same_v<decltype(x), tilejit::TensorView<tilejit::bfloat16, 2>>);
+  static_assert(std::is_same_v<decltype(x)::dtype, dsl::bf16>);
+  static_assert(decltype(strided)::rank == 2);
+  CHECK(x.read_only());
+  CHECK_FALSE(y.read_only());
+  CHECK(strided.strides()[0] == 128);
+  scale_kernel().interpret(dim3(1, 1), Config{{"BM", 64}, {"BN", 128}}, x, y, 2.0f);
+  CHECK(static_cast<float>(Y[5]) == 3.0f);
+  // A kernel that writes a view deduced from a const pointer is refused before anything runs.
+  CHECK_THROWS_AS(scale_kernel().interpret(dim3(1, 1), Config{{"BM", 64}, {"BN", 128}}, y, x, 2.0f), tilejit::UserError);
+}
+
 namespace {
 /// A kernel mixing TMA, reductions, transcendentals, atomics and a loop, for the determinism check.
 auto busy_kernel() {

@@ -125,6 +125,18 @@ class TensorView {
   bool read_only_ = false;
 };
 
+/// From a typed pointer the element type and the rank are deduced: TensorView(x.data(), {M, N}) of a
+/// std::vector<tilejit::bfloat16> is a TensorView<bfloat16, 2> (bf16), read-only for a `const` pointer. A `void*`
+/// (device memory) says nothing of its type: spell it, TensorView<bf16, 2>(ptr, {M, N}).
+template <class H, size_t R>
+TensorView(H*, const int64_t (&)[R]) -> TensorView<H, static_cast<int>(R)>;
+template <class H, size_t R>
+TensorView(const H*, const int64_t (&)[R]) -> TensorView<H, static_cast<int>(R)>;
+template <class H, size_t R>
+TensorView(H*, const int64_t (&)[R], const int64_t (&)[R]) -> TensorView<H, static_cast<int>(R)>;
+template <class H, size_t R>
+TensorView(const H*, const int64_t (&)[R], const int64_t (&)[R]) -> TensorView<H, static_cast<int>(R)>;
+
 /// Several tensors of one type and rank, for a TensorArray<T, R> parameter.
 template <class T, int R>
 struct TensorArrayView {
