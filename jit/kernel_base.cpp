@@ -70,6 +70,15 @@ KernelBase::KernelBase(std::string name, std::source_location where, Tracer trac
   check_kernel_name(name_, where_);
 }
 
+void* KernelBase::make_runtime_state(std::shared_ptr<void> (*make)()) const {
+  std::lock_guard lock(runtime_mutex_);
+  if (!runtime_state_) {
+    runtime_state_ = make();
+    runtime_state_ptr_.store(runtime_state_.get(), std::memory_order_release);
+  }
+  return runtime_state_.get();
+}
+
 std::shared_ptr<const ir::Graph> KernelBase::graph(const Config& config) const {
   const uint64_t key = config.hash();
   {

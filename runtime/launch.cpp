@@ -93,13 +93,7 @@ struct KernelRuntime {
 };
 
 KernelRuntime& runtime_of(const KernelBase& k) {
-  if (void* p = k.runtime_state_ptr.load(std::memory_order_acquire)) return *static_cast<KernelRuntime*>(p);
-  std::lock_guard lock(k.runtime_mutex);
-  if (!k.runtime_state) {
-    k.runtime_state = std::make_shared<KernelRuntime>();
-    k.runtime_state_ptr.store(k.runtime_state.get(), std::memory_order_release);
-  }
-  return *static_cast<KernelRuntime*>(k.runtime_state.get());
+  return *static_cast<KernelRuntime*>(k.runtime_state([] { return std::shared_ptr<void>(std::make_shared<KernelRuntime>()); }));
 }
 
 std::string arch_of_current_device() {

@@ -25,8 +25,8 @@ inline constexpr size_t kMaxKernelNameLength = 256;
 void check_kernel_name(const std::string& name, std::source_location where);
 
 /// What the typed Kernel<F> shares with the runtime: it traces on demand and
-/// caches one graph per configuration. The runtime keeps its compiled state in
-/// `runtime_state` (opaque here so that this layer needs no CUDA).
+/// caches one graph per configuration. The runtime keeps its compiled state here,
+/// through runtime_state() (opaque in this layer, which needs no CUDA).
 class KernelBase {
  public:
   using Tracer = std::function<void(ir::Graph&, const Config&)>;
@@ -40,13 +40,20 @@ class KernelBase {
   /// The graph of this kernel for `config` (traced once, then cached; thread-safe).
   std::shared_ptr<const ir::Graph> graph(const Config& config) const;
 
-  /// Opaque per-kernel state owned by the runtime (compiled functions, caches).
-  mutable std::shared_ptr<void> runtime_state;
-  mutable std::mutex runtime_mutex;
-  /// runtime_state.get(), published once it is set, for lock-free reads on the launch path.
-  mutable std::atomic<void*> runtime_state_ptr{nullptr};
+  /// The runtime's per-kernel state (compiled functions, caches): made by `make` on first use, kept as long as
+  /// the kernel. Thread-safe; once made, a lock-free read (the launch path).
+  void* runtime_state(std::shared_ptr<void> (*make)()) const {
+    if (void* p = runtime_state_ptr_.load(std::memory_order_acquire)) return p;
+    return make_runtime_state(make);
+  }
 
  private:
+  void* make_runtime_state(std::shared_ptr<void> (*make)()) const;
+
+  mutable std::shared_ptr<void> runtime_state_;
+  mutable std::mutex runtime_mutex_;
+  /// runtime_state_.get(), published once it is set.
+  mutable std::atomic<void*> runtime_state_ptr_{nullptr};
   std::string name_;
   std::source_location where_;
   Tracer tracer_;
