@@ -28,13 +28,16 @@ bool is_view(Op op) { return op == Op::MakeView || op == Op::MergeView; }
 /// The view and the movable nodes of its region it is computed from, in program order.
 std::vector<NodeId> view_group(const ir::Graph& g, const GraphInfo& info, NodeId view) {
   const uint32_t r = g.node(view).region;
-  std::vector<NodeId> group{view}, todo{view};
+  std::vector<NodeId> group{view}, worklist{view};
   std::unordered_set<NodeId> seen{view};
-  while (!todo.empty()) {
-    const NodeId x = todo.back();
-    todo.pop_back();
-    for (NodeId o : g.operands(x))
-      if (g.node(o).region == r && movable(g, o) && seen.insert(o).second) group.push_back(o), todo.push_back(o);
+  while (!worklist.empty()) {
+    const NodeId x = worklist.back();
+    worklist.pop_back();
+    for (NodeId o : g.operands(x)) {
+      if (g.node(o).region != r || !movable(g, o) || !seen.insert(o).second) continue;
+      group.push_back(o);
+      worklist.push_back(o);
+    }
   }
   std::sort(group.begin(), group.end(), [&](NodeId a, NodeId b) { return info.position[static_cast<size_t>(a)] < info.position[static_cast<size_t>(b)]; });
   return group;
@@ -46,7 +49,7 @@ ir::Graph early_views(const ir::Graph& g) {
   const GraphInfo info = analyze(g);
   auto pos = [&](NodeId id) { return info.position[static_cast<size_t>(id)]; };
   std::unordered_map<NodeId, std::vector<NodeId>> before;  // For -> nodes to visit in front of it, in program order
-  std::unordered_set<NodeId> moving;
+  std::unordered_map<NodeId, NodeId> moving;                // node -> the loop it moves in front of
   for (size_t i = 0; i < g.size(); ++i) {
     const auto view = static_cast<NodeId>(i);
     if (!is_view(g.node(view).op) || pos(view) < 0 || info.in_loop(view) || moving.count(view)) continue;
@@ -66,8 +69,14 @@ ir::Graph early_views(const ir::Graph& g) {
       }
     }
     if (target == ir::kNoNode) continue;
+    // A scalar another view already moves in front of a later loop would be defined after this view: leave it.
+    const bool clash = std::any_of(group.begin(), group.end(), [&](NodeId x) {
+      const auto it = moving.find(x);
+      return it != moving.end() && pos(it->second) > pos(target);
+    });
+    if (clash) continue;
     for (NodeId x : group)
-      if (pos(x) > pos(target) && moving.insert(x).second) before[target].push_back(x);
+      if (pos(x) > pos(target) && moving.emplace(x, target).second) before[target].push_back(x);
   }
   if (moving.empty()) return g;
   detail::Rewriter rw(g);

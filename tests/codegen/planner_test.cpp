@@ -890,3 +890,34 @@ TEST_CASE("early_views moves a view made after a loop in front of it, unless it 
   REQUIRE(inner != loops.end());
   CHECK(pos(views[2]) > pos(*inner));
 }
+
+TEST_CASE("early_views leaves a view whose scalars another view moves in front of a later loop") {
+  // `s` is made after the first loop. View a also needs a load made after it, so it (and `s`) move in front of the
+  // second loop; view b needs only `s` and would go in front of the first loop, before `s`: it stays.
+  auto k = tilejit::kernel("early_views_clash", [](Tensor<i32, 1> ends, Tensor<f32, 2> a, Tensor<f32, 2> y) {
+    auto t = descriptor_load(a, {0, 0}, {16, 16});
+    auto first = for_range(0, 4, 1, Scalar<i32>(0), [&](Scalar<i32> k, Scalar<i32> acc) { return acc + load(ends, k); });
+    store(ends, 8, first);
+    auto s = program_id(0) * 2 + 16;
+    auto late = load(ends, 9);
+    for_range(0, 4, 1, [&](Scalar<i32> k) { store(ends, k + 10, k); });
+    descriptor_store(y.rows(0, s + late), {0, 0}, t);
+    descriptor_store(y.rows(0, s), {0, 16}, t);
+  });
+  const auto l = tilejit::passes::lower_until(*k.trace(Config{}), tilejit::codegen::Options{}, "early_views");
+  const auto info = tilejit::passes::analyze(l.graph);
+  int views_after_first = 0, views = 0;
+  tilejit::ir::NodeId first_loop = tilejit::ir::kNoNode;
+  for (size_t i = 0; i < l.graph.size(); ++i)
+    if (info.position[i] >= 0 && l.graph.node(static_cast<tilejit::ir::NodeId>(i)).op == Op::For &&
+        (first_loop == tilejit::ir::kNoNode || info.position[i] < info.position[static_cast<size_t>(first_loop)]))
+      first_loop = static_cast<tilejit::ir::NodeId>(i);
+  for (size_t i = 0; i < l.graph.size(); ++i)
+    if (info.position[i] >= 0 && l.graph.node(static_cast<tilejit::ir::NodeId>(i)).op == Op::MakeView) {
+      ++views;
+      views_after_first += info.position[i] > info.position[static_cast<size_t>(first_loop)];
+    }
+  CHECK(views == 2);
+  CHECK(views_after_first == 2);  // neither went in front of the first loop, ahead of `s`
+  CHECK_NOTHROW(tilejit::passes::lower(*k.trace(Config{}), tilejit::codegen::Options{}));
+}
