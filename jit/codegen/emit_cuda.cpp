@@ -249,7 +249,11 @@ void Emitter::emit_node(NodeId id) {
     case Op::CtaBarrier: case Op::ReuseFence: case Op::WarpProducer:
       emit_schedule_op(id);
       break;
-    default:
+    case Op::Cast: case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Rem: case Op::Min: case Op::Max:
+    case Op::And: case Op::Or: case Op::Xor: case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt:
+    case Op::Ge: case Op::Neg: case Op::Not: case Op::Abs: case Op::Exp: case Op::Exp2: case Op::Log: case Op::Log2:
+    case Op::Sqrt: case Op::Rsqrt: case Op::Sin: case Op::Cos: case Op::Tanh: case Op::Sigmoid: case Op::Erf:
+    case Op::Where:
       emit_elementwise(id);
       break;
   }

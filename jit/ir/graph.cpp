@@ -1,4 +1,4 @@
-// Graph construction, hash-consing, structural hashing and the TMA attribute layout.
+// Graph construction, hash-consing, structural hashing, and the tables of ops.def.
 #include <algorithm>
 #include <bit>
 #include <cstring>
@@ -9,14 +9,23 @@
 namespace tilejit::ir {
 
 namespace {
-constexpr OpKind kKinds[] = {
-#define TILEJIT_OP(Name, Kind, Text) OpKind::Kind,
+// ops.def's columns as tables indexed by Op.
+constexpr int Variadic = kVariadic;
+constexpr bool value = true, none = false;
+struct OpRow {
+  OpKind kind;
+  OpCategory category;
+  int operands;
+  AttrsKind attrs;
+  bool yields_value;
+  std::string_view name;
+};
+constexpr OpRow kOps[] = {
+#define TILEJIT_OP(Name, Kind, Category, Operands, Attrs, Result, Text) \
+  {OpKind::Kind, OpCategory::Category, Operands, AttrsKind::Attrs, Result, Text},
 #include "tilejit/ir/ops.def"
 };
-constexpr std::string_view kNames[] = {
-#define TILEJIT_OP(Name, Kind, Text) Text,
-#include "tilejit/ir/ops.def"
-};
+const OpRow& row(Op op) { return kOps[static_cast<size_t>(op)]; }
 
 // FNV-1a over 64-bit words followed by a murmur-style finaliser: cheap and stable.
 struct Hasher {
@@ -46,8 +55,31 @@ struct Hasher {
 };
 }  // namespace
 
-OpKind kind_of(Op op) { return kKinds[static_cast<int>(op)]; }
-std::string_view name_of(Op op) { return kNames[static_cast<int>(op)]; }
+OpKind kind_of(Op op) { return row(op).kind; }
+OpCategory category_of(Op op) { return row(op).category; }
+AttrsKind attrs_kind_of(Op op) { return row(op).attrs; }
+int operand_count(Op op) { return row(op).operands; }
+bool yields_value(Op op) { return row(op).yields_value; }
+std::string_view name_of(Op op) { return row(op).name; }
+std::string_view name_of(OpCategory c) {
+  switch (c) {
+    case OpCategory::tensor: return "tensor";
+    case OpCategory::leaf: return "leaf";
+    case OpCategory::movement: return "movement";
+    case OpCategory::cast: return "cast";
+    case OpCategory::unary: return "unary";
+    case OpCategory::binary: return "binary";
+    case OpCategory::compare: return "compare";
+    case OpCategory::select: return "select";
+    case OpCategory::reduction: return "reduction";
+    case OpCategory::product: return "product";
+    case OpCategory::memory: return "memory";
+    case OpCategory::tma: return "tma";
+    case OpCategory::control: return "control";
+    case OpCategory::schedule: return "schedule";
+  }
+  return "?";
+}
 
 Shape::Shape(std::initializer_list<int64_t> d) {
   check_internal(d.size() <= kMaxRank, "shape rank above 5");
@@ -223,95 +255,11 @@ uint64_t Graph::hash() const {
 }
 
 std::vector<uint32_t> regions_of(const Graph& g, NodeId id) {
-  switch (g.node(id).op) {
-    case Op::For: return {static_cast<uint32_t>(g.int_at(id, 0))};
-    case Op::If: return {static_cast<uint32_t>(g.int_at(id, 0)), static_cast<uint32_t>(g.int_at(id, 1))};
-    case Op::Reduce: return {combine_region(g, id)};
-    default: return {};
-  }
-}
-
-TmaAttrs tma_attrs(const Graph& g, NodeId id) {
-  const Node& n = g.node(id);
-  auto v = g.ints(id);
-  TmaAttrs a;
-  a.rank = static_cast<int>(v[0]);
-  size_t k = 1;
-  for (int i = 0; i < a.rank; ++i) a.box[i] = static_cast<int32_t>(v[k++]);
-  if (n.op == Op::DescLoad || n.op == Op::DescPrefetch) {
-    for (int i = 0; i < a.rank; ++i) a.estride[i] = static_cast<int32_t>(v[k++]);
-    a.fill = static_cast<int>(v[k++]);
-  } else if (n.op == Op::DescStore) {
-    a.reduce = static_cast<int>(v[k++]);
-  } else {
-    throw InternalError("tma_attrs of a non-TMA node");
-  }
-  a.placement = static_cast<int>(v[k++]);
-  return a;
-}
-
-bool is_schedule_op(Op op) {
-  switch (op) {
-    case Op::TmaIssue: case Op::PipeBegin: case Op::PipePrologue: case Op::PipeStage: case Op::PipeWait:
-    case Op::PipeRefill: case Op::PipeAdvance: case Op::PipeEnd: case Op::WgmmaWait: case Op::CtaBarrier:
-    case Op::ReuseFence: case Op::PipeRelease: case Op::WarpProducer:
-      return true;
-    default:
-      return false;
-  }
-}
-
-ScheduleAttrs schedule_attrs(const Graph& g, NodeId id) {
   const Op op = g.node(id).op;
-  const auto v = g.ints(id);
-  ScheduleAttrs a;
-  if (op == Op::WgmmaWait) {
-    check_internal(v.size() >= 3, "schedule_attrs: a wgmma.wait without its dots");
-    a.pending = static_cast<int>(v[0]), a.when = static_cast<WaitFor>(v[1]);
-    for (size_t k = 2; k < v.size(); ++k) a.dots.push_back(static_cast<NodeId>(v[k]));
-    return a;
-  }
-  check_internal(v.size() == encode_schedule_attrs(op, {}).size(), "schedule_attrs: wrong attribute count");
-  if (op == Op::CtaBarrier) {
-    a.reason = static_cast<BarrierReason>(v[0]);
-    return a;
-  }
-  a.node = static_cast<NodeId>(v[0]);
-  if (v.size() > 1) a.stages = static_cast<int>(v[1]);
-  if (op == Op::PipeWait) a.load = static_cast<NodeId>(v[2]);
-  else if (v.size() > 2) a.ring_persists = v[2] != 0;
-  return a;
-}
-
-std::vector<int64_t> encode_schedule_attrs(Op op, const ScheduleAttrs& a) {
-  switch (op) {
-    case Op::TmaIssue: case Op::PipeAdvance: case Op::PipeEnd: case Op::ReuseFence: return {a.node};
-    case Op::PipeBegin: case Op::PipePrologue: case Op::PipeRefill: case Op::PipeRelease:
-      return {a.node, a.stages, a.ring_persists ? 1 : 0};
-    case Op::PipeStage: case Op::WarpProducer: return {a.node, a.stages};
-    case Op::PipeWait: return {a.node, a.stages, a.load};
-    case Op::WgmmaWait: {
-      std::vector<int64_t> v{a.pending, static_cast<int64_t>(a.when)};
-      v.insert(v.end(), a.dots.begin(), a.dots.end());
-      return v;
-    }
-    case Op::CtaBarrier: return {static_cast<int64_t>(a.reason)};
-    default: throw InternalError("encode_schedule_attrs of " + std::string(name_of(op)) + ", not a schedule op");
-  }
-}
-
-std::vector<int64_t> encode_tma_attrs(Op op, const TmaAttrs& a) {
-  std::vector<int64_t> v;
-  v.push_back(a.rank);
-  for (int i = 0; i < a.rank; ++i) v.push_back(a.box[i]);
-  if (op == Op::DescStore) {
-    v.push_back(a.reduce);
-  } else {
-    for (int i = 0; i < a.rank; ++i) v.push_back(a.estride[i]);
-    v.push_back(a.fill);
-  }
-  v.push_back(a.placement);
-  return v;
+  if (op == Op::For) return {attrs<ForAttrs>(g, id).body};
+  if (op == Op::If) return {attrs<IfAttrs>(g, id).then_region, attrs<IfAttrs>(g, id).else_region};
+  if (op == Op::Reduce) return {combine_region(g, id)};
+  return {};
 }
 
 }  // namespace tilejit::ir

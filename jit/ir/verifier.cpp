@@ -30,23 +30,21 @@ struct Verifier {
   void schedule_op(NodeId id) const {
     const Node& n = g.node(id);
     expect(g.operands(id).empty(), id, "a schedule op takes no operands");
-    const size_t want = encode_schedule_attrs(n.op, {}).size();  // a wgmma.wait: and at least one dot
-    expect(n.op == Op::WgmmaWait ? n.int_count > want : n.int_count == want, id, "wrong number of schedule attributes");
     const auto names = [&](NodeId x, Op op) { return x >= 0 && static_cast<size_t>(x) < g.size() && g.node(x).op == op; };
-    const ScheduleAttrs a = schedule_attrs(g, id);
-    switch (n.op) {
-      case Op::TmaIssue: expect(names(a.node, Op::DescLoad), id, "names no TMA load"); break;
-      case Op::WgmmaWait:
-        for (NodeId d : a.dots) expect(names(d, Op::Dot) || names(d, Op::LoopArg), id, "names no dot or loop-carried value");
-        expect(a.pending >= 0 && a.pending <= 8 && static_cast<int>(a.when) <= 2, id, "pending or when out of range");
-        break;
-      case Op::CtaBarrier: expect(static_cast<int>(a.reason) <= 1, id, "barrier reason out of range"); break;
-      case Op::ReuseFence: expect(a.node >= 0 && static_cast<size_t>(a.node) < g.size(), id, "names no node"); break;
-      default:
-        expect(names(a.node, Op::For), id, "names no loop");
-        expect(n.op == Op::PipeAdvance || n.op == Op::PipeEnd || a.stages >= 2, id, "a pipeline has at least 2 stages");
-        expect(n.op != Op::PipeWait || names(a.load, Op::DescLoad), id, "names no TMA load");
-        break;
+    const ScheduleAttrs a = attrs<ScheduleAttrs>(g, id);
+    if (n.op == Op::TmaIssue) {
+      expect(names(a.node, Op::DescLoad), id, "names no TMA load");
+    } else if (n.op == Op::WgmmaWait) {
+      for (NodeId d : a.dots) expect(names(d, Op::Dot) || names(d, Op::LoopArg), id, "names no dot or loop-carried value");
+      expect(a.pending >= 0 && a.pending <= 8 && static_cast<int>(a.when) <= 2, id, "pending or when out of range");
+    } else if (n.op == Op::CtaBarrier) {
+      expect(static_cast<int>(a.reason) <= 1, id, "barrier reason out of range");
+    } else if (n.op == Op::ReuseFence) {
+      expect(a.node >= 0 && static_cast<size_t>(a.node) < g.size(), id, "names no node");
+    } else {  // the pipe.* ops and warp.producer name their loop
+      expect(names(a.node, Op::For), id, "names no loop");
+      expect(n.op == Op::PipeAdvance || n.op == Op::PipeEnd || a.stages >= 2, id, "a pipeline has at least 2 stages");
+      expect(n.op != Op::PipeWait || names(a.load, Op::DescLoad), id, "names no TMA load");
     }
   }
 
@@ -59,18 +57,18 @@ struct Verifier {
       expect(visible(region, g.node(o).region), id, "operand defined in a region not enclosing this use");
     }
     const size_t no = g.operands(id).size();
-    switch (n.op) {
-      case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Rem: case Op::Min: case Op::Max:
-      case Op::And: case Op::Or: case Op::Xor: {
-        expect(no == 2, id, "binary op needs two operands");
+    expect(operand_count(n.op) == kVariadic || no == static_cast<size_t>(operand_count(n.op)), id,
+           "wrong number of operands (ops.def)");
+    expect(well_formed(n.op, g.ints(id)), id, "attributes do not have the op's layout (attributes.h)");
+    switch (category_of(n.op)) {
+      case OpCategory::binary: {
         const Node& a = g.node(g.operand(id, 0));
         const Node& b = g.node(g.operand(id, 1));
         expect(a.dtype == n.dtype && b.dtype == n.dtype, id, "binary op operand dtypes differ from result");
         expect(a.shape == n.shape && b.shape == n.shape, id, "binary op operand shapes differ from result");
         break;
       }
-      case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge: {
-        expect(no == 2, id, "comparison needs two operands");
+      case OpCategory::compare: {
         const Node& a = g.node(g.operand(id, 0));
         const Node& b = g.node(g.operand(id, 1));
         expect(n.dtype == DType::i1, id, "comparison must yield i1");
@@ -78,25 +76,19 @@ struct Verifier {
         expect(a.shape == n.shape && b.shape == n.shape, id, "comparison operand shapes differ");
         break;
       }
-      case Op::Where: {
-        expect(no == 3, id, "where needs three operands");
+      case OpCategory::select:
         expect(g.node(g.operand(id, 0)).dtype == DType::i1, id, "where condition must be i1");
         for (int k = 0; k < 3; ++k) expect(g.node(g.operand(id, k)).shape == n.shape, id, "where shapes differ");
         break;
-      }
-      case Op::ConvertLayout: {
-        expect(no == 1, id, "layout conversion needs one operand");
+      case OpCategory::movement: {
         const Node& x = g.node(g.operand(id, 0));
-        expect(x.dtype == n.dtype && x.shape == n.shape, id, "layout conversion changes the dtype or shape");
+        if (n.op == Op::ConvertLayout)
+          expect(x.dtype == n.dtype && x.shape == n.shape, id, "layout conversion changes the dtype or shape");
+        if (n.op == Op::Reshape) expect(x.shape.numel() == n.shape.numel(), id, "reshape changes the element count");
         break;
       }
-      case Op::Reshape:
-        expect(no == 1 && g.node(g.operand(id, 0)).shape.numel() == n.shape.numel(), id,
-               "reshape changes the element count");
-        break;
-      case Op::DescLoad: case Op::DescStore: case Op::DescPrefetch: {
-        const TmaAttrs a = tma_attrs(g, id);
-        expect(a.rank >= 1 && a.rank <= kMaxRank, id, "TMA rank outside 1..5");
+      case OpCategory::tma: {
+        const TmaAttrs a = attrs<TmaAttrs>(g, id);
         const size_t want = n.op == Op::DescLoad ? 1 + a.rank : n.op == Op::DescStore ? 2 + a.rank : 1;
         expect(no == want, id, "TMA op has the wrong number of operands");
         if (n.op == Op::DescLoad) {
@@ -107,50 +99,42 @@ struct Verifier {
         }
         break;
       }
-      case Op::ArrayElem:
-        expect(no == 2 && n.int_count == 2, id, "tensor_array.elem takes an array, an index, a rank and a prefetch");
-        expect(n.int_count < 2 || (g.int_at(id, 1) >= 0 && g.int_at(id, 1) <= 2), id, "tensor_array.elem prefetch outside 0..2");
+      case OpCategory::reduction:
+        if (n.op == Op::CombineArg || n.op == Op::ReduceResult) {
+          const NodeId r = g.operand(id, 0);
+          expect(g.node(r).op == Op::Reduce, id, "takes a reduce and an index");
+          const size_t values = g.operands(r).size(), k = static_cast<size_t>(attrs<IndexAttrs>(g, id).index);
+          expect(k < (n.op == Op::CombineArg ? 2 * values : values), id, "index out of range");
+          expect(n.dtype == g.node(g.operand(r, static_cast<int>(k % values))).dtype, id, "dtype differs from the reduced value's");
+          expect(n.op == Op::CombineArg ? n.shape.rank == 0 : n.shape == g.node(r).shape, id, "wrong shape");
+          expect(n.op == Op::ReduceResult || n.region == combine_region(g, r), id, "combine argument outside its combine region");
+        }
         break;
-      case Op::CombineArg: case Op::ReduceResult: {
-        const NodeId r = g.operand(id, 0);
-        expect(no == 1 && g.node(r).op == Op::Reduce && n.int_count == 1, id, "takes a reduce and an index");
-        const size_t values = g.operands(r).size(), k = static_cast<size_t>(g.int_at(id, 0));
-        expect(k < (n.op == Op::CombineArg ? 2 * values : values), id, "index out of range");
-        expect(n.dtype == g.node(g.operand(r, static_cast<int>(k % values))).dtype, id, "dtype differs from the reduced value's");
-        expect(n.op == Op::CombineArg ? n.shape.rank == 0 : n.shape == g.node(r).shape, id, "wrong shape");
-        expect(n.op == Op::ReduceResult || n.region == combine_region(g, r), id, "combine argument outside its combine region");
-        break;
-      }
-      case Op::Dot: {
-        expect(no == 3, id, "dot needs three operands");
+      case OpCategory::product: {
         const Shape& a = g.node(g.operand(id, 0)).shape;
         const Shape& b = g.node(g.operand(id, 1)).shape;
         const Shape& c = g.node(g.operand(id, 2)).shape;
         expect(a.rank == 2 && b.rank == 2 && c.rank == 2 && a[1] == b[0] && c[0] == a[0] && c[1] == b[1], id,
                "dot shapes are not MxK, KxN, MxN");
-        expect(n.int_count <= 1, id, "dot has at most one attribute (its precision)");
-        if (n.int_count == 1) {
-          const int64_t p = g.int_at(id, 0);
-          expect(p == 0 || p == 1, id, "dot precision is ieee (0) or tf32 (1)");
-          expect(p == 0 || g.node(g.operand(id, 0)).dtype == DType::f32, id, "tf32 precision needs f32 operands");
-        }
+        expect(dot_precision(g, id) == DotPrecision::ieee || g.node(g.operand(id, 0)).dtype == DType::f32, id,
+               "tf32 precision needs f32 operands");
         break;
       }
-      default:
-        if (is_schedule_op(n.op)) schedule_op(id);
-        break;
+      case OpCategory::schedule: schedule_op(id); break;
+      case OpCategory::tensor: case OpCategory::leaf: case OpCategory::cast: case OpCategory::unary:
+      case OpCategory::memory: case OpCategory::control:
+        break;  // their operand counts and attributes, checked above, are all there is to check
     }
     defined[static_cast<size_t>(id)] = 1;
     if (n.op == Op::Reduce) reduce(id);
     if (n.op == Op::For) {
-      const auto body = static_cast<uint32_t>(g.int_at(id, 0));
+      const uint32_t body = attrs<ForAttrs>(g, id).body;
       walk(body);
       const auto& nodes = g.region(body).nodes;
       expect(!nodes.empty() && g.node(nodes.back()).op == Op::Yield, id, "loop body must end with yield");
       expect(g.operands(nodes.back()).size() + 3 == no, id, "loop yields a different number of values than it carries");
     } else if (n.op == Op::If) {
-      for (int k = 0; k < 2; ++k) {
-        const auto r = static_cast<uint32_t>(g.int_at(id, k));
+      for (uint32_t r : regions_of(g, id)) {
         walk(r);
         const auto& nodes = g.region(r).nodes;
         expect(!nodes.empty() && g.node(nodes.back()).op == Op::Yield, id, "if branch must end with yield");
@@ -162,9 +146,9 @@ struct Verifier {
   void reduce(NodeId id) {
     const Node& n = g.node(id);
     const auto xs = g.operands(id);
-    expect(!xs.empty() && n.int_count == 2, id, "reduce takes values, an axis and a combine region");
+    expect(!xs.empty(), id, "reduce takes values, an axis and a combine region");
     const Shape& s = g.node(xs[0]).shape;
-    const int64_t axis = g.int_at(id, 0);
+    const int axis = attrs<ReduceAttrs>(g, id).axis;
     expect(axis >= 0 && axis < s.rank && n.shape.rank + 1 == s.rank, id, "axis outside the values' rank");
     for (int d = 0, j = 0; d < s.rank; ++d)
       if (d != axis) expect(n.shape.dims[j++] == s.dims[d], id, "result shape is not the values' shape without the axis");

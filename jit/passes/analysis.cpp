@@ -50,29 +50,4 @@ std::string source_line(const ir::Graph& g, NodeId id) {
   return (slash == std::string::npos ? l.file : l.file.substr(slash + 1)) + ":" + std::to_string(l.line);
 }
 
-bool is_value(const ir::Graph& g, NodeId id) {
-  if (ir::is_schedule_op(g.node(id).op)) return false;
-  switch (g.node(id).op) {
-    case Op::ParamTensor: case Op::ParamTensorArray: case Op::ArrayElem: case Op::MergeView: case Op::MakeView:
-    case Op::Store: case Op::AtomicAdd: case Op::DescStore: case Op::DescPrefetch:
-    case Op::For: case Op::If: case Op::Reduce: case Op::Yield:
-      return false;
-    default:
-      return true;
-  }
-}
-
-bool is_elementwise(Op op) {
-  switch (op) {
-    case Op::Cast: case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Rem: case Op::Min: case Op::Max:
-    case Op::And: case Op::Or: case Op::Xor: case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt:
-    case Op::Ge: case Op::Neg: case Op::Not: case Op::Abs: case Op::Exp: case Op::Exp2: case Op::Log: case Op::Log2:
-    case Op::Sqrt: case Op::Rsqrt: case Op::Sin: case Op::Cos: case Op::Tanh: case Op::Sigmoid: case Op::Erf:
-    case Op::Where:
-      return true;
-    default:
-      return false;
-  }
-}
-
 }  // namespace tilejit::passes

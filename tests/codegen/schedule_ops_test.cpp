@@ -406,9 +406,9 @@ TEST_CASE("schedule ops: the verifier refuses one that names the wrong node or h
   };
   refused(Op::PipeBegin, {dot, 2, 0}, f, "names no loop");
   refused(Op::PipeBegin, {f, 1, 0}, f, "at least 2 stages");
-  refused(Op::PipeBegin, {f, 2}, f, "wrong number of schedule attributes");
+  refused(Op::PipeBegin, {f, 2}, f, "attributes do not have the op's layout");
   refused(Op::WgmmaWait, {0, 0, f}, f, "names no dot");
-  refused(Op::WgmmaWait, {0, 0}, f, "wrong number of schedule attributes");
+  refused(Op::WgmmaWait, {0, 0}, f, "attributes do not have the op's layout");
   refused(Op::WgmmaWait, {9, 0, dot}, f, "pending or when out of range");
   refused(Op::WgmmaWait, {0, 3, dot}, f, "pending or when out of range");
   refused(Op::TmaIssue, {dot}, f, "names no TMA load");

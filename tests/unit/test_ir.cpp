@@ -1,6 +1,7 @@
 // Unit tests of the IR: building and hash-consing, the verifier on broken graphs, the structural hash.
 #include <doctest/doctest.h>
 
+#include <set>
 #include <string>
 
 #include "tilejit/tilejit.h"
@@ -297,5 +298,87 @@ TEST_CASE("printer: attributes by name; a pool that does not match its op's layo
   CHECK(contains(text, "tma.prefetch %0 {2, 64}"));
   CHECK(contains(text, "arange {start=0}"));
   CHECK(contains(text, "load %0, %6 {unmasked, ahead=next}"));
+}
+
+TEST_CASE("ops.def: every op's properties agree with each other") {
+  std::set<std::string_view> names;
+  for (int k = 0; k <= static_cast<int>(Op::WarpProducer); ++k) {
+    const auto op = static_cast<Op>(k);
+    INFO(ir::name_of(op));
+    CHECK(names.insert(ir::name_of(op)).second);  // printer names are unique
+    if (ir::is_elementwise(op)) {
+      CHECK(ir::kind_of(op) == ir::OpKind::Pure);
+      CHECK(ir::yields_value(op));
+      CHECK(ir::attrs_kind_of(op) == ir::AttrsKind::NoAttrs);
+      CHECK(ir::operand_count(op) >= 1);
+    }
+    if (ir::is_schedule_op(op)) {
+      CHECK(ir::kind_of(op) == ir::OpKind::Effect);
+      CHECK(!ir::yields_value(op));
+      CHECK(ir::operand_count(op) == 0);
+      CHECK(ir::attrs_kind_of(op) == ir::AttrsKind::ScheduleAttrs);
+    }
+    if (ir::kind_of(op) == ir::OpKind::Region) CHECK(!ir::yields_value(op));  // their results are separate nodes
+    if (ir::category_of(op) == ir::OpCategory::tensor) CHECK(!ir::yields_value(op));
+  }
+  CHECK(ir::category_of(Op::Where) == ir::OpCategory::select);
+  CHECK(ir::operand_count(Op::Dot) == 3);
+  CHECK(ir::operand_count(Op::For) == ir::kVariadic);
+  CHECK(ir::name_of(ir::OpCategory::product) == "product");
+}
+
+TEST_CASE("the verifier checks operand counts and attribute layouts from ops.def") {
+  SUBCASE("an op with too few operands") {
+    ir::Graph g;
+    const ir::NodeId a = i32_const(g, 1);
+    g.add(Op::Add, DType::i32, Shape{}, {a});
+    CHECK(contains(verify_message(g), "wrong number of operands"));
+  }
+  SUBCASE("a unary op with two") {
+    ir::Graph g;
+    const ir::NodeId a = i32_const(g, 1);
+    g.add(Op::Neg, DType::i32, Shape{}, {a, a});
+    CHECK(contains(verify_message(g), "wrong number of operands"));
+  }
+  SUBCASE("attributes the op does not have") {
+    ir::Graph g;
+    const ir::NodeId a = i32_const(g, 1);
+    g.add(Op::Neg, DType::i32, Shape{}, {a}, {3});
+    CHECK(contains(verify_message(g), "attributes do not have the op's layout"));
+  }
+  SUBCASE("an axis outside the ranks") {
+    ir::Graph g;
+    g.add(Op::ProgramId, DType::i32, Shape{}, {}, {7});
+    CHECK(contains(verify_message(g), "attributes do not have the op's layout"));
+  }
+  SUBCASE("a load whose mask flag is not 0 or 1") {
+    ir::Graph g = graph_with_tensor();
+    const ir::NodeId offs = g.add(Op::Arange, DType::i32, Shape{16}, {}, {0});
+    g.add(Op::Load, DType::f32, Shape{16}, {0, offs}, {2});
+    CHECK(contains(verify_message(g), "attributes do not have the op's layout"));
+  }
+}
+
+TEST_CASE("typed attributes: decode what the front end encoded, encode back the same pool") {
+  ir::Graph g = graph_with_tensor();
+  const ir::NodeId m = g.add(Op::ProgramId, DType::i32, Shape{}, {}, {1});
+  const ir::NodeId t = g.add(Op::DescLoad, DType::f32, Shape{64, 16}, {0, m, m}, {2, 64, 32, 1, 2, 1, 2});
+  const ir::NodeId r = g.add(Op::ReduceMax, DType::f32, Shape{64}, {t}, {1});
+  CHECK(ir::attrs<ir::AxisAttrs>(g, m).axis == 1);
+  CHECK(ir::attrs<ir::AxisAttrs>(g, r).axis == 1);
+  CHECK(ir::attrs<ir::ParamAttrs>(g, 0).rank == 2);
+  const ir::TmaAttrs a = ir::attrs<ir::TmaAttrs>(g, t);
+  CHECK(a.rank == 2);
+  CHECK(a.box[1] == 32);
+  CHECK(a.estride[1] == 2);
+  CHECK(a.fill == 1);
+  CHECK(a.placement == 2);
+  const std::vector<int64_t> pool(g.ints(t).begin(), g.ints(t).end());
+  CHECK(a.encode(Op::DescLoad) == pool);
+  CHECK(ir::AccessAttrs{true, ir::LoadAhead::next_iteration}.encode(Op::Load) == std::vector<int64_t>{1, 1});
+  CHECK(ir::AccessAttrs{true, ir::LoadAhead::none}.encode(Op::Store) == std::vector<int64_t>{1});
+  CHECK(ir::DotAttrs{}.encode(Op::Dot).empty());
+  // Reading an op's attributes as another op's struct is an internal error, not a misread.
+  CHECK_THROWS_AS(ir::attrs<ir::IndexAttrs>(g, m), tilejit::InternalError);
 }
 }  // TEST_SUITE

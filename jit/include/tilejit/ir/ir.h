@@ -68,7 +68,8 @@
 // Every node belongs to one region; a region lists its nodes in program order.
 // Region 0 is the kernel body.
 //
-// Operands (o) and ints (i) per op ("..." means a variable count):
+// Operands (o) and ints (i) per op ("..." means a variable count). ops.def lists each op's operand count
+// and the struct of attributes.h that reads its ints; code reads them through that struct (ir::attrs<A>):
 //   ParamTensor       o: -            i: [param index, tensor rank]          dtype = element type
 //   ParamTensorArray  o: -            i: [param index, tensor rank]
 //   ParamScalar       o: -            i: [param index]
@@ -170,23 +171,11 @@
 #include <vector>
 
 #include "tilejit/config.h"
+#include "tilejit/ir/attributes.h"
 #include "tilejit/ir/dtype.h"
+#include "tilejit/ir/op.h"
 
 namespace tilejit::ir {
-
-enum class Op : uint8_t {
-#define TILEJIT_OP(Name, Kind, Text) Name,
-#include "tilejit/ir/ops.def"
-};
-
-enum class OpKind : uint8_t { Pure, Effect, Region, Arg };
-
-OpKind kind_of(Op op);
-std::string_view name_of(Op op);
-
-using NodeId = int32_t;
-inline constexpr NodeId kNoNode = -1;
-inline constexpr int kMaxRank = 5;
 
 /// Static block shape, outermost dimension first. Rank 0 is a scalar.
 struct Shape {
@@ -317,8 +306,6 @@ class Graph {
 /// Reduce's combine function (empty for any other op). They are the op's last attributes.
 std::vector<uint32_t> regions_of(const Graph& g, NodeId id);
 
-/// The combine region of Reduce node `id` (its first attribute is the axis).
-inline uint32_t combine_region(const Graph& g, NodeId id) { return static_cast<uint32_t>(g.int_at(id, 1)); }
 
 /// Readable text of the whole graph (stable: used by golden tests and TILEJIT_DUMP=ir). Each node reads
 /// "%id: dtype[shape] = op %operands... {attributes}", the attributes by name (attributes_text).
@@ -333,65 +320,26 @@ std::string attributes_text(const Graph& g, NodeId id);
 /// Checks the invariants documented above; throws InternalError naming the node.
 void verify(const Graph& g);
 
-/// How a dot of f32 operands multiplies (Triton's input_precision): ieee multiplies the f32 values
-/// (CUDA cores), tf32 first truncates each operand to tf32 (tensor cores' f32 input format).
-enum class DotPrecision : int64_t { ieee = 0, tf32 = 1 };
-/// The precision of Dot node `id`.
-inline DotPrecision dot_precision(const Graph& g, NodeId id) {
-  return g.node(id).int_count ? static_cast<DotPrecision>(g.int_at(id, 0)) : DotPrecision::ieee;
+/// The attributes of node `id`, read by its op's struct (ops.def's Attrs column): `attrs<AxisAttrs>(g, id).axis`.
+/// An InternalError when the op's attributes are another struct.
+[[noreturn]] void attrs_mismatch(Op op, AttrsKind asked);
+template <class A>
+A attrs(const Graph& g, NodeId id) {
+  const Op op = g.node(id).op;
+  if (attrs_kind_of(op) != A::kind) attrs_mismatch(op, A::kind);
+  return A::decode(op, g.ints(id));
 }
 
+// Shorthands for the attributes read most often.
+/// The combine region of Reduce node `id`.
+inline uint32_t combine_region(const Graph& g, NodeId id) { return attrs<ReduceAttrs>(g, id).combine; }
+inline DotPrecision dot_precision(const Graph& g, NodeId id) { return attrs<DotAttrs>(g, id).precision; }
 /// True when MakeView node `id` was made by tensor.rows(start, end) (its start and end are its last operands).
-inline bool is_rows_view(const Graph& g, NodeId id) { return g.node(id).int_count > 1 && g.int_at(id, 1) == 1; }
-
-/// How the descriptors of a TensorArray element are prefetched where the element is taken (ArrayElem's
-/// second attribute): prefetch.tensormap (the default), a generic L2 prefetch of the descriptor's 128
-/// bytes (prefetch.L2), or not at all (the first TMA access fetches it; an explicit
-/// prefetch_descriptor still prefetches). A hint only: values are the same either way.
-enum class ArrayPrefetch : int64_t { tensormap = 0, l2 = 1, none = 2 };
-/// The prefetch of ArrayElem node `id`.
-inline ArrayPrefetch array_prefetch(const Graph& g, NodeId id) { return static_cast<ArrayPrefetch>(g.int_at(id, 1)); }
-
-// Helpers for the DescLoad/DescStore/DescPrefetch attribute layout.
-struct TmaAttrs {
-  int rank = 0;
-  std::array<int32_t, kMaxRank> box{};
-  std::array<int32_t, kMaxRank> estride{1, 1, 1, 1, 1};
-  int fill = 0;       ///< 0 zero, 1 NaN
-  int reduce = 0;     ///< DescStore only
-  int placement = 0;  ///< 0 auto, 1 host, 2 device
-};
-TmaAttrs tma_attrs(const Graph& g, NodeId id);
-std::vector<int64_t> encode_tma_attrs(Op op, const TmaAttrs& a);
-
-/// True for the schedule ops (TmaIssue ... ReuseFence).
-bool is_schedule_op(Op op);
-
-/// Which products a WgmmaWait ends.
-enum class WaitFor : uint8_t {
-  issued = 0,              ///< the dot's own group, right after it is issued
-  previous_iteration = 1,  ///< the previous iteration's (the dot's group stays in flight into the next one)
-  last_iteration = 2,      ///< after the loop: the last iteration's, which stayed in flight
-};
-
-/// Why a CtaBarrier is there.
-enum class BarrierReason : uint8_t {
-  stage_free_in_flight = 0,  ///< after each warpgroup's wait for the previous iteration's products: its stage is free
-  stage_free = 1,            ///< every thread has awaited the previous iteration's products (none stayed in flight to here)
-};
-
-/// The attributes of a schedule op, by name (the table above says which each op has).
-struct ScheduleAttrs {
-  NodeId node = kNoNode;  ///< the loop (Pipe*), the load (TmaIssue), the node (ReuseFence)
-  int stages = 0;
-  bool ring_persists = false;
-  NodeId load = kNoNode;  ///< PipeWait: the stage's first load
-  int pending = 0;
-  WaitFor when = WaitFor::issued;
-  BarrierReason reason = BarrierReason::stage_free;
-  std::vector<NodeId> dots = {};  ///< WgmmaWait: the products it ends (dots or loop-carried values), in issue order
-};
-ScheduleAttrs schedule_attrs(const Graph& g, NodeId id);
-std::vector<int64_t> encode_schedule_attrs(Op op, const ScheduleAttrs& a);
+inline bool is_rows_view(const Graph& g, NodeId id) { return attrs<MakeViewAttrs>(g, id).rows; }
+inline ArrayPrefetch array_prefetch(const Graph& g, NodeId id) { return attrs<ArrayElemAttrs>(g, id).prefetch; }
+inline TmaAttrs tma_attrs(const Graph& g, NodeId id) { return attrs<TmaAttrs>(g, id); }
+inline std::vector<int64_t> encode_tma_attrs(Op op, const TmaAttrs& a) { return a.encode(op); }
+inline ScheduleAttrs schedule_attrs(const Graph& g, NodeId id) { return attrs<ScheduleAttrs>(g, id); }
+inline std::vector<int64_t> encode_schedule_attrs(Op op, const ScheduleAttrs& a) { return a.encode(op); }
 
 }  // namespace tilejit::ir

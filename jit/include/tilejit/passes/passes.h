@@ -52,12 +52,8 @@ GraphInfo analyze(const ir::Graph& g);
 /// performance notes, plan descriptions and pass diagnostics name the user's code.
 std::string source_line(const ir::Graph& g, NodeId id);
 
-/// True for nodes that hold a block value (as opposed to tensors, effects and regions).
-bool is_value(const ir::Graph& g, NodeId id);
-
-/// True for ops computed element by element from operands of the result's shape
-/// (arithmetic, comparisons, math, casts, where).
-bool is_elementwise(ir::Op op);
+/// True for nodes that hold a block value (as opposed to tensors, effects and regions): ops.def's Result column.
+inline bool is_value(const ir::Graph& g, NodeId id) { return ir::yields_value(g.node(id).op); }
 
 // ---- rewriting passes ---------------------------------------------------------
 
