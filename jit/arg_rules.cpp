@@ -60,8 +60,8 @@ void check_tma_extent(const ir::Graph& g, const TensorArg& t, size_t p, int64_t 
 // parameter), or -1 for views made in the kernel (checked where they are used).
 int direct_tma_param(const ir::Graph& g, ir::NodeId t) {
   const ir::Node& n = g.node(t);
-  if (n.op == ir::Op::ParamTensor) return static_cast<int>(g.int_at(t, 0));
-  if (n.op == ir::Op::ArrayElem) return static_cast<int>(g.int_at(g.operand(t, 0), 0));
+  if (n.op == ir::Op::ParamTensor) return ir::attrs<ir::ParamAttrs>(g, t).param;
+  if (n.op == ir::Op::ArrayElem) return ir::attrs<ir::ParamAttrs>(g, g.operand(t, 0)).param;
   return -1;
 }
 

@@ -143,12 +143,12 @@ class Machine {
         }
         case Op::For: {
           LoopInfo L;
-          L.body = static_cast<uint32_t>(g_.int_at(id, 0));
+          L.body = ir::attrs<ir::ForAttrs>(g_, id).body;
           L.args.assign(g_.operands(id).size() - 3, ir::kNoNode);
           for (NodeId b : g_.region(L.body).nodes) {
             const ir::Node& bn = g_.node(b);
             if (bn.op == Op::LoopIndex && g_.operand(b, 0) == id) L.index = b;
-            if (bn.op == Op::LoopArg && g_.operand(b, 0) == id) L.args[static_cast<size_t>(g_.int_at(b, 0))] = b;
+            if (bn.op == Op::LoopArg && g_.operand(b, 0) == id) L.args[static_cast<size_t>(ir::attrs<ir::IndexAttrs>(g_, b).index)] = b;
           }
           const auto& body = g_.region(L.body).nodes;
           check_internal(!body.empty() && g_.node(body.back()).op == Op::Yield, "interpreter: loop body without yield");
@@ -164,7 +164,7 @@ class Machine {
           c.region = ir::combine_region(g_, id);
           c.args.assign(2 * g_.operands(id).size(), ir::kNoNode);
           for (NodeId b : g_.region(c.region).nodes)
-            if (g_.node(b).op == Op::CombineArg) c.args[static_cast<size_t>(g_.int_at(b, 0))] = b;
+            if (g_.node(b).op == Op::CombineArg) c.args[static_cast<size_t>(ir::attrs<ir::IndexAttrs>(g_, b).index)] = b;
           c.yield = g_.region(c.region).nodes.back();
           c.acc.resize(g_.operands(id).size());
           c.next.resize(c.acc.size());
@@ -175,8 +175,9 @@ class Machine {
         }
         case Op::If: {
           IfInfo info;
+          const std::vector<uint32_t> branches = ir::regions_of(g_, id);  // then, else
           for (int k = 0; k < 2; ++k) {
-            const auto& nodes = g_.region(static_cast<uint32_t>(g_.int_at(id, k))).nodes;
+            const auto& nodes = g_.region(branches[static_cast<size_t>(k)]).nodes;
             check_internal(!nodes.empty() && g_.node(nodes.back()).op == Op::Yield, "interpreter: if branch without yield");
             info.yield[k] = nodes.back();
           }
@@ -222,13 +223,13 @@ class Machine {
     switch (n.op) {
       // ---- parameters and tensors
       case Op::ParamTensor: {
-        const auto p = static_cast<size_t>(g_.int_at(id, 0));
+        const auto p = static_cast<size_t>(ir::attrs<ir::ParamAttrs>(g_, id).param);
         tens_[static_cast<size_t>(id)] = tensor_of_arg(args_[p].tensor, static_cast<int>(p), -1);
         return;
       }
       case Op::ParamTensorArray: return;
       case Op::ParamScalar: {
-        const KernelArg& a = args_[static_cast<size_t>(g_.int_at(id, 0))];
+        const KernelArg& a = args_[static_cast<size_t>(ir::attrs<ir::ParamAttrs>(g_, id).param)];
         out.reset(n.dtype, n.shape);
         if (is_float(n.dtype)) {
           out.f[0] = round_once(n.dtype, is_float(a.dtype) ? a.f : static_cast<double>(a.i));
@@ -240,13 +241,13 @@ class Machine {
       case Op::TensorSize:
       case Op::TensorStride: {
         const TensorValue& t = tensor(ops[0]);
-        const auto d = static_cast<size_t>(g_.int_at(id, 0));
+        const auto d = static_cast<size_t>(ir::attrs<ir::DimAttrs>(g_, id).dim);
         out.reset(n.dtype, n.shape);
         out.i[0] = n.op == Op::TensorSize ? t.sizes[d] : t.strides[d];
         return;
       }
       case Op::ArrayElem: {
-        const auto p = static_cast<size_t>(g_.int_at(ops[0], 0));
+        const auto p = static_cast<size_t>(ir::attrs<ir::ParamAttrs>(g_, ops[0]).param);
         const int64_t idx = scalar_i(ops[1]);
         const auto& arr = args_[p].array;
         if (idx < 0 || idx >= static_cast<int64_t>(arr.size()))
@@ -259,7 +260,7 @@ class Machine {
         tens_[static_cast<size_t>(id)] = merge_view(g_, tensor(ops[0]), g_.ints(id).subspan(1));
         return;
       case Op::MakeView: {
-        const auto rank = static_cast<size_t>(g_.int_at(id, 0));
+        const auto rank = static_cast<size_t>(ir::attrs<ir::MakeViewAttrs>(g_, id).rank);
         int64_t sz[kMaxTensorRank] = {}, st[kMaxTensorRank] = {};
         for (size_t d = 0; d < rank; ++d) {
           sz[d] = scalar_i(ops[2 + d]);
@@ -282,14 +283,14 @@ class Machine {
       case Op::Const:
         out.reset(n.dtype, n.shape);
         if (is_float(n.dtype)) {
-          out.f[0] = std::bit_cast<double>(g_.int_at(id, 0));
+          out.f[0] = std::bit_cast<double>(ir::attrs<ir::ConstAttrs>(g_, id).bits);
         } else {
-          out.i[0] = wrap(n.dtype, g_.int_at(id, 0));
+          out.i[0] = wrap(n.dtype, ir::attrs<ir::ConstAttrs>(g_, id).bits);
         }
         return;
       case Op::ProgramId:
       case Op::NumPrograms: {
-        const auto axis = static_cast<size_t>(g_.int_at(id, 0));
+        const auto axis = static_cast<size_t>(ir::attrs<ir::AxisAttrs>(g_, id).axis);
         const uint32_t dims[3] = {grid_.x, grid_.y, grid_.z};
         out.reset(n.dtype, n.shape);
         out.i[0] = wrap(n.dtype, n.op == Op::ProgramId ? pid_[axis] : dims[axis]);
@@ -297,7 +298,7 @@ class Machine {
       }
       case Op::Arange: {
         out.reset(n.dtype, n.shape);
-        const int64_t start = g_.int_at(id, 0);
+        const int64_t start = ir::attrs<ir::ArangeAttrs>(g_, id).start;
         for (size_t k = 0; k < out.i.size(); ++k) out.i[k] = wrap(n.dtype, start + static_cast<int64_t>(k));
         return;
       }
@@ -344,12 +345,12 @@ class Machine {
         return;
       case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::ArgMax:
         out.reset(n.dtype, n.shape);
-        eval_reduce(n.op, val(ops[0]), static_cast<int>(g_.int_at(id, 0)), out);
+        eval_reduce(n.op, val(ops[0]), ir::attrs<ir::AxisAttrs>(g_, id).axis, out);
         return;
       case Op::Reduce: run_combine(id, ops); return;
       case Op::CombineArg: return;  // set by the Reduce that owns it
       case Op::ReduceResult:
-        out = combines_[static_cast<size_t>(aux_[static_cast<size_t>(ops[0])])].results[static_cast<size_t>(g_.int_at(id, 0))];
+        out = combines_[static_cast<size_t>(aux_[static_cast<size_t>(ops[0])])].results[static_cast<size_t>(ir::attrs<ir::IndexAttrs>(g_, id).index)];
         return;
       case Op::Dot:
         out.reset(n.dtype, n.shape);
@@ -357,14 +358,14 @@ class Machine {
         return;
       // ---- memory
       case Op::Load: {
-        const bool masked = g_.int_at(id, 0) != 0;
+        const bool masked = ir::attrs<ir::AccessAttrs>(g_, id).masked;
         out.reset(n.dtype, n.shape);
         eval_load(g_, tensor(ops[0]), val(ops[1]), masked ? &val(ops[2]) : nullptr, masked ? &val(ops[3]) : nullptr, out);
         return;
       }
       case Op::Store:
       case Op::AtomicAdd: {
-        const bool masked = g_.int_at(id, 0) != 0;
+        const bool masked = ir::attrs<ir::AccessAttrs>(g_, id).masked;
         eval_store(g_, tensor(ops[0]), val(ops[1]), val(ops[2]), masked ? &val(ops[3]) : nullptr, n.op == Op::AtomicAdd);
         return;
       }
@@ -416,18 +417,19 @@ class Machine {
         return;
       case Op::LoopResult: {
         const LoopInfo& L = loops_[static_cast<size_t>(aux_[static_cast<size_t>(ops[0])])];
-        out = L.carried[static_cast<size_t>(g_.int_at(id, 0))];
+        out = L.carried[static_cast<size_t>(ir::attrs<ir::IndexAttrs>(g_, id).index)];
         return;
       }
       case Op::If: {
         IfInfo& info = ifs_[static_cast<size_t>(aux_[static_cast<size_t>(id)])];
         info.taken = scalar_i(ops[0]) ? 0 : 1;
-        eval_region(static_cast<uint32_t>(g_.int_at(id, info.taken)));
+        const ir::IfAttrs branches = ir::attrs<ir::IfAttrs>(g_, id);
+        eval_region(info.taken == 0 ? branches.then_region : branches.else_region);
         return;
       }
       case Op::IfResult: {
         const IfInfo& info = ifs_[static_cast<size_t>(aux_[static_cast<size_t>(ops[0])])];
-        out = val(g_.operand(info.yield[info.taken], static_cast<int>(g_.int_at(id, 0))));
+        out = val(g_.operand(info.yield[info.taken], ir::attrs<ir::IndexAttrs>(g_, id).index));
         return;
       }
     }
@@ -461,7 +463,7 @@ class Machine {
   void run_combine(NodeId id, std::span<const NodeId> xs) {
     CombineInfo& c = combines_[static_cast<size_t>(aux_[static_cast<size_t>(id)])];
     const size_t n = xs.size();
-    const auto [outer, len, inner] = reduce_geometry(g_.node(xs[0]).shape, static_cast<int>(g_.int_at(id, 0)));
+    const auto [outer, len, inner] = reduce_geometry(g_.node(xs[0]).shape, ir::attrs<ir::ReduceAttrs>(g_, id).axis);
     auto copy = [](Block& dst, int64_t di, const Block& src, int64_t si) {
       if (is_float(dst.dtype)) dst.f[static_cast<size_t>(di)] = src.f[static_cast<size_t>(si)];
       else dst.i[static_cast<size_t>(di)] = src.i[static_cast<size_t>(si)];

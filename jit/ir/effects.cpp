@@ -12,7 +12,7 @@ NodeId view_base(const Graph& g, NodeId t) {
 int tensor_param(const Graph& g, NodeId t) {
   for (t = view_base(g, t); g.node(t).op == Op::ArrayElem;) t = view_base(g, g.operand(t, 0));
   const Op op = g.node(t).op;
-  return op == Op::ParamTensor || op == Op::ParamTensorArray ? static_cast<int>(g.int_at(t, 0)) : -1;
+  return op == Op::ParamTensor || op == Op::ParamTensorArray ? attrs<ParamAttrs>(g, t).param : -1;
 }
 
 std::vector<int> written_params(const Graph& g) {
