@@ -9,6 +9,7 @@
 
 #include "../../samples/sample_kernels.h"
 #include "emit_kernels.h"
+#include "tilejit/codegen/codegen.h"
 #include "tilejit/error.h"
 #include "tilejit/passes/passes.h"
 #include "tilejit/runtime/compiler.h"

@@ -7,6 +7,7 @@
 
 #include <tilejit/tilejit.h>
 
+#include "tilejit/codegen/codegen.h"
 #include "tilejit/error.h"
 #include "tilejit/passes/passes.h"
 #include "../../samples/sample_kernels.h"

@@ -19,7 +19,9 @@
 #include <unordered_set>
 #include <vector>
 
-#include "tilejit/codegen/codegen.h"
+#include "tilejit/codegen/launch_plan.h"
+#include "tilejit/codegen/options.h"
+#include "tilejit/codegen/performance_note.h"
 #include "tilejit/ir/ir.h"
 #include "tilejit/layout/layout.h"
 #include "tilejit/layout/mma.h"
