@@ -37,7 +37,7 @@
 #include "tilejit/codegen/codegen.h"
 #include "tilejit/error.h"
 #include "tilejit/layout/layout.h"
-#include "tilejit/passes/passes.h"
+#include "tilejit/passes/lowering.h"
 
 namespace tilejit::codegen::detail {
 

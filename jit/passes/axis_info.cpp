@@ -2,7 +2,9 @@
 #include <algorithm>
 
 #include "tilejit/error.h"
-#include "tilejit/passes/passes.h"
+#include "tilejit/passes/axis_info.h"
+#include "tilejit/passes/graph_info.h"
+#include "tilejit/passes/value_layouts.h"
 
 namespace tilejit::passes {
 

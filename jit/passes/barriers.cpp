@@ -3,7 +3,7 @@
 // tile every thread reads. The emitter prints what BarrierPlan says; the barriers inside one op's own
 // protocol (write its tile, barrier, read it) are part of that op.
 
-#include "tilejit/passes/passes.h"
+#include "tilejit/passes/lowering.h"
 
 namespace tilejit::passes {
 

@@ -2,7 +2,8 @@
 // memory and register layouts, one function per plan, and `describe`, which composes them.
 #include <algorithm>
 
-#include "tilejit/passes/passes.h"
+#include "tilejit/passes/describe.h"
+#include "tilejit/passes/lowering.h"
 
 namespace tilejit::passes {
 

@@ -6,7 +6,11 @@
 #include "passes/prefetch_loads.h"
 #include "tilejit/config.h"
 #include "tilejit/error.h"
-#include "tilejit/passes/passes.h"
+#include "tilejit/passes/describe.h"
+#include "tilejit/passes/lowering.h"
+#include "tilejit/passes/register_budget.h"
+#include "tilejit/passes/rewrites.h"
+#include "tilejit/passes/schedule_ops.h"
 
 namespace tilejit::passes {
 

@@ -5,7 +5,8 @@
 #include <algorithm>
 
 #include "tilejit/error.h"
-#include "tilejit/passes/passes.h"
+#include "tilejit/passes/lowering.h"
+#include "tilejit/passes/schedule_ops.h"
 
 namespace tilejit::passes {
 

@@ -4,7 +4,13 @@
 #include <unordered_set>
 
 #include "tilejit/error.h"
-#include "tilejit/passes/passes.h"
+#include "tilejit/passes/graph_info.h"
+#include "tilejit/passes/loop_pipeline.h"
+#include "tilejit/passes/mma_plan.h"
+#include "tilejit/passes/smem_plan.h"
+#include "tilejit/passes/tma_plan.h"
+#include "tilejit/passes/value_layouts.h"
+#include "tilejit/passes/warp_roles.h"
 #include "tilejit/tma_rules.h"
 
 namespace tilejit::passes {

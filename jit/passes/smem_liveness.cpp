@@ -2,7 +2,10 @@
 // lifetimes do not overlap, and the barriers that make such a reuse safe.
 #include <algorithm>
 
-#include "tilejit/passes/passes.h"
+#include "tilejit/passes/graph_info.h"
+#include "tilejit/passes/loop_pipeline.h"
+#include "tilejit/passes/mma_plan.h"
+#include "tilejit/passes/smem_plan.h"
 
 namespace tilejit::passes {
 

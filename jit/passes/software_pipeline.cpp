@@ -4,7 +4,13 @@
 #include <set>
 
 #include "passes/tensor_source.h"
-#include "tilejit/passes/passes.h"
+#include "tilejit/passes/axis_info.h"
+#include "tilejit/passes/graph_info.h"
+#include "tilejit/passes/loop_pipeline.h"
+#include "tilejit/passes/mma_plan.h"
+#include "tilejit/passes/smem_plan.h"
+#include "tilejit/passes/tma_plan.h"
+#include "tilejit/passes/value_layouts.h"
 
 namespace tilejit::passes {
 

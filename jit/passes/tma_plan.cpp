@@ -6,7 +6,10 @@
 #include "passes/rewrite.h"
 #include "passes/tensor_source.h"
 #include "tilejit/error.h"
-#include "tilejit/passes/passes.h"
+#include "tilejit/passes/graph_info.h"
+#include "tilejit/passes/mma_plan.h"
+#include "tilejit/passes/tma_plan.h"
+#include "tilejit/passes/value_layouts.h"
 #include "tilejit/tma_rules.h"
 
 namespace tilejit::passes {

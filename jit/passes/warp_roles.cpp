@@ -4,7 +4,11 @@
 
 #include "passes/tensor_source.h"
 #include "tilejit/ir/effects.h"
-#include "tilejit/passes/passes.h"
+#include "tilejit/passes/graph_info.h"
+#include "tilejit/passes/loop_pipeline.h"
+#include "tilejit/passes/tma_plan.h"
+#include "tilejit/passes/value_layouts.h"
+#include "tilejit/passes/warp_roles.h"
 
 namespace tilejit::passes {
 

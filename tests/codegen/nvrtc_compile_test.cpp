@@ -11,7 +11,7 @@
 #include "emit_kernels.h"
 #include "tilejit/codegen/codegen.h"
 #include "tilejit/error.h"
-#include "tilejit/passes/passes.h"
+#include "tilejit/passes/lowering.h"
 #include "tilejit/runtime/compiler.h"
 #include "tilejit/tma_rules.h"
 #include <tilejit/tilejit.h>

@@ -7,10 +7,12 @@
 
 #include <tilejit/tilejit.h>
 
+#include "../../samples/sample_kernels.h"
 #include "tilejit/codegen/codegen.h"
 #include "tilejit/error.h"
-#include "tilejit/passes/passes.h"
-#include "../../samples/sample_kernels.h"
+#include "tilejit/passes/lowering.h"
+#include "tilejit/passes/rewrites.h"
+#include "tilejit/passes/schedule_ops.h"
 
 using namespace tilejit::dsl;
 using tilejit::Config;

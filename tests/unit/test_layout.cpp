@@ -6,7 +6,7 @@
 #include <set>
 
 #include "tilejit/layout/layout.h"
-#include "tilejit/passes/passes.h"
+#include "tilejit/passes/lowering.h"
 #include "tilejit/tilejit.h"
 
 using namespace tilejit::layout;
