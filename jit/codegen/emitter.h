@@ -39,6 +39,7 @@
 #include "tilejit/codegen/codegen.h"
 #include "tilejit/error.h"
 #include "tilejit/layout/layout.h"
+#include "tilejit/layout/shared_layout.h"
 #include "tilejit/passes/lowering.h"
 
 namespace tilejit::codegen::detail {

@@ -4,6 +4,7 @@
 #include <unordered_set>
 
 #include "tilejit/error.h"
+#include "tilejit/layout/shared_layout.h"
 #include "tilejit/passes/graph_info.h"
 #include "tilejit/passes/loop_pipeline.h"
 #include "tilejit/passes/mma_plan.h"

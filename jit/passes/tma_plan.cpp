@@ -6,6 +6,7 @@
 #include "passes/rewrite.h"
 #include "passes/tensor_source.h"
 #include "tilejit/error.h"
+#include "tilejit/layout/shared_layout.h"
 #include "tilejit/passes/graph_info.h"
 #include "tilejit/passes/mma_plan.h"
 #include "tilejit/passes/tma_plan.h"

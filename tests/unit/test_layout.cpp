@@ -6,6 +6,7 @@
 #include <set>
 
 #include "tilejit/layout/layout.h"
+#include "tilejit/layout/shared_layout.h"
 #include "tilejit/passes/lowering.h"
 #include "tilejit/tilejit.h"
 

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "tilejit/layout/mma.h"
+#include "tilejit/layout/shared_layout.h"
 #include "tilejit/passes/axis_info.h"
 #include "tilejit/passes/graph_info.h"
 #include "tilejit/passes/tma_plan.h"

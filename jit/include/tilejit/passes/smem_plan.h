@@ -21,6 +21,7 @@
 #include "tilejit/passes/warp_roles.h"
 #include "tilejit/ir/ir.h"
 #include "tilejit/layout/layout.h"
+#include "tilejit/layout/shared_layout.h"
 
 namespace tilejit::passes {
 
