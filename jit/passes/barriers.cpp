@@ -9,7 +9,7 @@ namespace tilejit::passes {
 
 namespace {
 
-bool uniform(const Layout& layout, NodeId v) { return layout.of[static_cast<size_t>(v)].kind == ValueLayout::Uniform; }
+bool uniform(const ValueLayouts& layout, NodeId v) { return layout.of[static_cast<size_t>(v)].kind == ValueLayout::Uniform; }
 
 /// Whether op `id` stages an operand through the scratch arena (and so writes it, passes a barrier
 /// and reads it back): a layout conversion, reshape or permute that moves data between threads from

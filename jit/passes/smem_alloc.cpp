@@ -54,7 +54,7 @@ bool reads_registers(const ir::Graph& g, NodeId user, size_t slot) {
   }
 }
 
-std::vector<int> reduction_scratch(const ir::Graph& g, const Layout& layout, NodeId id) {
+std::vector<int> reduction_scratch(const ir::Graph& g, const ValueLayouts& layout, NodeId id) {
   const ir::Node& n = g.node(id);
   const NodeId x0 = g.operand(id, 0);
   const ValueLayout& x = layout.of[static_cast<size_t>(x0)];
@@ -80,7 +80,7 @@ std::vector<int> reduction_scratch(const ir::Graph& g, const Layout& layout, Nod
   return offsets;
 }
 
-int scratch_bytes_of(const ir::Graph& g, const Layout& layout, const SmemPlan& smem, const MmaPlan& mma, NodeId id) {
+int scratch_bytes_of(const ir::Graph& g, const ValueLayouts& layout, const SmemPlan& smem, const MmaPlan& mma, NodeId id) {
   const ir::Node& n = g.node(id);
   auto staged = [&](NodeId v) -> int {
     if (layout.of[static_cast<size_t>(v)].kind != ValueLayout::Distributed) return 0;
@@ -121,8 +121,8 @@ namespace {
 /// added (loads, K-major copies, stores), which is the order the emitter names them in (tj_buf<k>).
 class TileUsePlanner {
  public:
-  TileUsePlanner(const ir::Graph& g, const GraphInfo& info, const Layout& layout, const TmaPlan& tma, const MmaPlan& mma,
-                 const PipelinePlan& pipe, const WarpRoles& roles)
+  TileUsePlanner(const ir::Graph& g, const GraphInfo& info, const ValueLayouts& layout, const TmaPlan& tma, const MmaPlan& mma,
+                 const LoopPipelinePlan& pipe, const WarpRoles& roles)
       : g_(g), info_(info), layout_(layout), tma_(tma), mma_(mma), pipe_(pipe), roles_(roles) {
     for (size_t i = 0; i < g.size(); ++i)
       if (info.position[i] >= 0) order_.push_back(static_cast<NodeId>(i));
@@ -162,10 +162,10 @@ class TileUsePlanner {
 
   const ir::Graph& g_;
   const GraphInfo& info_;
-  const Layout& layout_;
+  const ValueLayouts& layout_;
   const TmaPlan& tma_;
   const MmaPlan& mma_;
-  const PipelinePlan& pipe_;
+  const LoopPipelinePlan& pipe_;
   const WarpRoles& roles_;
   std::vector<NodeId> order_;
   SmemPlan plan_;
@@ -356,8 +356,8 @@ void TileUsePlanner::plan_staging() {
 
 /// The second half of allocate_shared: the scratch arena's size, every offset (tiles by liveness, descriptor
 /// staging, scratch, barriers) and the total, refused when it exceeds what one program may have.
-void allocate_regions(const ir::Graph& g, const GraphInfo& info, const Layout& layout, const TmaPlan& tma, const MmaPlan& mma,
-                      const PipelinePlan& pipe, const std::vector<NodeId>& order, SmemPlan& plan) {
+void allocate_regions(const ir::Graph& g, const GraphInfo& info, const ValueLayouts& layout, const TmaPlan& tma, const MmaPlan& mma,
+                      const LoopPipelinePlan& pipe, const std::vector<NodeId>& order, SmemPlan& plan) {
   for (NodeId id : order) plan.scratch_bytes = std::max(plan.scratch_bytes, scratch_bytes_of(g, layout, plan, mma, id));
 
   // Offsets: tiles (by liveness), descriptor staging, scratch, barriers.
@@ -401,8 +401,8 @@ void allocate_regions(const ir::Graph& g, const GraphInfo& info, const Layout& l
 
 }  // namespace
 
-SmemPlan allocate_shared(const ir::Graph& g, const GraphInfo& info, const Layout& layout, const TmaPlan& tma,
-                         const MmaPlan& mma, const PipelinePlan& pipe, const WarpRoles& roles) {
+SmemPlan allocate_shared(const ir::Graph& g, const GraphInfo& info, const ValueLayouts& layout, const TmaPlan& tma,
+                         const MmaPlan& mma, const LoopPipelinePlan& pipe, const WarpRoles& roles) {
   TileUsePlanner tiles(g, info, layout, tma, mma, pipe, roles);
   SmemPlan plan = tiles.run();
   allocate_regions(g, info, layout, tma, mma, pipe, tiles.order(), plan);

@@ -68,7 +68,7 @@ int decide(const ir::Graph& g, NodeId op) {
 
 }  // namespace
 
-TmaPlan collect_descriptors(const ir::Graph& g, const GraphInfo& info, const MmaPlan* mma, const Layout* layout) {
+TmaPlan collect_descriptors(const ir::Graph& g, const GraphInfo& info, const MmaPlan* mma, const ValueLayouts* layout) {
   std::vector<NodeId> ops;
   for (size_t i = 0; i < g.size(); ++i)
     if (is_tma(g.node(static_cast<NodeId>(i)).op) && info.position[i] >= 0) ops.push_back(static_cast<NodeId>(i));

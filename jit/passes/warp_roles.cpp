@@ -43,8 +43,8 @@ bool producer_can_compute(ir::Op op) {
 
 }  // namespace
 
-WarpRoles plan_warp_roles(const ir::Graph& g, const GraphInfo& info, const Layout& layout, const TmaPlan& tma,
-                          const PipelinePlan& pipe) {
+WarpRoles plan_warp_roles(const ir::Graph& g, const GraphInfo& info, const ValueLayouts& layout, const TmaPlan& tma,
+                          const LoopPipelinePlan& pipe) {
   WarpRoles roles;
   roles.consumer_threads = g.num_warps * 32;
   if (g.warp_specialize == WarpSpecialize::off) return roles;

@@ -2,7 +2,7 @@
 // emitter derives from them: vector widths of pointer accesses and registers that hold one value.
 //
 // Filled by: analyze_axes (jit/passes/axis_info.cpp), the lowering step "analyze_axes" (lowering.h).
-// Read by: plan_pipeline, insert_schedule_ops, the describe functions and the emitter (emit_memory.cpp);
+// Read by: plan_loop_pipeline, insert_schedule_ops, the describe functions and the emitter (emit_memory.cpp);
 // relevant_specialization by the runtime, which specialises launches on those facts.
 #pragma once
 
@@ -46,13 +46,13 @@ std::vector<AxisInfo> analyze_axes(const ir::Graph& g, const GraphInfo& info, co
 /// accesses): the largest power of two that the offsets' layout holds in consecutive registers, that
 /// the offsets are contiguous and divisible by, that the mask is constant over, that fits 16 bytes, and
 /// only when the base address is 16-byte aligned. AtomicAdd is never vectorised.
-int vector_width(const ir::Graph& g, const Layout& layout, const std::vector<AxisInfo>& axes,
+int vector_width(const ir::Graph& g, const ValueLayouts& layout, const std::vector<AxisInfo>& axes,
                  const codegen::Specialization& spec, NodeId id);
 
 /// How many consecutive registers of the block value `id` provably hold one value (1 when none do): the
 /// largest power of two that its innermost dimension is constant over (constancy) and that the layout
 /// holds in consecutive registers along that dimension. The emitter computes such a value once per run
 /// (a mask `cols < n` with n divisible by 16 is one compare per vector, not one per element).
-int register_constancy(const Layout& layout, const std::vector<AxisInfo>& axes, const ir::Graph& g, NodeId id);
+int register_constancy(const ValueLayouts& layout, const std::vector<AxisInfo>& axes, const ir::Graph& g, NodeId id);
 
 }  // namespace tilejit::passes

@@ -22,7 +22,7 @@ std::string describe_mma(const Lowered& l);
 /// The pipelined loops (stages, loads, products in flight, loads issued before them), the loops with
 /// products left unpipelined, with the reason, and the pointer loads issued one iteration ahead
 /// (prefetch_loads). Empty when there are none.
-std::string describe_pipeline(const Lowered& l);
+std::string describe_loop_pipeline(const Lowered& l);
 /// The warp roles (WarpRoles): threads, registers and barriers of the producer and the consumers, or why
 /// warp_specialize was not applied. Empty when the configuration does not ask for roles.
 std::string describe_warp_roles(const Lowered& l);
@@ -36,7 +36,7 @@ std::string describe(const Lowered& l);
 
 /// Program order and loops (GraphInfo): how many nodes are reachable, each loop with its body's size.
 std::string describe_graph_info(const Lowered& l);
-/// Each value with its dtype, shape and register layout (Layout), the values every thread holds whole
+/// Each value with its dtype, shape and register layout (ValueLayouts), the values every thread holds whole
 /// on one line.
 std::string describe_value_layouts(const Lowered& l);
 /// The values whose contiguity, divisibility or constancy (AxisInfo) is not the default of 1.

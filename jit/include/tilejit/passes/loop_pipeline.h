@@ -1,4 +1,4 @@
-// PipelinePlan: software pipelining of loops with tensor-core products (which loops, their rings of stages,
+// LoopPipelinePlan: software pipelining of loops with tensor-core products (which loops, their rings of stages,
 // the loads issued ahead and the products left in flight).
 //
 // A K loop whose TMA loads are issued `stages - 1` iterations ahead of their use, into a ring of
@@ -7,7 +7,7 @@
 // are done reading it): cheaper than per-stage "empty" mbarriers, which cost 10-15% of a 128 x 256
 // bf16 GEMM on an H100 in a single-thread-producer loop (measured).
 //
-// Filled by: plan_pipeline (jit/passes/software_pipeline.cpp), within the lowering step "plan_stages" (lowering.h).
+// Filled by: plan_loop_pipeline (jit/passes/loop_pipeline.cpp), within the lowering step "plan_stages" (lowering.h).
 // Read by: plan_warp_roles, allocate_shared and place_buffers, insert_schedule_ops, the describe functions and
 // performance notes, and the emitter (emit_schedule.cpp, emit_control.cpp, emit_tma.cpp, emit_mma.cpp).
 #pragma once
@@ -60,7 +60,7 @@ struct PipelinedLoop {
   bool ring_persists = false;
 };
 
-struct PipelinePlan {
+struct LoopPipelinePlan {
   /// Ring buffers of every pipelined loop: the graph's num_stages, or when that is 0 (Config::kAutoStages)
   /// the first count of 3, 2, 1 whose shared memory fits (passes::lower).
   int stages = 2;
@@ -85,8 +85,8 @@ struct PipelinePlan {
 /// (a block scale multiplied into a product: the threads copy it out of its stage of the ring), and whose load
 /// coordinates depend only on the loop index and values from outside the loop (through pure scalar
 /// arithmetic); their descriptors must not be rebuilt in the loop. Host-encoded TMA loads after such a loop
-/// whose operands all come before it are issued before it (PipelinePlan::issued_before).
-PipelinePlan plan_pipeline(const ir::Graph& g, const GraphInfo& info, const MmaPlan& mma, const TmaPlan& tma,
-                           const Layout& layout, const std::vector<AxisInfo>& axes, int stages);
+/// whose operands all come before it are issued before it (LoopPipelinePlan::issued_before).
+LoopPipelinePlan plan_loop_pipeline(const ir::Graph& g, const GraphInfo& info, const MmaPlan& mma, const TmaPlan& tma,
+                                    const ValueLayouts& layout, const std::vector<AxisInfo>& axes, int stages);
 
 }  // namespace tilejit::passes

@@ -5,7 +5,7 @@
 // modified); analysis passes return a plan keyed by the node ids of the final graph. The lowering (`lower`)
 // runs them as the steps of one table, `lowering_steps()`, in its order (docs/schedules.md lists it; a test
 // keeps that list equal to the table); TILEJIT_DUMP=ir prints the graph after every rewriting step and the
-// plan after every step that makes one. jit/passes/pipeline.cpp defines them.
+// plan after every step that makes one. jit/passes/lowering.cpp defines them.
 #pragma once
 
 #include <functional>
@@ -38,8 +38,8 @@ struct Lowered {
   GraphInfo info;
   TmaPlan tma;
   MmaPlan mma;
-  PipelinePlan pipe;
-  Layout layout;
+  LoopPipelinePlan pipe;
+  ValueLayouts layout;
   WarpRoles roles;
   SmemPlan smem;
   ArgumentPlan args;

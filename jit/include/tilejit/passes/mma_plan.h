@@ -1,7 +1,7 @@
 // MmaPlan: which dots run on tensor cores (wgmma), with their tiling and operand tiles, and why the others do not.
 //
 // Filled by: plan_mma (jit/passes/mma.cpp), the lowering step "plan_mma" (lowering.h).
-// Read by: collect_descriptors (operand swizzles), plan_pipeline, allocate_shared and place_buffers, the barrier
+// Read by: collect_descriptors (operand swizzles), plan_loop_pipeline, allocate_shared and place_buffers, the barrier
 // and schedule steps, the describe functions and performance notes, and the emitter (emit_mma.cpp).
 #pragma once
 

@@ -1,6 +1,6 @@
 // The register budget: how many registers one block value may take per thread, and the check that refuses more.
 //
-// Run by: check_register_budget (jit/passes/layout.cpp), the lowering step "check_register_budget" (lowering.h).
+// Run by: check_register_budget (jit/passes/value_layouts.cpp), the lowering step "check_register_budget" (lowering.h).
 // Read by: describe_register_budget (describe.h).
 #pragma once
 
@@ -20,6 +20,6 @@ inline constexpr int64_t kMaxValueRegisters = 128;
 /// Refuses (UserError at the value's source line, naming the value, the registers it needs, the
 /// limit and the warp count that would fit) a value held in registers that exceeds kMaxValueRegisters.
 /// TMA tiles read only in place in shared memory are exempt.
-void check_register_budget(const ir::Graph& g, const GraphInfo& info, const Layout& layout, const SmemPlan& smem);
+void check_register_budget(const ir::Graph& g, const GraphInfo& info, const ValueLayouts& layout, const SmemPlan& smem);
 
 }  // namespace tilejit::passes

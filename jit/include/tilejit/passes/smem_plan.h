@@ -102,8 +102,8 @@ struct SmemPlan {
 /// The transposes of tiles that tensor-core dots read (`mma.absorbed`) are resident too; the loads of
 /// pipelined loops get a ring of `stages` tiles and the loop one "full" barrier per stage.
 /// With warp roles, the producer's loop also gets one "empty" barrier per stage (SmemPlan::empty_barriers).
-SmemPlan allocate_shared(const ir::Graph& g, const GraphInfo& info, const Layout& layout, const TmaPlan& tma,
-                         const MmaPlan& mma, const PipelinePlan& pipe, const WarpRoles& roles = {});
+SmemPlan allocate_shared(const ir::Graph& g, const GraphInfo& info, const ValueLayouts& layout, const TmaPlan& tma,
+                         const MmaPlan& mma, const LoopPipelinePlan& pipe, const WarpRoles& roles = {});
 
 /// Whether `user` reads its operand slot `slot` from registers (false: it can read a shared-memory tile in
 /// place: a permute, reshape or layout conversion, a dot's operands a and b, the value a TMA store writes).
@@ -114,10 +114,10 @@ bool reads_registers(const ir::Graph& g, NodeId user, size_t slot);
 /// sequential loops, a store's staging after the loop that fed it), with a ReuseFence before its first use.
 /// A lifetime runs from the first node that writes or reads the buffer to the last one, a use in a loop
 /// covering the whole outermost loop. Returns the end of the last buffer.
-int place_buffers(const ir::Graph& g, const GraphInfo& info, const MmaPlan& mma, const PipelinePlan& pipe, SmemPlan& plan);
+int place_buffers(const ir::Graph& g, const GraphInfo& info, const MmaPlan& mma, const LoopPipelinePlan& pipe, SmemPlan& plan);
 
 /// Bytes of the scratch arena op `id` needs (0 when it exchanges no data).
-int scratch_bytes_of(const ir::Graph& g, const Layout& layout, const SmemPlan& smem, const MmaPlan& mma, NodeId id);
+int scratch_bytes_of(const ir::Graph& g, const ValueLayouts& layout, const SmemPlan& smem, const MmaPlan& mma, NodeId id);
 
 /// Where a reduction over several warps keeps their partial results in the scratch arena, for
 /// reduction node `id` (ReduceSum/Max/Min, ArgMax, Reduce) whose operand has layout `x` (slots: result
@@ -125,6 +125,6 @@ int scratch_bytes_of(const ir::Graph& g, const Layout& layout, const SmemPlan& s
 /// (an ArgMax combines its value and an i32 index; a Reduce its operands), each 16-byte aligned; then,
 /// for a Reduce over a padded layout (no identity to fill empty registers with), of one byte per slot
 /// saying whether the warp held an element; the total bytes last. Empty when the warps need no scratch.
-std::vector<int> reduction_scratch(const ir::Graph& g, const Layout& layout, NodeId id);
+std::vector<int> reduction_scratch(const ir::Graph& g, const ValueLayouts& layout, NodeId id);
 
 }  // namespace tilejit::passes

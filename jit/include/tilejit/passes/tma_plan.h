@@ -3,7 +3,7 @@
 // Filled by: plan_tma (jit/passes/tma_plan.cpp), the lowering step "plan_tma", which also writes each TMA op's
 // placement into the graph; then collect_descriptors, the step "collect_descriptors", for the final graph
 // (swizzles of wgmma operands and stored tiles, boxes split in pieces) (lowering.h).
-// Read by: plan_pipeline, plan_warp_roles, allocate_shared, plan_arguments (the descriptors the runtime
+// Read by: plan_loop_pipeline, plan_warp_roles, allocate_shared, plan_arguments (the descriptors the runtime
 // encodes), plan_barriers, the describe functions and the emitter (emit_tma.cpp, emit_debug.cpp).
 #pragma once
 
@@ -65,6 +65,6 @@ ir::Graph plan_tma(const ir::Graph& g, TmaPlan& plan);
 /// stored tiles that threads write to shared memory with fewer bank conflicts under a swizzle
 /// (layout::staging_swizzle of the stored value's layout, when `layout` is given).
 TmaPlan collect_descriptors(const ir::Graph& g, const GraphInfo& info, const MmaPlan* mma = nullptr,
-                            const Layout* layout = nullptr);
+                            const ValueLayouts* layout = nullptr);
 
 }  // namespace tilejit::passes

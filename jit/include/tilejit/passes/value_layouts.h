@@ -1,10 +1,10 @@
-// The register layout of every value of a kernel (Layout: one ValueLayout per node), the rules that choose
+// The register layout of every value of a kernel (ValueLayouts: one ValueLayout per node), the rules that choose
 // them, and the conversions inserted where those rules disagree.
 //
-// Filled by: assign_layout (jit/passes/layout.cpp), the lowering step "assign_layout", after
+// Filled by: assign_layout (jit/passes/value_layouts.cpp), the lowering step "assign_layout", after
 // insert_layout_conversions (jit/passes/layout_conversions.cpp), the step of that name, removed every conflict
 // (lowering.h).
-// Read by: collect_descriptors, analyze_axes' users (vector_width, register_constancy), plan_pipeline,
+// Read by: collect_descriptors, analyze_axes' users (vector_width, register_constancy), plan_loop_pipeline,
 // plan_warp_roles, allocate_shared, the barrier and schedule steps, the describe functions and the emitter.
 #pragma once
 
@@ -34,7 +34,7 @@ struct ValueLayout {
   bool padded() const { return kind == Distributed && dist.padded(); }
 };
 
-struct Layout {
+struct ValueLayouts {
   int threads = 128;
   std::vector<ValueLayout> of;  ///< per node
 };
@@ -62,7 +62,7 @@ struct LayoutConflict {
 ///    element type; lanes and then warps from the innermost dimension outwards.
 /// Throws InternalError when two of these rules disagree (insert_layout_conversions
 /// first removes every such conflict).
-Layout assign_layout(const ir::Graph& g, const GraphInfo& info, int threads);
+ValueLayouts assign_layout(const ir::Graph& g, const GraphInfo& info, int threads);
 
 /// The places where assign_layout's rules disagree, for the graph as it is.
 std::vector<LayoutConflict> layout_conflicts(const ir::Graph& g, const GraphInfo& info, int threads);

@@ -53,7 +53,7 @@ struct WarpRoles {
 /// descriptors host-encoded or built at the kernel's start, and their coordinates and the loops' bounds
 /// computed from uniform scalars (arithmetic, and loads from tensors the kernel does not write; no values of
 /// other loops or ifs).
-WarpRoles plan_warp_roles(const ir::Graph& g, const GraphInfo& info, const Layout& layout, const TmaPlan& tma,
-                          const PipelinePlan& pipe);
+WarpRoles plan_warp_roles(const ir::Graph& g, const GraphInfo& info, const ValueLayouts& layout, const TmaPlan& tma,
+                          const LoopPipelinePlan& pipe);
 
 }  // namespace tilejit::passes

@@ -58,8 +58,8 @@ class Solver {
     decide();
   }
 
-  Layout result() const {
-    Layout out;
+  ValueLayouts result() const {
+    ValueLayouts out;
     out.threads = warps_ * 32;
     out.of.resize(g_.size());
     for (NodeId id : order_) {
@@ -296,7 +296,7 @@ std::vector<LayoutConflict> layout_conflicts(const ir::Graph& g, const GraphInfo
   return Solver(g, info, threads).conflicts();
 }
 
-Layout assign_layout(const ir::Graph& g, const GraphInfo& info, int threads) {
+ValueLayouts assign_layout(const ir::Graph& g, const GraphInfo& info, int threads) {
   Solver s(g, info, threads);
   const auto c = s.conflicts();
   if (!c.empty())
@@ -305,7 +305,7 @@ Layout assign_layout(const ir::Graph& g, const GraphInfo& info, int threads) {
   return s.result();
 }
 
-void check_register_budget(const ir::Graph& g, const GraphInfo& info, const Layout& layout, const SmemPlan& smem) {
+void check_register_budget(const ir::Graph& g, const GraphInfo& info, const ValueLayouts& layout, const SmemPlan& smem) {
   const int warps = layout.threads / 32;
   for (size_t i = 0; i < g.size(); ++i) {
     const auto id = static_cast<NodeId>(i);
