@@ -6,6 +6,7 @@
 #include "codegen/emitter.h"
 #include "codegen/prelude.h"
 #include "tilejit/ir/effects.h"
+#include "tilejit/passes/describe.h"
 
 namespace tilejit::codegen::detail {
 

@@ -1,6 +1,8 @@
 // Internal header of the CUDA C++ emitter (not installed): the Emitter class, which walks the lowered
 // graph and writes one readable translation unit per kernel, and the text helpers its methods share.
 // Its methods are defined by concern:
+//   emitter.cpp       the helpers the others share: text, values, layout terms, copies between registers
+//                     and shared memory, tensors and descriptors
 //   emit_cuda.cpp     header comment, signature, prologue, node dispatch, elementwise ops, generate()
 //   emit_control.cpp  for loops and ifs: loop-carried values, parallel assignment
 //   emit_memory.cpp   loads and stores through pointers
@@ -37,7 +39,8 @@
 #include "tilejit/codegen/codegen.h"
 #include "tilejit/error.h"
 #include "tilejit/layout/layout.h"
-#include "tilejit/passes/passes.h"
+#include "tilejit/layout/shared_layout.h"
+#include "tilejit/passes/lowering.h"
 
 namespace tilejit::codegen::detail {
 
@@ -53,381 +56,115 @@ inline std::string str(int64_t v) { return std::to_string(v); }
 using layout::row_major;
 
 /// Coordinate d of linear element `e` of shape `s`.
-inline std::string coord(const std::string& e, const ir::Shape& s, int d) {
-  const auto st = row_major(s);
-  std::string x = st[static_cast<size_t>(d)] == 1 ? e : e + " / " + str(st[static_cast<size_t>(d)]);
-  if (d > 0) x = (st[static_cast<size_t>(d)] == 1 ? x : "(" + x + ")") + " % " + str(s.dims[d]);
-  return x;
-}
+std::string coord(const std::string& e, const ir::Shape& s, int d);
 
 /// a + b * c, leaving out zero and one factors.
-inline std::string add_term(const std::string& acc, const std::string& term, int64_t factor) {
-  if (factor == 0) return acc;
-  const bool compound = term.find(' ') != std::string::npos;
-  const std::string t = factor == 1 ? term : (compound ? "(" + term + ")" : term) + " * " + str(factor);
-  return acc.empty() ? t : acc + " + " + t;
-}
+std::string add_term(const std::string& acc, const std::string& term, int64_t factor);
 
 class Emitter {
  public:
-  Emitter(const passes::Lowered& l, const Options& opt, std::string entry)
-      : L_(l), g_(l.graph), opt_(opt), entry_(std::move(entry)), threads_(l.layout.threads) {
-    name_.resize(g_.size());
-    for (const auto& [dot, m] : L_.mma.dots)
-      if (m.acc == DType::f16) packed_.insert({dot, g_.operand(dot, 2)});
-    plan_loads_as_f32();
-    for (const Descriptor& d : L_.tma.descriptors)
-      if (d.kind == DescKind::Device) builds_[d.build_at].push_back(&d);
-    for (const Descriptor& d : L_.tma.descriptors) {
-      if (d.kind != DescKind::Array) continue;
-      std::set<NodeId> elems;
-      for (NodeId u : d.uses) elems.insert(passes::detail::resolve_tensor(g_, g_.operand(u, 0)).array_elem);
-      for (NodeId e : elems) array_prefetch_[e].push_back(&d);
-    }
-  }
+  Emitter(const passes::Lowered& l, const Options& opt, std::string entry);
 
   void run(GeneratedKernel& k);  // fills k.source and the prelude range
 
  private:
   // ---- text -------------------------------------------------------------
-  void line(const std::string& s) { out_ += std::string(static_cast<size_t>(depth_) * 2, ' ') + s + "\n"; }
-  void line(const std::string& s, NodeId at) { line(s + "  // " + note(at)); }
-  void open(const std::string& s) {
-    line(s.empty() ? "{" : s + " {");
-    ++depth_;
-  }
-  void open(const std::string& s, NodeId at) {
-    line((s.empty() ? "{" : s + " {") + "  // " + note(at));
-    ++depth_;
-  }
+  void line(const std::string& s);
+  void line(const std::string& s, NodeId at);
+  void open(const std::string& s);
+  void open(const std::string& s, NodeId at);
   /// A barrier of every thread that runs the kernel's ops: __syncthreads(), or once the producer warpgroup has
   /// split off (warp roles) a named barrier of the consumer threads.
-  void sync(const std::string& why = "") {
-    const std::string b = consumers_only_ ? "tj::consumer_sync<" + str(threads_) + ">();" : "__syncthreads();";
-    line(why.empty() ? b : b + "  // " + why);
-  }
+  void sync(const std::string& why = "");
   /// The barrier passes::plan_barriers put before op `id` (BarrierPlan::before_scratch or before_issue), if any.
-  void planned_barrier(const std::unordered_map<NodeId, std::string>& where, NodeId id) {
-    if (auto it = where.find(id); it != where.end()) sync(it->second);
-  }
+  void planned_barrier(const std::unordered_map<NodeId, std::string>& where, NodeId id);
   /// Appends to the line just closed ("}" -> "} else {").
   void line_tail(const std::string& s) { out_ += s + "\n"; }
-  void close() {
-    --depth_;
-    line("}");
-  }
-  std::string where(NodeId id) const {
-    const ir::Location& l = g_.location(id);
-    return l.file.empty() ? "%" + str(id) : detail::base_name(l.file) + ":" + str(l.line);
-  }
-  std::string note(NodeId id) const { return std::string(ir::name_of(g_.node(id).op)) + "  " + where(id); }
+  void close();
+  std::string where(NodeId id) const;
+  std::string note(NodeId id) const;
   /// The LoopIndex node of For `f`'s body, or kNoNode when the body never reads its index.
-  NodeId loop_index(NodeId f) const {
-    for (NodeId b : g_.region(static_cast<uint32_t>(g_.int_at(f, 0))).nodes)
-      if (g_.node(b).op == Op::LoopIndex) return b;
-    return ir::kNoNode;
-  }
+  NodeId loop_index(NodeId f) const;
 
   // ---- values -----------------------------------------------------------
   const ValueLayout& lay(NodeId id) const { return L_.layout.of[static_cast<size_t>(id)]; }
   bool uniform(NodeId id) const { return lay(id).kind == ValueLayout::Uniform; }
   std::string var(NodeId id) const { return "v" + str(id); }
   /// Element `i` of value `id` (the whole value when it is uniform).
-  std::string at(NodeId id, const std::string& i = "i") const {
-    const std::string& n = name_[static_cast<size_t>(id)];
-    check_internal(!n.empty(), "emitter: value used before it was emitted");
-    return uniform(id) ? n : n + "[" + i + "]";
-  }
+  std::string at(NodeId id, const std::string& i = "i") const;
   /// "T vN[n];" (zero-initialised when some registers hold no element, so that no register is read unset).
-  std::string decl_stmt(NodeId id) { return decl(id, lay(id).padded() ? " = {}" : "") + ";"; }
+  std::string decl_stmt(NodeId id);
   /// The declaration of value `id` (without the final semicolon), `init` after the declarator.
-  std::string decl(NodeId id, const std::string& init = "") {
-    const std::string n = var(id);
-    name_[static_cast<size_t>(id)] = n;
-    const ValueLayout& v = lay(id);
-    const std::string t = reg_type(g_.node(id).dtype);
-    if (v.kind == ValueLayout::Uniform) return t + " " + n + init;
-    if (packed_.count(id)) {
-      // An f16 wgmma accumulator: its registers as wgmma sees them are `vN_p.w[j]`; `vN` names its elements.
-      packed_names_.insert(n);
-      return "tj::PackedF16<" + str(v.regs()) + "> " + n + "_p" + init + "; " + t + " (&" + n + ")[" + str(v.regs()) +
-             "] = " + n + "_p.h";
-    }
-    return t + " " + n + "[" + str(v.regs()) + "]" + init;
-  }
+  std::string decl(NodeId id, const std::string& init = "");
   /// Whether value `id` lives in a tj::PackedF16 (declared by decl(), or updated in place in one).
-  bool packed_storage(NodeId id) const { return packed_names_.count(name_[static_cast<size_t>(id)]) > 0; }
+  bool packed_storage(NodeId id) const;
   /// The registers of `id` as a wgmma instruction reads them: its array, or the 32-bit view of a
   /// packed f16 accumulator; `count` is set to their number.
-  std::string accumulator_registers(NodeId id, int* count) const {
-    const std::string& n = name_[static_cast<size_t>(id)];
-    const int regs = lay(id).regs();
-    if (!packed_storage(id)) {
-      *count = regs;
-      return n;
-    }
-    *count = regs / 2;
-    return n + "_p.w";
-  }
+  std::string accumulator_registers(NodeId id, int* count) const;
   /// Keeps the compiler from moving reads or writes of the accumulator `id` across this point.
-  std::string register_fence(NodeId id) const {
-    int count = 0;
-    const std::string r = accumulator_registers(id, &count);
-    return "tj::fence_registers<" + str(count) + ">(" + r + ");";
-  }
+  std::string register_fence(NodeId id) const;
   /// The digit of one layout term: `reg` stands for the register number, `tid` gives lane and warp.
-  static std::string digit(const layout::Term& t, const std::string& reg) {
-    const bool is_reg = t.axis == layout::Axis::Reg;
-    const int64_t div = t.div * (t.axis == layout::Axis::Warp ? layout::kLanes : 1);
-    int64_t mod = t.mod;
-    if (t.axis == layout::Axis::Lane && mod == 0) mod = layout::kLanes / t.div;  // tid also holds the warp
-    std::string x = is_reg ? reg : "tid";
-    if (div != 1) x += " / " + str(div);
-    if (mod != 0) x += " % " + str(mod);
-    return x;
-  }
+  static std::string digit(const layout::Term& t, const std::string& reg);
   /// The sum of layout terms as C++ (compile-time constant parts fold once `reg` is an unrolled index).
-  static std::string terms(const std::vector<layout::Term>& ts, const std::string& reg) {
-    std::string s;
-    for (const layout::Term& t : ts) s = add_term(s, digit(t, reg), t.mul);
-    return s.empty() ? "0" : s;
-  }
+  static std::string terms(const std::vector<layout::Term>& ts, const std::string& reg);
   /// Linear (row-major) element index held by register `i` (an expression) of a value with layout v.
-  std::string elem(const ValueLayout& v, const std::string& i) const { return terms(v.dist.linear_terms(), i); }
+  std::string elem(const ValueLayout& v, const std::string& i) const;
   /// True when register `i` holds an element (only dimensions that the layout pads are tested).
-  std::string guard(const ValueLayout& v, const std::string& i) const { return guard_of(v.dist, i); }
-  static std::string guard_of(const layout::Layout& l, const std::string& i) {
-    std::string g;
-    for (int d : l.padded_dims()) g += (g.empty() ? "" : " && ") + terms(l.coord_terms(d), i) + " < " + str(l.shape().dims[d]);
-    return g;
-  }
+  std::string guard(const ValueLayout& v, const std::string& i) const;
+  static std::string guard_of(const layout::Layout& l, const std::string& i);
   /// True in the one thread of each group of threads that hold the same elements ("" when no two do).
-  std::string owner(const ValueLayout& v) const {
-    std::string o;
-    for (const layout::Term& t : v.dist.replica_terms()) o += (o.empty() ? "" : " && ") + digit(t, "i") + " == 0";
-    return o;
-  }
+  std::string owner(const ValueLayout& v) const;
   /// True when `text` holds `name` as a whole C identifier (not as part of a longer one).
-  static bool mentions(const std::string& text, std::string_view name) {
-    const auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; };
-    for (size_t p = text.find(name); p != std::string::npos; p = text.find(name, p + 1))
-      if ((p == 0 || !ident(text[p - 1])) && (p + name.size() == text.size() || !ident(text[p + name.size()]))) return true;
-    return false;
-  }
+  static bool mentions(const std::string& text, std::string_view name);
   /// a + b for index expressions, leaving out zeros.
-  static std::string plus(const std::string& a, const std::string& b) {
-    return a == "0" ? b : b == "0" ? a : a + " + " + b;
-  }
-  static std::string both(const std::string& a, const std::string& b) {
-    return a.empty() ? b : b.empty() ? a : a + " && " + b;
-  }
+  static std::string plus(const std::string& a, const std::string& b);
+  static std::string both(const std::string& a, const std::string& b);
 
   /// Emits `for (int i = 0; i < regs; ++i) { [const int e = ...;] body }`, or a
   /// single statement for uniform values (with `e` = 0). `guarded`: registers that hold
   /// no element skip the body; `owned`: so do threads that merely replicate another's elements.
-  void element_loop(NodeId id, bool need_e, bool guarded, const std::vector<std::string>& body, bool owned = false) {
-    const ValueLayout& v = lay(id);
-    if (v.kind == ValueLayout::Uniform) {
-      if (need_e) {
-        open("");
-        bool uses_e = false;
-        for (const auto& s : body) uses_e = uses_e || mentions(s, "e");
-        if (uses_e) line("const int e = 0;");
-        for (const auto& s : body) line(s);
-        close();
-      } else {
-        for (const auto& s : body) line(s);
-      }
-      return;
-    }
-    const std::string g = both(guarded ? guard(v, "i") : "", owned ? owner(v) : "");
-    line("#pragma unroll");
-    if (!need_e && g.empty() && body.size() == 1) {
-      line("for (int i = 0; i < " + str(v.regs()) + "; ++i) " + body[0]);
-      return;
-    }
-    open("for (int i = 0; i < " + str(v.regs()) + "; ++i)");
-    if (!g.empty()) open("if (" + g + ")");
-    if (need_e) line("const int e = " + elem(v, "i") + ";");
-    for (const auto& s : body) line(s);
-    if (!g.empty()) close();
-    close();
-  }
+  void element_loop(NodeId id, bool need_e, bool guarded, const std::vector<std::string>& body, bool owned = false);
 
   /// Copies the registers of `id` to shared memory at `ptr` (row-major, typed by its memory type),
   /// one vector of consecutive elements at a time; replicas and padding write nothing.
   /// `staging`: the layout of a tile staged through the scratch arena (padded or swizzled rows,
   /// SmemPlan::staging), or null for plain row-major.
-  void write_chunks(NodeId id, const std::string& ptr, const layout::SharedLayout* staging = nullptr) {
-    copy_chunks(id, ptr, true, staging);
-  }
+  void write_chunks(NodeId id, const std::string& ptr, const layout::SharedLayout* staging = nullptr);
   /// Row-major element `e` of a staged tile: where `staging` puts it (tj::padded_index, tj::xor_index).
-  static std::string staged_index(const layout::SharedLayout* staging, const std::string& e) {
-    if (!staging) return e;
-    const int64_t inner = staging->shape.dims[staging->shape.rank - 1];
-    if (staging->xor_unit > 0)
-      return "tj::xor_index<" + str(inner) + ", " + str(staging->xor_unit) + ", " + str(staging->xor_div) + ", " +
-             str(staging->xor_mod) + ">(" + e + ")";
-    if (staging->pad_elems > 0) return "tj::padded_index<" + str(inner) + ", " + str(staging->pad_elems) + ">(" + e + ")";
-    return e;
-  }
+  static std::string staged_index(const layout::SharedLayout* staging, const std::string& e);
   /// What a staged tile's layout does against bank conflicts, for a comment ("" when nothing).
-  static std::string staging_note(const layout::SharedLayout* staging) {
-    if (!staging) return "";
-    if (staging->xor_unit > 0)
-      return "units of " + str(staging->xor_unit) + " elements XOR-swizzled by (row / " + str(staging->xor_div) + ") % " +
-             str(staging->xor_mod) + " against bank conflicts";
-    if (staging->pad_elems > 0) return "rows padded by " + str(staging->pad_elems) + " elements against bank conflicts";
-    return "";
-  }
+  static std::string staging_note(const layout::SharedLayout* staging);
   /// write_chunks into a tile stored as swizzled pieces `swizzle` bytes wide (layout::SharedLayout),
   /// with the address split that allocate_shared planned (`w`): the swizzle's XOR depends on the
   /// thread alone, and every register adds a constant.
-  void write_swizzled(NodeId id, const std::string& ptr, int swizzle, const layout::SwizzledWrites& w) {
-    check_internal(w.per_thread_xor, "write_swizzled: a swizzled store whose XOR is not per thread");
-    const ValueLayout& v = lay(id);
-    const int vw = v.dist.vector_width();
-    const int eb = ir::size_of(g_.node(id).dtype);
-    const int64_t rows = layout::SharedLayout{v.dist.shape(), eb, swizzle, 0}.row_count();
-    const std::string g = both(guard(v, "i"), owner(v));
-    open("");
-    line("const int tj_sw_row = " + terms(w.row_thread, "i") + ", tj_sw_col = " + terms(w.col_thread, "i") +
-         ";  // this thread's part of the tile row and column");
-    const std::string col_bytes = "tj_sw_col * " + str(eb);
-    line("const int tj_sw_base = tj_sw_row * " + str(swizzle) + (w.col_thread_in_xor ? "" : " + " + col_bytes) +
-         ", tj_sw_xor = tj::swizzle_xor<" + str(swizzle) + ">(tj_sw_row);");
-    line("unsigned char* const tj_sw_tile = reinterpret_cast<unsigned char*>(" + ptr + ") + tj_sw_base;");
-    line("#pragma unroll");
-    line("for (int i = 0; i < " + str(v.regs()) + "; i += " + str(vw) + ") " + (g.empty() ? "" : "if (" + g + ") ") + "tj::sts<" +
-         str(vw) + ">(reinterpret_cast<" + mem_type(g_.node(id).dtype) + "*>(tj_sw_tile + tj::swizzled_register_offset<" +
-         str(rows) + ", " + str(eb) + ", " + str(swizzle) + ">(" + terms(w.row_reg, "i") + ", " + terms(w.col_reg, "i") +
-         ", tj_sw_xor" + (w.col_thread_in_xor ? ", " + col_bytes : std::string()) + ")), &" +
-         name_[static_cast<size_t>(id)] + "[i]);");
-    close();
-  }
+  void write_swizzled(NodeId id, const std::string& ptr, int swizzle, const layout::SwizzledWrites& w);
   /// Declares the registers of `id` and fills them from shared memory at `ptr`.
-  void read_chunks(NodeId id, const std::string& ptr, const std::string& comment, const layout::SharedLayout* staging = nullptr) {
-    line(decl_stmt(id) + "  // " + comment);
-    fill_chunks(id, ptr, staging);
-  }
+  void read_chunks(NodeId id, const std::string& ptr, const std::string& comment, const layout::SharedLayout* staging = nullptr);
   /// Fills the (declared) registers of `id` from shared memory at `ptr` (row-major, or laid out as `staging`).
-  void fill_chunks(NodeId id, const std::string& ptr, const layout::SharedLayout* staging = nullptr) {
-    copy_chunks(id, ptr, false, staging);
-  }
-  void copy_chunks(NodeId id, const std::string& ptr, bool to_shared, const layout::SharedLayout* staging = nullptr) {
-    const ValueLayout& v = lay(id);
-    const std::string n = name_[static_cast<size_t>(id)];
-    // A swizzled tile keeps only the elements of one unit consecutive: a longer run of registers is
-    // copied a unit at a time, each unit at its own swizzled place.
-    const int vw = staging && staging->xor_unit > 0 ? static_cast<int>(std::min<int64_t>(v.dist.vector_width(), staging->xor_unit))
-                                                    : v.dist.vector_width();
-    const std::string g = both(guard(v, "i"), to_shared ? owner(v) : "");
-    const std::string at = staged_index(staging, elem(v, "i"));
-    const std::string call = to_shared ? "tj::sts<" + str(vw) + ">(" + ptr + " + " + at + ", &" + n + "[i]);"
-                                       : "tj::lds<" + str(vw) + ">(&" + n + "[i], " + ptr + " + " + at + ");";
-    line("#pragma unroll");
-    line("for (int i = 0; i < " + str(v.regs()) + "; i += " + str(vw) + ") " + (g.empty() ? "" : "if (" + g + ") ") + call);
-  }
+  void fill_chunks(NodeId id, const std::string& ptr, const layout::SharedLayout* staging = nullptr);
+  void copy_chunks(NodeId id, const std::string& ptr, bool to_shared, const layout::SharedLayout* staging = nullptr);
 
   // ---- shared memory ------------------------------------------------------
-  std::string buffer_ptr(int buffer, DType t) const {
-    const passes::SmemBuffer& b = L_.smem.buffers[static_cast<size_t>(buffer)];
-    const DType own = g_.node(b.node).dtype;
-    const std::string n = "tj_buf" + str(buffer);
-    if (mem_type(own) == mem_type(t)) return n;
-    return "reinterpret_cast<" + mem_type(t) + "*>(" + n + ")";
-  }
-  std::string scratch_ptr(int offset, DType t) const {
-    return "reinterpret_cast<" + mem_type(t) + "*>(tj_scratch" + (offset ? " + " + str(offset) : std::string()) + ")";
-  }
+  std::string buffer_ptr(int buffer, DType t) const;
+  std::string scratch_ptr(int offset, DType t) const;
   /// Before op `user` first writes the scratch arena: the barrier the plan put there, if any.
-  void scratch_barrier(NodeId user) {
-    check_internal(L_.barriers.scratch_users.count(user) > 0, "emitter: an op the barrier plan does not know writes the scratch arena");
-    planned_barrier(L_.barriers.before_scratch, user);
-  }
+  void scratch_barrier(NodeId user);
   /// Where the elements of block value `v` (an operand of `user`) can be read by any thread: its TMA
   /// tile, or the scratch arena at `offset` after this call stages it there (after the barrier planned
   /// before `user`'s first write, when `first`). Returns the pointer and whether it was staged (the op
   /// then passes a barrier before reading it).
   std::pair<std::string, bool> shared_source(NodeId user, NodeId v, int offset, const layout::SharedLayout* staging = nullptr,
-                                             bool first = true) {
-    const DType t = g_.node(v).dtype;
-    auto it = L_.smem.resident.find(v);
-    if (it != L_.smem.resident.end()) return {buffer_ptr(it->second, t), false};
-    if (first) scratch_barrier(user);
-    const std::string p = scratch_ptr(offset, t);
-    if (uniform(v)) {
-      line("if (tid == 0) " + p + "[0] = " + at(v) + ";");
-    } else {
-      write_chunks(v, p, staging);
-    }
-    return {p, true};
-  }
-  std::string load_elem(const std::string& ptr, const std::string& idx, DType t) const {
-    return t == DType::i1 ? "(" + ptr + "[" + idx + "] != 0)" : ptr + "[" + idx + "]";
-  }
+                                             bool first = true);
+  std::string load_elem(const std::string& ptr, const std::string& idx, DType t) const;
 
   // ---- tensors and descriptors ----------------------------------------------
-  std::string tensor_ptr(NodeId tensor) const {
-    const ir::Node& n = g_.node(tensor);
-    switch (n.op) {
-      case Op::ParamTensor: {
-        const int p = static_cast<int>(g_.int_at(tensor, 0));
-        return L_.args.names[static_cast<size_t>(L_.args.find_tensor(p, passes::TensorField::base, 0))];
-      }
-      case Op::MergeView: return tensor_ptr(g_.operand(tensor, 0));
-      case Op::MakeView: return var(tensor);
-      default: break;
-    }
-    throw InternalError("emitter: no pointer for tensor node %" + str(tensor));
-  }
+  std::string tensor_ptr(NodeId tensor) const;
   /// The size or stride (`field`) of dimension d of a tensor, in elements, as an i64 expression.
-  std::string tensor_field(NodeId tensor, passes::TensorField field, int d) const {
-    using F = passes::TensorField;
-    check_internal(field != F::base, "emitter: tensor_field of a base address");
-    const ir::Node& n = g_.node(tensor);
-    switch (n.op) {
-      case Op::ParamTensor: {
-        const int p = static_cast<int>(g_.int_at(tensor, 0));
-        return L_.args.names[static_cast<size_t>(L_.args.find_tensor(p, field, d))];
-      }
-      case Op::MakeView: {
-        const int rank = static_cast<int>(g_.int_at(tensor, 0));
-        return at(g_.operand(tensor, (field == F::size ? 2 : 2 + rank) + d));
-      }
-      case Op::MergeView: {
-        const NodeId src = g_.operand(tensor, 0);
-        int first = 0;
-        for (int k = 0; k < d; ++k) first += static_cast<int>(g_.int_at(tensor, 1 + k));
-        const int count = static_cast<int>(g_.int_at(tensor, 1 + d));
-        if (field == F::stride) return tensor_field(src, F::stride, first + count - 1);
-        std::string prod;
-        for (int k = 0; k < count; ++k) prod += (k ? " * " : "") + tensor_field(src, F::size, first + k);
-        return count == 1 ? prod : "(" + prod + ")";
-      }
-      default: break;
-    }
-    throw InternalError("emitter: no size or stride for tensor node %" + str(tensor));
-  }
+  std::string tensor_field(NodeId tensor, passes::TensorField field, int d) const;
   /// Address of the descriptor TMA op `op` uses.
-  std::string desc_addr(NodeId op) const {
-    const Descriptor& d = L_.tma.descriptors[static_cast<size_t>(L_.tma.of.at(op))];
-    switch (d.kind) {
-      case DescKind::Host: return "&d" + str(d.slot);
-      case DescKind::Device: return "tj_desc" + str(d.slot);
-      case DescKind::Array: {
-        const auto s = passes::detail::resolve_tensor(g_, g_.operand(op, 0));
-        return "&d" + str(d.slot) + "[" + at(g_.operand(s.array_elem, 1)) + "]";
-      }
-    }
-    return "";
-  }
+  std::string desc_addr(NodeId op) const;
   /// TMA coordinates of op `op` (operands 1..rank), innermost first.
-  std::string coords(NodeId op, int rank) const {
-    std::string s;
-    for (int i = rank; i >= 1; --i) s += ", " + at(g_.operand(op, i));
-    return s;
-  }
+  std::string coords(NodeId op, int rank) const;
   void build_descriptors(const std::vector<const Descriptor*>& ds);
 
   // ---- checked kernels (Options::debug_checks; emit_debug.cpp) ----------------
@@ -461,10 +198,7 @@ class Emitter {
   /// the staged tile's layout (SmemPlan::staging), null for plain row-major.
   void emit_gather(NodeId id, NodeId x, const std::string& src, const layout::SharedLayout* staging = nullptr);
   /// The layout SmemPlan::staging gives the tile through which `id` moves its operand, or null.
-  const layout::SharedLayout* staging_of(NodeId id) const {
-    const auto it = L_.smem.staging.find(id);
-    return it == L_.smem.staging.end() ? nullptr : &it->second;
-  }
+  const layout::SharedLayout* staging_of(NodeId id) const;
   void emit_reshape(NodeId id);
   void emit_convert(NodeId id);
   void emit_permute(NodeId id);

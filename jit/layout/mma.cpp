@@ -2,6 +2,7 @@
 #include "tilejit/layout/mma.h"
 
 #include "tilejit/error.h"
+#include "tilejit/layout/shared_layout.h"
 
 namespace tilejit::layout {
 

@@ -1,6 +1,6 @@
 // Structural facts about a graph: users, program order, enclosing loops.
 #include "tilejit/error.h"
-#include "tilejit/passes/passes.h"
+#include "tilejit/passes/graph_info.h"
 
 namespace tilejit::passes {
 

@@ -6,7 +6,10 @@
 
 #include "passes/tensor_source.h"
 #include "tilejit/error.h"
-#include "tilejit/passes/passes.h"
+#include "tilejit/passes/argument_plan.h"
+#include "tilejit/passes/graph_info.h"
+#include "tilejit/passes/smem_plan.h"
+#include "tilejit/passes/tma_plan.h"
 
 namespace tilejit::passes {
 

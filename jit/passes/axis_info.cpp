@@ -2,7 +2,9 @@
 #include <algorithm>
 
 #include "tilejit/error.h"
-#include "tilejit/passes/passes.h"
+#include "tilejit/passes/axis_info.h"
+#include "tilejit/passes/graph_info.h"
+#include "tilejit/passes/value_layouts.h"
 
 namespace tilejit::passes {
 
@@ -207,7 +209,7 @@ std::vector<uint16_t> relevant_specialization(const ir::Graph& g) {
   return bits;
 }
 
-int vector_width(const ir::Graph& g, const Layout& layout, const std::vector<AxisInfo>& axes,
+int vector_width(const ir::Graph& g, const ValueLayouts& layout, const std::vector<AxisInfo>& axes,
                  const codegen::Specialization& spec, NodeId id) {
   const ir::Node& n = g.node(id);
   if (n.op != Op::Load && n.op != Op::Store) return 1;
@@ -226,7 +228,7 @@ int vector_width(const ir::Graph& g, const Layout& layout, const std::vector<Axi
   return static_cast<int>(pow2_floor(std::max<int64_t>(v, 1)));
 }
 
-int register_constancy(const Layout& layout, const std::vector<AxisInfo>& axes, const ir::Graph& g, NodeId id) {
+int register_constancy(const ValueLayouts& layout, const std::vector<AxisInfo>& axes, const ir::Graph& g, NodeId id) {
   const ValueLayout& lo = layout.of[static_cast<size_t>(id)];
   if (lo.kind != ValueLayout::Distributed) return 1;
   const int last = g.node(id).shape.rank - 1;

@@ -3,13 +3,13 @@
 // tile every thread reads. The emitter prints what BarrierPlan says; the barriers inside one op's own
 // protocol (write its tile, barrier, read it) are part of that op.
 
-#include "tilejit/passes/passes.h"
+#include "tilejit/passes/lowering.h"
 
 namespace tilejit::passes {
 
 namespace {
 
-bool uniform(const Layout& layout, NodeId v) { return layout.of[static_cast<size_t>(v)].kind == ValueLayout::Uniform; }
+bool uniform(const ValueLayouts& layout, NodeId v) { return layout.of[static_cast<size_t>(v)].kind == ValueLayout::Uniform; }
 
 /// Whether op `id` stages an operand through the scratch arena (and so writes it, passes a barrier
 /// and reads it back): a layout conversion, reshape or permute that moves data between threads from

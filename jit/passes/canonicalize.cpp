@@ -2,7 +2,8 @@
 #include <optional>
 
 #include "passes/rewrite.h"
-#include "tilejit/passes/passes.h"
+#include "tilejit/passes/graph_info.h"
+#include "tilejit/passes/rewrites.h"
 
 namespace tilejit::passes {
 

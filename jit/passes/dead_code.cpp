@@ -1,6 +1,7 @@
 // Dead-code elimination: pure nodes whose value nothing uses are dropped.
 #include "passes/rewrite.h"
-#include "tilejit/passes/passes.h"
+#include "tilejit/passes/graph_info.h"
+#include "tilejit/passes/rewrites.h"
 
 namespace tilejit::passes {
 

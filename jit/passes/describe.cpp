@@ -2,7 +2,8 @@
 // memory and register layouts, one function per plan, and `describe`, which composes them.
 #include <algorithm>
 
-#include "tilejit/passes/passes.h"
+#include "tilejit/passes/describe.h"
+#include "tilejit/passes/lowering.h"
 
 namespace tilejit::passes {
 
@@ -120,7 +121,7 @@ std::string describe_mma(const Lowered& l) {
   return out;
 }
 
-std::string describe_pipeline(const Lowered& l) {
+std::string describe_loop_pipeline(const Lowered& l) {
   std::string out;
   // In the map's order, as the generated header has always listed them.
   for (const auto& [f, p] : l.pipe.loops) out += pipelined_loop_line(l, f, p);
@@ -190,7 +191,7 @@ std::string describe_register_layouts(const Lowered& l) {
 }
 
 std::string describe(const Lowered& l) {
-  return describe_descriptors(l) + describe_mma(l) + describe_pipeline(l) + describe_warp_roles(l) + describe_shared_memory(l) +
+  return describe_descriptors(l) + describe_mma(l) + describe_loop_pipeline(l) + describe_warp_roles(l) + describe_shared_memory(l) +
          describe_register_layouts(l);
 }
 

@@ -2,7 +2,9 @@
 // register budget, the kernel parameters and the barriers between ops.
 #include <algorithm>
 
-#include "tilejit/passes/passes.h"
+#include "tilejit/passes/describe.h"
+#include "tilejit/passes/lowering.h"
+#include "tilejit/passes/register_budget.h"
 
 namespace tilejit::passes {
 

@@ -14,7 +14,8 @@
 
 #include "passes/motion.h"
 #include "passes/rewrite.h"
-#include "tilejit/passes/passes.h"
+#include "tilejit/passes/graph_info.h"
+#include "tilejit/passes/rewrites.h"
 
 namespace tilejit::passes {
 

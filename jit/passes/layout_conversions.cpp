@@ -4,7 +4,8 @@
 
 #include "passes/rewrite.h"
 #include "tilejit/error.h"
-#include "tilejit/passes/passes.h"
+#include "tilejit/passes/graph_info.h"
+#include "tilejit/passes/value_layouts.h"
 
 namespace tilejit::passes {
 

@@ -2,7 +2,9 @@
 #include <algorithm>
 
 #include "tilejit/error.h"
-#include "tilejit/passes/passes.h"
+#include "tilejit/passes/graph_info.h"
+#include "tilejit/passes/mma_plan.h"
+#include "tilejit/passes/tma_plan.h"
 
 namespace tilejit::passes {
 

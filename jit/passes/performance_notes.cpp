@@ -1,7 +1,8 @@
 // What the user may change for a kernel's speed: one sentence per finding, naming the source line.
 #include <algorithm>
 
-#include "tilejit/passes/passes.h"
+#include "tilejit/passes/describe.h"
+#include "tilejit/passes/lowering.h"
 
 namespace tilejit::passes {
 

@@ -7,7 +7,7 @@
 
 #include "passes/rewrite.h"
 #include "tilejit/error.h"
-#include "tilejit/passes/passes.h"
+#include "tilejit/passes/graph_info.h"
 
 namespace tilejit::passes {
 

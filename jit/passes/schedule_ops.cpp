@@ -1,11 +1,12 @@
 // The schedule as IR ops: where each pipelined loop's TMA loads are issued, awaited and refilled, where each
 // tensor-core product is waited for, where every thread meets to free a stage, and where shared-memory bytes
-// pass from one tile to another. The plans decide these (software_pipeline.cpp, smem_liveness.cpp); this step
+// pass from one tile to another. The plans decide these (loop_pipeline.cpp, smem_liveness.cpp); this step
 // writes their decisions into the graph, where TILEJIT_DUMP=ir shows them and the emitter prints each op.
 #include <algorithm>
 
 #include "tilejit/error.h"
-#include "tilejit/passes/passes.h"
+#include "tilejit/passes/lowering.h"
+#include "tilejit/passes/schedule_ops.h"
 
 namespace tilejit::passes {
 
@@ -115,7 +116,7 @@ void place_waits(ir::Graph& g, const GraphInfo& info, const PipelinedLoop& p, ui
 }
 
 /// The ops of pipelined loop `f`: before it, in its body, after its products and after it.
-void pipeline_ops(ir::Graph& g, const GraphInfo& info, const PipelinePlan& pipe, NodeId f, const PipelinedLoop& p,
+void pipeline_ops(ir::Graph& g, const GraphInfo& info, const LoopPipelinePlan& pipe, NodeId f, const PipelinedLoop& p,
                   bool roles) {
   const auto body = static_cast<uint32_t>(g.int_at(f, 0));
   ScheduleAttrs ring;

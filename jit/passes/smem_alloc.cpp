@@ -1,10 +1,19 @@
 // Shared-memory allocation: TMA tile buffers, mbarriers, the scratch arena, descriptor staging; how loads and stores use them.
+// allocate_shared runs in two halves: TileUsePlanner decides which buffers the tiles take and how every load and
+// store uses them; allocate_regions sizes the scratch arena and places everything.
 #include <algorithm>
 #include <deque>
 #include <unordered_set>
 
 #include "tilejit/error.h"
-#include "tilejit/passes/passes.h"
+#include "tilejit/layout/shared_layout.h"
+#include "tilejit/passes/graph_info.h"
+#include "tilejit/passes/loop_pipeline.h"
+#include "tilejit/passes/mma_plan.h"
+#include "tilejit/passes/smem_plan.h"
+#include "tilejit/passes/tma_plan.h"
+#include "tilejit/passes/value_layouts.h"
+#include "tilejit/passes/warp_roles.h"
 #include "tilejit/tma_rules.h"
 
 namespace tilejit::passes {
@@ -45,7 +54,7 @@ bool reads_registers(const ir::Graph& g, NodeId user, size_t slot) {
   }
 }
 
-std::vector<int> reduction_scratch(const ir::Graph& g, const Layout& layout, NodeId id) {
+std::vector<int> reduction_scratch(const ir::Graph& g, const ValueLayouts& layout, NodeId id) {
   const ir::Node& n = g.node(id);
   const NodeId x0 = g.operand(id, 0);
   const ValueLayout& x = layout.of[static_cast<size_t>(x0)];
@@ -71,7 +80,7 @@ std::vector<int> reduction_scratch(const ir::Graph& g, const Layout& layout, Nod
   return offsets;
 }
 
-int scratch_bytes_of(const ir::Graph& g, const Layout& layout, const SmemPlan& smem, const MmaPlan& mma, NodeId id) {
+int scratch_bytes_of(const ir::Graph& g, const ValueLayouts& layout, const SmemPlan& smem, const MmaPlan& mma, NodeId id) {
   const ir::Node& n = g.node(id);
   auto staged = [&](NodeId v) -> int {
     if (layout.of[static_cast<size_t>(v)].kind != ValueLayout::Distributed) return 0;
@@ -105,178 +114,250 @@ int scratch_bytes_of(const ir::Graph& g, const Layout& layout, const SmemPlan& s
   }
 }
 
-SmemPlan allocate_shared(const ir::Graph& g, const GraphInfo& info, const Layout& layout, const TmaPlan& tma,
-                         const MmaPlan& mma, const PipelinePlan& pipe, const WarpRoles& roles) {
-  SmemPlan plan;
-  std::vector<NodeId> order;
-  for (size_t i = 0; i < g.size(); ++i)
-    if (info.position[i] >= 0) order.push_back(static_cast<NodeId>(i));
-  std::sort(order.begin(), order.end(), [&](NodeId a, NodeId b) {
-    return info.position[static_cast<size_t>(a)] < info.position[static_cast<size_t>(b)];
-  });
-  auto add_buffer = [&](NodeId node, int bytes, std::string role) {
-    plan.buffers.push_back(SmemBuffer{0, bytes, kTileAlign, node, std::move(role), ir::kNoNode, {}});
-    return static_cast<int>(plan.buffers.size() - 1);
-  };
+namespace {
 
-  // Loads and the values readable in place from their tiles (the tile and reshapes of it).
-  std::unordered_map<NodeId, NodeId> root_load;  // resident value -> its DescLoad
-  for (NodeId id : order) {
-    const ir::Node& n = g.node(id);
+/// The first half of allocate_shared: which buffers the tiles take and how every TMA load and store uses them,
+/// the mbarriers, and the tiles staged through the scratch arena. Buffers are numbered in the order they are
+/// added (loads, K-major copies, stores), which is the order the emitter names them in (tj_buf<k>).
+class TileUsePlanner {
+ public:
+  TileUsePlanner(const ir::Graph& g, const GraphInfo& info, const ValueLayouts& layout, const TmaPlan& tma, const MmaPlan& mma,
+                 const LoopPipelinePlan& pipe, const WarpRoles& roles)
+      : g_(g), info_(info), layout_(layout), tma_(tma), mma_(mma), pipe_(pipe), roles_(roles) {
+    for (size_t i = 0; i < g.size(); ++i)
+      if (info.position[i] >= 0) order_.push_back(static_cast<NodeId>(i));
+    std::sort(order_.begin(), order_.end(), [&](NodeId a, NodeId b) {
+      return info.position[static_cast<size_t>(a)] < info.position[static_cast<size_t>(b)];
+    });
+  }
+
+  /// Every decision in order; the plan's offsets and sizes are left to allocate_regions.
+  SmemPlan run() {
+    plan_loads();
+    plan_k_major_copies();
+    plan_ring_barriers();
+    plan_tile_readers();
+    plan_stores();
+    plan_staging();
+    return std::move(plan_);
+  }
+
+  /// The reachable nodes in program order.
+  const std::vector<NodeId>& order() const { return order_; }
+
+ private:
+  int add_buffer(NodeId node, int bytes, std::string role) {
+    plan_.buffers.push_back(SmemBuffer{0, bytes, kTileAlign, node, std::move(role), ir::kNoNode, {}});
+    return static_cast<int>(plan_.buffers.size() - 1);
+  }
+
+  void plan_loads();
+  void plan_k_major_copies();
+  void plan_ring_barriers();
+  void plan_tile_readers();
+  void plan_stores();
+  /// A store's tile written in place over the tile it was computed from, or kNoNode (see plan_stores).
+  NodeId in_place_source(NodeId store, NodeId value) const;
+  void plan_staging();
+
+  const ir::Graph& g_;
+  const GraphInfo& info_;
+  const ValueLayouts& layout_;
+  const TmaPlan& tma_;
+  const MmaPlan& mma_;
+  const LoopPipelinePlan& pipe_;
+  const WarpRoles& roles_;
+  std::vector<NodeId> order_;
+  SmemPlan plan_;
+  std::unordered_map<NodeId, NodeId> root_load_;      // resident value -> its DescLoad
+  std::unordered_map<NodeId, int> other_readers_;     // load -> readers of its buffer besides its own register copy
+  std::unordered_set<NodeId> in_place_taken_;         // loads whose buffer an in-place store already writes
+};
+
+// Loads and the values readable in place from their tiles (the tile and reshapes of it).
+void TileUsePlanner::plan_loads() {
+  for (NodeId id : order_) {
+    const ir::Node& n = g_.node(id);
     if (n.op == Op::DescLoad) {
       LoadPlan lp;
-      const bool ring = pipe.loop_of.count(id) > 0;
-      lp.stages = ring ? pipe.loops.at(pipe.loop_of.at(id)).stages : 1;
-      lp.buffer = add_buffer(id, tile_bytes(g, id, n.dtype) * lp.stages, ring ? "tma.load ring" : "tma.load");
+      const bool ring = pipe_.loop_of.count(id) > 0;
+      lp.stages = ring ? pipe_.loops.at(pipe_.loop_of.at(id)).stages : 1;
+      lp.buffer = add_buffer(id, tile_bytes(g_, id, n.dtype) * lp.stages, ring ? "tma.load ring" : "tma.load");
       // A swizzled tile (a wgmma operand) starts on its swizzle's repeat: 8 rows of the swizzle width.
-      if (const int sw = tma.descriptors[static_cast<size_t>(tma.of.at(id))].swizzle; sw > 0)
-        plan.buffers[static_cast<size_t>(lp.buffer)].align = 8 * sw;
-      lp.barrier = ring ? -1 : plan.num_barriers++;  // a ring uses its loop's barriers
-      lp.repeated = info.in_loop(id);
-      plan.loads[id] = lp;
-      plan.resident[id] = lp.buffer;
-      root_load[id] = id;
-    } else if (mma.absorbed.count(id)) {  // a transpose wgmma reads in place (its transpose bit)
-      plan.resident[id] = plan.resident.at(g.operand(id, 0));
-      root_load[id] = root_load[g.operand(id, 0)];
-    } else if (n.op == Op::Reshape && plan.resident.count(g.operand(id, 0)) &&
-               layout.of[static_cast<size_t>(id)].kind == ValueLayout::Distributed) {
-      plan.resident[id] = plan.resident[g.operand(id, 0)];
-      root_load[id] = root_load[g.operand(id, 0)];
+      if (const int sw = tma_.descriptors[static_cast<size_t>(tma_.of.at(id))].swizzle; sw > 0)
+        plan_.buffers[static_cast<size_t>(lp.buffer)].align = 8 * sw;
+      lp.barrier = ring ? -1 : plan_.num_barriers++;  // a ring uses its loop's barriers
+      lp.repeated = info_.in_loop(id);
+      plan_.loads[id] = lp;
+      plan_.resident[id] = lp.buffer;
+      root_load_[id] = id;
+    } else if (mma_.absorbed.count(id)) {  // a transpose wgmma reads in place (its transpose bit)
+      plan_.resident[id] = plan_.resident.at(g_.operand(id, 0));
+      root_load_[id] = root_load_[g_.operand(id, 0)];
+    } else if (n.op == Op::Reshape && plan_.resident.count(g_.operand(id, 0)) &&
+               layout_.of[static_cast<size_t>(id)].kind == ValueLayout::Distributed) {
+      plan_.resident[id] = plan_.resident[g_.operand(id, 0)];
+      root_load_[id] = root_load_[g_.operand(id, 0)];
     }
   }
-  // K-major copies of wgmma operands that wgmma cannot read as loaded (tf32 / 8-bit, M/N-major).
-  for (NodeId id : order) {
-    const auto d = mma.dots.find(id);
-    if (d == mma.dots.end()) continue;
+}
+
+// K-major copies of wgmma operands that wgmma cannot read as loaded (tf32 / 8-bit, M/N-major).
+void TileUsePlanner::plan_k_major_copies() {
+  for (NodeId id : order_) {
+    const auto d = mma_.dots.find(id);
+    if (d == mma_.dots.end()) continue;
     for (const MmaOperand* o : {&d->second.a, &d->second.b}) {
-      if (!o->k_major_copy || plan.k_major_copies.count(o->load)) continue;
-      const int copies = pipe.loop_of.count(o->load) ? 2 : 1;
+      if (!o->k_major_copy || plan_.k_major_copies.count(o->load)) continue;
+      const int copies = pipe_.loop_of.count(o->load) ? 2 : 1;
       const int buffer = add_buffer(o->load, static_cast<int>(o->tile.bytes()) * copies, "K-major copy");
-      plan.buffers[static_cast<size_t>(buffer)].align = 8 * o->tile.swizzle;  // the swizzle's repeat
-      plan.k_major_copies[o->load] = buffer;
+      plan_.buffers[static_cast<size_t>(buffer)].align = 8 * o->tile.swizzle;  // the swizzle's repeat
+      plan_.k_major_copies[o->load] = buffer;
     }
   }
-  for (NodeId id : order) {
-    auto it = pipe.loops.find(id);
-    if (it == pipe.loops.end()) continue;
-    plan.ring_barriers[id] = plan.num_barriers;
-    plan.num_barriers += it->second.stages;
-    if (roles.loop != id) continue;
-    plan.empty_barriers[id] = plan.num_barriers;
-    for (int k = 0; k < it->second.stages; ++k) plan.barrier_arrivals[plan.num_barriers++] = roles.consumer_threads / 32;
+}
+
+// The "full" barriers of every pipelined loop's ring and, with warp roles, the "empty" ones of the producer's loop.
+void TileUsePlanner::plan_ring_barriers() {
+  for (NodeId id : order_) {
+    auto it = pipe_.loops.find(id);
+    if (it == pipe_.loops.end()) continue;
+    plan_.ring_barriers[id] = plan_.num_barriers;
+    plan_.num_barriers += it->second.stages;
+    if (roles_.loop != id) continue;
+    plan_.empty_barriers[id] = plan_.num_barriers;
+    for (int k = 0; k < it->second.stages; ++k) plan_.barrier_arrivals[plan_.num_barriers++] = roles_.consumer_threads / 32;
   }
-  // Register copies and readers of each tile.
-  std::unordered_map<NodeId, bool> needs_regs;        // resident value -> some user wants registers
-  std::unordered_map<NodeId, int> other_readers;      // load -> readers of its buffer besides its own register copy
-  for (NodeId id : order) {
-    if (!plan.resident.count(id)) continue;
+}
+
+// Register copies and readers of each tile.
+void TileUsePlanner::plan_tile_readers() {
+  std::unordered_map<NodeId, bool> needs_regs;  // resident value -> some user wants registers
+  for (NodeId id : order_) {
+    if (!plan_.resident.count(id)) continue;
     bool regs = false;
-    for (NodeId u : info.users[static_cast<size_t>(id)])
-      for (size_t k : slots_of(g, u, id)) regs = regs || reads_registers(g, u, k);
+    for (NodeId u : info_.users[static_cast<size_t>(id)])
+      for (size_t k : slots_of(g_, u, id)) regs = regs || reads_registers(g_, u, k);
     needs_regs[id] = regs;
-    if (regs) plan.register_copies.insert(id);
-    const NodeId load = root_load[id];
-    if (id != load) other_readers[load] += 1;  // an alias reads the tile (its own copy or its users)
-    for (NodeId u : info.users[static_cast<size_t>(id)])
-      for (size_t k : slots_of(g, u, id))
-        if (!reads_registers(g, u, k) && !(g.node(u).op == Op::Reshape && plan.resident.count(u))) other_readers[load] += 1;
+    if (regs) plan_.register_copies.insert(id);
+    const NodeId load = root_load_[id];
+    if (id != load) other_readers_[load] += 1;  // an alias reads the tile (its own copy or its users)
+    for (NodeId u : info_.users[static_cast<size_t>(id)])
+      for (size_t k : slots_of(g_, u, id))
+        if (!reads_registers(g_, u, k) && !(g_.node(u).op == Op::Reshape && plan_.resident.count(u))) other_readers_[load] += 1;
   }
-  for (auto& [id, lp] : plan.loads) {
+  for (auto& [id, lp] : plan_.loads) {
     lp.registers = needs_regs[id];
     bool others = false;
-    for (auto& [v, l] : root_load)
+    for (auto& [v, l] : root_load_)
       if (l == id && v != id) others = true;
-    for (NodeId u : info.users[static_cast<size_t>(id)]) {
-      const Op op = g.node(u).op;
-      for (size_t k : slots_of(g, u, id))
-        if (!reads_registers(g, u, k) && op != Op::DescStore) others = true;
+    for (NodeId u : info_.users[static_cast<size_t>(id)]) {
+      const Op op = g_.node(u).op;
+      for (size_t k : slots_of(g_, u, id))
+        if (!reads_registers(g_, u, k) && op != Op::DescStore) others = true;
     }
     lp.all_threads_wait = lp.registers || others;
   }
+}
 
-  // Stores.
-  std::unordered_set<NodeId> in_place_taken;
-  for (NodeId id : order) {
-    const ir::Node& n = g.node(id);
+// Stores.
+void TileUsePlanner::plan_stores() {
+  for (NodeId id : order_) {
+    const ir::Node& n = g_.node(id);
     if (n.op != Op::DescStore) continue;
     StorePlan sp;
-    const NodeId v = g.operands(id).back();
-    sp.repeated = info.in_loop(id);
+    const NodeId v = g_.operands(id).back();
+    sp.repeated = info_.in_loop(id);
     // A swizzled store tile is written by the threads in its own buffer (collect_descriptors chose it).
-    const int swizzle = tma.descriptors[static_cast<size_t>(tma.of.at(id))].swizzle;
+    const int swizzle = tma_.descriptors[static_cast<size_t>(tma_.of.at(id))].swizzle;
     if (swizzle > 0) {
       sp.mode = StorePlan::Staged;
-      sp.buffer = add_buffer(id, tile_bytes(g, v, n.dtype), "tma.store");
-      plan.buffers[static_cast<size_t>(sp.buffer)].align = 8 * swizzle;  // the swizzle's repeat
-      const layout::Layout& lv = layout.of[static_cast<size_t>(v)].dist;
+      sp.buffer = add_buffer(id, tile_bytes(g_, v, n.dtype), "tma.store");
+      plan_.buffers[static_cast<size_t>(sp.buffer)].align = 8 * swizzle;  // the swizzle's repeat
+      const layout::Layout& lv = layout_.of[static_cast<size_t>(v)].dist;
       sp.swizzled = layout::split_swizzled_writes(lv, layout::SharedLayout{lv.shape(), ir::size_of(n.dtype), swizzle, 0});
-      plan.stores[id] = sp;
+      plan_.stores[id] = sp;
       continue;
     }
-    if (plan.resident.count(v)) {
+    if (plan_.resident.count(v)) {
       sp.mode = StorePlan::FromLoad;
-      sp.load = root_load[v];
-      sp.buffer = plan.resident[v];
-      plan.loads[sp.load].read_by_tma_store = true;
-      plan.stores[id] = sp;
+      sp.load = root_load_[v];
+      sp.buffer = plan_.resident[v];
+      plan_.loads[sp.load].read_by_tma_store = true;
+      plan_.stores[id] = sp;
       continue;
     }
-    // In place: the value is an elementwise function of a tile loaded in the same
-    // region, with the same shape, element size and register layout, and that
-    // tile's buffer is read by nothing else.
-    NodeId chosen = ir::kNoNode;
-    std::deque<NodeId> work{v};
-    std::unordered_set<NodeId> seen{v};
-    const ValueLayout& lv = layout.of[static_cast<size_t>(v)];
-    while (!work.empty() && chosen == ir::kNoNode && lv.kind == ValueLayout::Distributed) {
-      const NodeId x = work.front();
-      work.pop_front();
-      const ir::Node& xn = g.node(x);
-      if (xn.op == Op::DescLoad) {
-        const LoadPlan& lp = plan.loads[x];
-        const ValueLayout& lx = layout.of[static_cast<size_t>(x)];
-        const bool ok = xn.region == n.region && xn.shape == g.node(v).shape &&
-                        ir::size_of(xn.dtype) == ir::size_of(n.dtype) && lx.dist == lv.dist && lp.registers &&
-                        other_readers[x] == 0 && !lp.read_by_tma_store && !in_place_taken.count(x);
-        if (ok) chosen = x;
-        continue;
-      }
-      if (!is_elementwise(xn.op)) continue;
-      for (NodeId o : g.operands(x))
-        if (g.node(o).shape == g.node(v).shape && seen.insert(o).second) work.push_back(o);
-    }
+    const NodeId chosen = in_place_source(id, v);
     if (chosen != ir::kNoNode) {
       sp.mode = StorePlan::InPlace;
       sp.load = chosen;
-      sp.buffer = plan.loads[chosen].buffer;
-      in_place_taken.insert(chosen);
-      plan.loads[chosen].read_by_tma_store = true;
+      sp.buffer = plan_.loads[chosen].buffer;
+      in_place_taken_.insert(chosen);
+      plan_.loads[chosen].read_by_tma_store = true;
     } else {
       sp.mode = StorePlan::Staged;
-      sp.buffer = add_buffer(id, tile_bytes(g, v, n.dtype), "tma.store");
+      sp.buffer = add_buffer(id, tile_bytes(g_, v, n.dtype), "tma.store");
     }
-    plan.stores[id] = sp;
+    plan_.stores[id] = sp;
   }
   // A FromLoad store of a tile chosen for an in-place store before it was seen
   // cannot happen: in-place needs a tile without other readers, stores included.
+}
 
-  // Conversions and permutes staged through the scratch arena: rows padded or units swizzled where that removes
-  // bank conflicts (a transpose read down the columns of its staged tile hits one bank from every lane without it).
-  for (NodeId id : order) {
-    const Op op = g.node(id).op;
-    if (op != Op::ConvertLayout && op != Op::Permute) continue;
-    const NodeId x = g.operand(id, 0);
-    const ValueLayout &from = layout.of[static_cast<size_t>(x)], &to = layout.of[static_cast<size_t>(id)];
-    if (from.kind != ValueLayout::Distributed || to.kind != ValueLayout::Distributed || plan.resident.count(x) ||
-        plan.resident.count(id) || (op == Op::ConvertLayout && from.dist == to.dist))
+// In place: the value is an elementwise function of a tile loaded in the same
+// region, with the same shape, element size and register layout, and that
+// tile's buffer is read by nothing else.
+NodeId TileUsePlanner::in_place_source(NodeId store, NodeId v) const {
+  const ir::Node& n = g_.node(store);
+  NodeId chosen = ir::kNoNode;
+  std::deque<NodeId> work{v};
+  std::unordered_set<NodeId> seen{v};
+  const ValueLayout& lv = layout_.of[static_cast<size_t>(v)];
+  while (!work.empty() && chosen == ir::kNoNode && lv.kind == ValueLayout::Distributed) {
+    const NodeId x = work.front();
+    work.pop_front();
+    const ir::Node& xn = g_.node(x);
+    if (xn.op == Op::DescLoad) {
+      const auto lp = plan_.loads.find(x);
+      const ValueLayout& lx = layout_.of[static_cast<size_t>(x)];
+      const auto readers = other_readers_.find(x);
+      const bool ok = lp != plan_.loads.end() && xn.region == n.region && xn.shape == g_.node(v).shape &&
+                      ir::size_of(xn.dtype) == ir::size_of(n.dtype) && lx.dist == lv.dist && lp->second.registers &&
+                      (readers == other_readers_.end() || readers->second == 0) && !lp->second.read_by_tma_store &&
+                      !in_place_taken_.count(x);
+      if (ok) chosen = x;
       continue;
-    const auto perm = g.ints(id);
-    const layout::Layout readers =
-        op == Op::Permute ? layout::permute_sources(to.dist, std::vector<int64_t>(perm.begin(), perm.end()), g.node(x).shape) : to.dist;
-    const layout::SharedLayout tile = layout::staging_layout(from.dist, readers, ir::size_of(g.node(x).dtype));
-    if (tile.pad_elems > 0 || tile.xor_unit > 0) plan.staging[id] = tile;
+    }
+    if (!is_elementwise(xn.op)) continue;
+    for (NodeId o : g_.operands(x))
+      if (g_.node(o).shape == g_.node(v).shape && seen.insert(o).second) work.push_back(o);
   }
+  return chosen;
+}
+
+// Conversions and permutes staged through the scratch arena: rows padded or units swizzled where that removes
+// bank conflicts (a transpose read down the columns of its staged tile hits one bank from every lane without it).
+void TileUsePlanner::plan_staging() {
+  for (NodeId id : order_) {
+    const Op op = g_.node(id).op;
+    if (op != Op::ConvertLayout && op != Op::Permute) continue;
+    const NodeId x = g_.operand(id, 0);
+    const ValueLayout &from = layout_.of[static_cast<size_t>(x)], &to = layout_.of[static_cast<size_t>(id)];
+    if (from.kind != ValueLayout::Distributed || to.kind != ValueLayout::Distributed || plan_.resident.count(x) ||
+        plan_.resident.count(id) || (op == Op::ConvertLayout && from.dist == to.dist))
+      continue;
+    const auto perm = g_.ints(id);
+    const layout::Layout readers =
+        op == Op::Permute ? layout::permute_sources(to.dist, std::vector<int64_t>(perm.begin(), perm.end()), g_.node(x).shape) : to.dist;
+    const layout::SharedLayout tile = layout::staging_layout(from.dist, readers, ir::size_of(g_.node(x).dtype));
+    if (tile.pad_elems > 0 || tile.xor_unit > 0) plan_.staging[id] = tile;
+  }
+}
+
+/// The second half of allocate_shared: the scratch arena's size, every offset (tiles by liveness, descriptor
+/// staging, scratch, barriers) and the total, refused when it exceeds what one program may have.
+void allocate_regions(const ir::Graph& g, const GraphInfo& info, const ValueLayouts& layout, const TmaPlan& tma, const MmaPlan& mma,
+                      const LoopPipelinePlan& pipe, const std::vector<NodeId>& order, SmemPlan& plan) {
   for (NodeId id : order) plan.scratch_bytes = std::max(plan.scratch_bytes, scratch_bytes_of(g, layout, plan, mma, id));
 
   // Offsets: tiles (by liveness), descriptor staging, scratch, barriers.
@@ -316,6 +397,15 @@ SmemPlan allocate_shared(const ir::Graph& g, const GraphInfo& info, const Layout
                     std::to_string(plan.total_bytes) + " bytes", std::to_string(tma::kMaxSharedBytes) + " bytes", l.file,
                     l.line);
   }
+}
+
+}  // namespace
+
+SmemPlan allocate_shared(const ir::Graph& g, const GraphInfo& info, const ValueLayouts& layout, const TmaPlan& tma,
+                         const MmaPlan& mma, const LoopPipelinePlan& pipe, const WarpRoles& roles) {
+  TileUsePlanner tiles(g, info, layout, tma, mma, pipe, roles);
+  SmemPlan plan = tiles.run();
+  allocate_regions(g, info, layout, tma, mma, pipe, tiles.order(), plan);
   return plan;
 }
 

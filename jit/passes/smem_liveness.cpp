@@ -2,7 +2,10 @@
 // lifetimes do not overlap, and the barriers that make such a reuse safe.
 #include <algorithm>
 
-#include "tilejit/passes/passes.h"
+#include "tilejit/passes/graph_info.h"
+#include "tilejit/passes/loop_pipeline.h"
+#include "tilejit/passes/mma_plan.h"
+#include "tilejit/passes/smem_plan.h"
 
 namespace tilejit::passes {
 
@@ -18,7 +21,7 @@ struct Lifetimes {
   std::vector<bool> read_by_tma_store;  ///< a TMA store reads the buffer asynchronously (until a bulk wait)
 };
 
-Lifetimes lifetimes(const ir::Graph& g, const GraphInfo& info, const MmaPlan& mma, const PipelinePlan& pipe,
+Lifetimes lifetimes(const ir::Graph& g, const GraphInfo& info, const MmaPlan& mma, const LoopPipelinePlan& pipe,
                     const SmemPlan& plan) {
   const size_t n = plan.buffers.size();
   Lifetimes t{std::vector<int>(n, -1), std::vector<int>(n, -1), std::vector<NodeId>(n, ir::kNoNode), std::vector<bool>(n, false)};
@@ -64,7 +67,7 @@ Lifetimes lifetimes(const ir::Graph& g, const GraphInfo& info, const MmaPlan& mm
 
 }  // namespace
 
-int place_buffers(const ir::Graph& g, const GraphInfo& info, const MmaPlan& mma, const PipelinePlan& pipe, SmemPlan& plan) {
+int place_buffers(const ir::Graph& g, const GraphInfo& info, const MmaPlan& mma, const LoopPipelinePlan& pipe, SmemPlan& plan) {
   const Lifetimes t = lifetimes(g, info, mma, pipe, plan);
   const size_t n = plan.buffers.size();
   // Bytes are shared only after a loop: the barrier a reuse needs then runs once per run of the loop, not in

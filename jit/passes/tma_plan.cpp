@@ -6,7 +6,11 @@
 #include "passes/rewrite.h"
 #include "passes/tensor_source.h"
 #include "tilejit/error.h"
-#include "tilejit/passes/passes.h"
+#include "tilejit/layout/shared_layout.h"
+#include "tilejit/passes/graph_info.h"
+#include "tilejit/passes/mma_plan.h"
+#include "tilejit/passes/tma_plan.h"
+#include "tilejit/passes/value_layouts.h"
 #include "tilejit/tma_rules.h"
 
 namespace tilejit::passes {
@@ -64,7 +68,7 @@ int decide(const ir::Graph& g, NodeId op) {
 
 }  // namespace
 
-TmaPlan collect_descriptors(const ir::Graph& g, const GraphInfo& info, const MmaPlan* mma, const Layout* layout) {
+TmaPlan collect_descriptors(const ir::Graph& g, const GraphInfo& info, const MmaPlan* mma, const ValueLayouts* layout) {
   std::vector<NodeId> ops;
   for (size_t i = 0; i < g.size(); ++i)
     if (is_tma(g.node(static_cast<NodeId>(i)).op) && info.position[i] >= 0) ops.push_back(static_cast<NodeId>(i));

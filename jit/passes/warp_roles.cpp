@@ -4,7 +4,11 @@
 
 #include "passes/tensor_source.h"
 #include "tilejit/ir/effects.h"
-#include "tilejit/passes/passes.h"
+#include "tilejit/passes/graph_info.h"
+#include "tilejit/passes/loop_pipeline.h"
+#include "tilejit/passes/tma_plan.h"
+#include "tilejit/passes/value_layouts.h"
+#include "tilejit/passes/warp_roles.h"
 
 namespace tilejit::passes {
 
@@ -39,8 +43,8 @@ bool producer_can_compute(ir::Op op) {
 
 }  // namespace
 
-WarpRoles plan_warp_roles(const ir::Graph& g, const GraphInfo& info, const Layout& layout, const TmaPlan& tma,
-                          const PipelinePlan& pipe) {
+WarpRoles plan_warp_roles(const ir::Graph& g, const GraphInfo& info, const ValueLayouts& layout, const TmaPlan& tma,
+                          const LoopPipelinePlan& pipe) {
   WarpRoles roles;
   roles.consumer_threads = g.num_warps * 32;
   if (g.warp_specialize == WarpSpecialize::off) return roles;

@@ -8,7 +8,7 @@
 
 #include <tilejit/tilejit.h>
 
-#include "tilejit/passes/passes.h"
+#include "tilejit/passes/lowering.h"
 
 using namespace tilejit::dsl;
 using tilejit::Config;

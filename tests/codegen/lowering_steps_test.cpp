@@ -10,7 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "tilejit/passes/passes.h"
+#include "tilejit/passes/describe.h"
+#include "tilejit/passes/lowering.h"
+#include "tilejit/passes/register_budget.h"
+#include "tilejit/passes/rewrites.h"
+#include "tilejit/passes/schedule_ops.h"
 
 using namespace tilejit::dsl;
 using tilejit::Config;

@@ -9,8 +9,9 @@
 
 #include "../../samples/sample_kernels.h"
 #include "emit_kernels.h"
+#include "tilejit/codegen/codegen.h"
 #include "tilejit/error.h"
-#include "tilejit/passes/passes.h"
+#include "tilejit/passes/lowering.h"
 #include "tilejit/runtime/compiler.h"
 #include "tilejit/tma_rules.h"
 #include <tilejit/tilejit.h>

@@ -7,9 +7,12 @@
 
 #include <tilejit/tilejit.h>
 
-#include "tilejit/error.h"
-#include "tilejit/passes/passes.h"
 #include "../../samples/sample_kernels.h"
+#include "tilejit/codegen/codegen.h"
+#include "tilejit/error.h"
+#include "tilejit/passes/lowering.h"
+#include "tilejit/passes/rewrites.h"
+#include "tilejit/passes/schedule_ops.h"
 
 using namespace tilejit::dsl;
 using tilejit::Config;
@@ -321,7 +324,7 @@ TEST_CASE("register layout: removing a unit dimension padded by warps from a red
   CHECK(reshapes == 1);
 }
 
-TEST_CASE("the pipeline dumps the graph after every rewriting pass") {
+TEST_CASE("the lowering dumps the graph after every rewriting pass") {
   auto k = tilejit::kernel("dump", [](Tensor<f32, 1> x, Tensor<f32, 1> y) {
     descriptor_store(y, {0}, descriptor_load(x, {0}, {64}));
   });

@@ -16,7 +16,8 @@
 #include "emit_kernels.h"
 #include "tilejit/error.h"
 #include "tilejit/ir/ir.h"
-#include "tilejit/passes/passes.h"
+#include "tilejit/passes/describe.h"
+#include "tilejit/passes/lowering.h"
 #include "tilejit/tilejit.h"
 
 namespace passes = tilejit::passes;

@@ -9,7 +9,7 @@
 
 #include "../../samples/sample_kernels.h"
 #include "interp_test_util.h"
-#include "tilejit/passes/passes.h"
+#include "tilejit/passes/lowering.h"
 
 using namespace itest;
 namespace dsl = tilejit::dsl;

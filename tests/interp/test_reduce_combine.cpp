@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "interp_test_util.h"
-#include "tilejit/passes/passes.h"
+#include "tilejit/passes/lowering.h"
 
 using namespace itest;
 using tilejit::dim3;

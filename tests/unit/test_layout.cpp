@@ -6,7 +6,8 @@
 #include <set>
 
 #include "tilejit/layout/layout.h"
-#include "tilejit/passes/passes.h"
+#include "tilejit/layout/shared_layout.h"
+#include "tilejit/passes/lowering.h"
 #include "tilejit/tilejit.h"
 
 using namespace tilejit::layout;

@@ -8,7 +8,11 @@
 #include <set>
 
 #include "tilejit/layout/mma.h"
-#include "tilejit/passes/passes.h"
+#include "tilejit/layout/shared_layout.h"
+#include "tilejit/passes/axis_info.h"
+#include "tilejit/passes/graph_info.h"
+#include "tilejit/passes/tma_plan.h"
+#include "tilejit/passes/value_layouts.h"
 
 using namespace tilejit::layout;
 using tilejit::ir::DType;

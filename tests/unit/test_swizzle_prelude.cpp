@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tilejit/layout/mma.h"
+#include "tilejit/layout/shared_layout.h"
 
 // What the prelude takes from NVRTC's built-in declarations.
 #define __device__

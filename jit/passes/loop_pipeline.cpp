@@ -4,7 +4,13 @@
 #include <set>
 
 #include "passes/tensor_source.h"
-#include "tilejit/passes/passes.h"
+#include "tilejit/passes/axis_info.h"
+#include "tilejit/passes/graph_info.h"
+#include "tilejit/passes/loop_pipeline.h"
+#include "tilejit/passes/mma_plan.h"
+#include "tilejit/passes/smem_plan.h"
+#include "tilejit/passes/tma_plan.h"
+#include "tilejit/passes/value_layouts.h"
 
 namespace tilejit::passes {
 
@@ -29,7 +35,7 @@ bool read_from_registers(const ir::Graph& g, const GraphInfo& info, NodeId v) {
 /// to reuse once the product is issued, and when the next iteration's ops take them (ptxas gave them to the
 /// next S accumulator in a generated test program) while the product still reads them, ptxas serializes every
 /// wgmma of the kernel (C7514).
-std::optional<CarriedProduct> carried(const ir::Graph& g, const GraphInfo& info, const MmaPlan& mma, const Layout& layout,
+std::optional<CarriedProduct> carried(const ir::Graph& g, const GraphInfo& info, const MmaPlan& mma, const ValueLayouts& layout,
                                       const std::vector<AxisInfo>& axes, NodeId f, NodeId d) {
   if (mma.dots.at(d).a_in_registers()) return std::nullopt;
   const auto body = static_cast<uint32_t>(g.int_at(f, 0));
@@ -65,7 +71,7 @@ std::optional<CarriedProduct> carried(const ir::Graph& g, const GraphInfo& info,
 /// The pipeline of loop `f`, or nullopt with `why` saying what keeps it from being pipelined (empty when
 /// the loop has no tensor-core dot and TMA load directly in its body: nothing to pipeline).
 std::optional<PipelinedLoop> consider(const ir::Graph& g, const GraphInfo& info, const MmaPlan& mma, const TmaPlan& tma,
-                                      const Layout& layout, const std::vector<AxisInfo>& axes, NodeId f, int stages,
+                                      const ValueLayouts& layout, const std::vector<AxisInfo>& axes, NodeId f, int stages,
                                       std::string& why) {
   const auto body = static_cast<uint32_t>(g.int_at(f, 0));
   const auto& nodes = g.region(body).nodes;
@@ -139,9 +145,9 @@ std::optional<PipelinedLoop> consider(const ir::Graph& g, const GraphInfo& info,
 
 }  // namespace
 
-PipelinePlan plan_pipeline(const ir::Graph& g, const GraphInfo& info, const MmaPlan& mma, const TmaPlan& tma,
-                           const Layout& layout, const std::vector<AxisInfo>& axes, int stages) {
-  PipelinePlan plan;
+LoopPipelinePlan plan_loop_pipeline(const ir::Graph& g, const GraphInfo& info, const MmaPlan& mma, const TmaPlan& tma,
+                                    const ValueLayouts& layout, const std::vector<AxisInfo>& axes, int stages) {
+  LoopPipelinePlan plan;
   plan.stages = stages;
   if (stages < 2) return plan;
   for (size_t i = 0; i < g.size(); ++i) {

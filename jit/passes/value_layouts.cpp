@@ -2,7 +2,13 @@
 #include <numeric>
 
 #include "tilejit/error.h"
-#include "tilejit/passes/passes.h"
+#include "tilejit/passes/axis_info.h"
+#include "tilejit/passes/graph_info.h"
+#include "tilejit/passes/mma_plan.h"
+#include "tilejit/passes/register_budget.h"
+#include "tilejit/passes/smem_plan.h"
+#include "tilejit/passes/tma_plan.h"
+#include "tilejit/passes/value_layouts.h"
 
 namespace tilejit::passes {
 
@@ -52,8 +58,8 @@ class Solver {
     decide();
   }
 
-  Layout result() const {
-    Layout out;
+  ValueLayouts result() const {
+    ValueLayouts out;
     out.threads = warps_ * 32;
     out.of.resize(g_.size());
     for (NodeId id : order_) {
@@ -290,7 +296,7 @@ std::vector<LayoutConflict> layout_conflicts(const ir::Graph& g, const GraphInfo
   return Solver(g, info, threads).conflicts();
 }
 
-Layout assign_layout(const ir::Graph& g, const GraphInfo& info, int threads) {
+ValueLayouts assign_layout(const ir::Graph& g, const GraphInfo& info, int threads) {
   Solver s(g, info, threads);
   const auto c = s.conflicts();
   if (!c.empty())
@@ -299,7 +305,7 @@ Layout assign_layout(const ir::Graph& g, const GraphInfo& info, int threads) {
   return s.result();
 }
 
-void check_register_budget(const ir::Graph& g, const GraphInfo& info, const Layout& layout, const SmemPlan& smem) {
+void check_register_budget(const ir::Graph& g, const GraphInfo& info, const ValueLayouts& layout, const SmemPlan& smem) {
   const int warps = layout.threads / 32;
   for (size_t i = 0; i < g.size(); ++i) {
     const auto id = static_cast<NodeId>(i);

@@ -1,4 +1,4 @@
-// The lowering pipeline: the table of its steps in their fixed order, and the runners that walk it.
+// The lowering: the table of its steps in their fixed order, and the runners that walk it.
 
 #include <algorithm>
 #include <iterator>
@@ -6,7 +6,11 @@
 #include "passes/prefetch_loads.h"
 #include "tilejit/config.h"
 #include "tilejit/error.h"
-#include "tilejit/passes/passes.h"
+#include "tilejit/passes/describe.h"
+#include "tilejit/passes/lowering.h"
+#include "tilejit/passes/register_budget.h"
+#include "tilejit/passes/rewrites.h"
+#include "tilejit/passes/schedule_ops.h"
 
 namespace tilejit::passes {
 
@@ -21,7 +25,7 @@ constexpr int kAutoStageChoices[] = {3, 2, 1};
 /// stage count of kAutoStageChoices whose buffers fit (a kernel without a pipelined loop takes the first).
 void plan_stages(Lowered& l) {
   const auto plan = [&](int stages) {
-    l.pipe = plan_pipeline(l.graph, l.info, l.mma, l.tma, l.layout, l.axes, stages);
+    l.pipe = plan_loop_pipeline(l.graph, l.info, l.mma, l.tma, l.layout, l.axes, stages);
     l.roles = plan_warp_roles(l.graph, l.info, l.layout, l.tma, l.pipe);
     l.smem = allocate_shared(l.graph, l.info, l.layout, l.tma, l.mma, l.pipe, l.roles);
   };
@@ -66,7 +70,7 @@ std::string stage_plan(const Lowered& l) {
                     : l.pipe.loops.empty()
                         ? std::string("stages: auto (no pipelined loop)\n")
                         : "stages: " + stages + " (chosen: the first of " + choices + " whose buffers fit)\n";
-  return out + or_none(describe_pipeline(l), "software pipeline") + describe_warp_roles(l) + describe_shared_memory(l);
+  return out + or_none(describe_loop_pipeline(l), "software pipeline") + describe_warp_roles(l) + describe_shared_memory(l);
 }
 
 // The table. Rewriting steps come first: the plans are keyed by the node ids of the graph they leave. The

@@ -1,0 +1,29 @@
+// The graph-rewriting passes that run before any plan is made: each returns a new graph (the input is never
+// modified), and the lowering (lowering.h) runs them as its first steps.
+//
+// canonicalize.cpp, hoist_invariants.cpp, early_views.cpp and dead_code.cpp define them; prefetch_loads
+// (jit/passes/prefetch_loads.h) and insert_layout_conversions (value_layouts.h) are rewriting steps too.
+#pragma once
+
+#include "tilejit/ir/ir.h"
+
+namespace tilejit::passes {
+
+/// Local simplifications: casts to the same type, identity reshapes and
+/// permutations, reshape/broadcast chains, integer arithmetic on constants.
+ir::Graph canonicalize(const ir::Graph& g);
+
+/// Moves pure scalar nodes (and tensor views) whose operands are all defined
+/// outside a loop to just before the loop, so that a device-built descriptor
+/// of a loop-invariant view is built once.
+ir::Graph hoist_invariants(const ir::Graph& g);
+
+/// Moves a tensor view made after a loop, outside every loop, in front of the first loop of its region that
+/// starts after the values it is computed from, with the scalars of its region it needs: its device-built
+/// descriptor is then built before the loop, not between the loop's products and their epilogue.
+ir::Graph early_views(const ir::Graph& g);
+
+/// Removes pure nodes whose value is never used.
+ir::Graph eliminate_dead_code(const ir::Graph& g);
+
+}  // namespace tilejit::passes

@@ -1,0 +1,59 @@
+// WarpRoles: warp specialization of a kernel's pipelined loop (a producer warpgroup that issues its loads,
+// the consumers that run everything else).
+//
+// Filled by: plan_warp_roles (jit/passes/warp_roles.cpp), within the lowering step "plan_stages" (lowering.h).
+// Read by: allocate_shared (the "empty" barriers), plan_arguments (threads per program), insert_schedule_ops,
+// the describe functions and performance notes, and the emitter (emit_schedule.cpp).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tilejit/passes/graph_info.h"
+#include "tilejit/passes/loop_pipeline.h"
+#include "tilejit/passes/tma_plan.h"
+#include "tilejit/passes/value_layouts.h"
+#include "tilejit/ir/ir.h"
+
+namespace tilejit::passes {
+
+using ir::NodeId;
+
+/// Warp specialization of a kernel's pipelined loop (Config::warp_specialize): one producer warpgroup, after
+/// the num_warps warps of the kernel (the consumers, tid 0 .. consumer_threads - 1, which run every op as
+/// without roles), splits off at the kernel's start. One thread of it issues every TMA load of the loop's
+/// ring, waiting for a stage's "empty" barrier before refilling it; the consumers wait for its "full"
+/// barrier, run the products and arrive on the "empty" barrier of the previous iteration's stage (one
+/// arrival per consumer warp) where the CTA barrier and the refill stood without roles. No CTA barrier is
+/// left in the loop, and `setmaxnreg` gives the registers the producer does not need to the consumers.
+struct WarpRoles {
+  NodeId loop = ir::kNoNode;   ///< the pipelined For whose loads the producer issues; kNoNode: no roles
+  int consumer_threads = 0;    ///< num_warps * 32
+  int producer_threads = 128;  ///< one warpgroup (setmaxnreg works on whole warpgroups); thread consumer_threads issues
+  int producer_registers = 0;  ///< setmaxnreg.dec target of the producer (0: none)
+  int consumer_registers = 0;  ///< setmaxnreg.inc target of the consumers (0: none)
+  /// The loops and branches around `loop`, outermost first (a persistent kernel's tile loop; a grouped GEMM's
+  /// `if` that skips unused tiles): the producer runs the loops and takes the branches too (whose conditions are
+  /// uniform), and its ring position runs on from one run of `loop` to the next (PipelinedLoop::ring_persists).
+  std::vector<NodeId> enclosing;
+  /// Nodes before the loop, in the kernel body or the bodies of `enclosing`, that the loads' coordinates and
+  /// the loops' bounds need (uniform scalars, loaded or computed), in program order: the producer computes
+  /// them itself.
+  std::vector<NodeId> producer_nodes;
+  /// Why Config::warp_specialize was not applied ("" when it was, or was not asked for): a performance note.
+  std::string not_applied;
+  bool on() const { return loop != ir::kNoNode; }
+  /// Threads per program: the consumers, and the producer warpgroup when the roles are on.
+  int threads() const { return consumer_threads + (on() ? producer_threads : 0); }
+};
+
+/// Decides the warp roles of a kernel whose configuration asks for them, or leaves them to tilejit and whose
+/// pipelined loop lies in other loops (a persistent kernel, at most one program per SM). They apply to one
+/// pipelined loop, in the kernel body or in loops but not in an if, num_warps a multiple of 4, the loads'
+/// descriptors host-encoded or built at the kernel's start, and their coordinates and the loops' bounds
+/// computed from uniform scalars (arithmetic, and loads from tensors the kernel does not write; no values of
+/// other loops or ifs).
+WarpRoles plan_warp_roles(const ir::Graph& g, const GraphInfo& info, const ValueLayouts& layout, const TmaPlan& tma,
+                          const LoopPipelinePlan& pipe);
+
+}  // namespace tilejit::passes
