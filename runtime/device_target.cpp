@@ -1,5 +1,9 @@
 // The device a launch or a tuning targets: the current context's GPU, the architecture tilejit compiles
-// for on it and its per-program limits (or those of every sm_90 GPU where kernels run in the interpreter).
+// for on it and its per-program limits (or those of every sm_90 GPU where kernels run in the interpreter),
+// and whether a compiled variant fits them.
+#include <spdlog/fmt/fmt.h>
+
+#include <algorithm>
 #include <string>
 
 #include "driver_api.h"
@@ -47,6 +51,24 @@ DeviceTarget current_target() {
   TILEJIT_CHECK_CU(d.cuDeviceGetAttribute(&t.max_shared, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev));
   TILEJIT_CHECK_CU(d.cuDeviceGetAttribute(&t.l2_bytes, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, dev));
   return t;
+}
+
+std::string resource_problem(const VariantResources& r, const DeviceTarget& t) {
+  if (r.threads > t.max_threads)
+    return fmt::format("needs {} threads per program; the GPU runs at most {}", r.threads, t.max_threads);
+  const int shared = r.shared_dynamic + std::max(r.shared_static, 0);
+  if (shared > t.max_shared)
+    return fmt::format(
+        "needs {} bytes of shared memory per program ({} dynamic + {} static); the GPU offers {}", shared,
+        r.shared_dynamic, std::max(r.shared_static, 0), t.max_shared);
+  if (r.registers > 0 && r.registers * r.threads > t.max_registers)
+    return fmt::format("needs {} registers per program ({} per thread x {} threads); the GPU offers {}",
+                       r.registers * r.threads, r.registers, r.threads, t.max_registers);
+  if (r.max_threads >= 0 && r.threads > r.max_threads)
+    return fmt::format(
+        "the compiled kernel runs at most {} threads per program (registers); the configuration has {}",
+        r.max_threads, r.threads);
+  return {};
 }
 
 }  // namespace tilejit::detail
