@@ -17,7 +17,7 @@ void set_config_value(Config& config, std::string_view name, int64_t value, std:
 
 TuneSpace TuneSpace::matmul() {
   const auto tile = [](int64_t bm, int64_t bn, int64_t bk, int warps, int stages = Config::kAutoStages) {
-    return Config({{"BM", bm}, {"BN", bn}, {"BK", bk}}, warps, stages);
+    return Config{{"BM", bm}, {"BN", bn}, {"BK", bk}}.num_warps(warps).num_stages(stages);
   };
   return TuneSpace(std::vector<Config>{
       // Large problems: two consumer warpgroups on 128 x 256 (bf16 and fp8's best, cuBLAS's level on an H100).
