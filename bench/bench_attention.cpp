@@ -29,7 +29,7 @@ namespace {
 constexpr int64_t kHeads = 64;  // batch x heads, stacked along the rows of q, k, v and o
 
 Config cfg(int64_t bm, int64_t bn, int64_t d, int warps, int stages) {
-  return Config({{"BM", bm}, {"BN", bn}, {"D", d}}, warps, stages);
+  return Config{{"BM", bm}, {"BN", bn}, {"D", d}}.num_warps(warps).num_stages(stages);
 }
 
 /// Every configuration on one shape; prints TFLOP/s per configuration and the checked best.

@@ -52,14 +52,14 @@ auto gemm_kernel(long nonce) {
 
 // 8 configurations of Triton's tutorial tiles, also bench/peers.py's AUTOTUNE_CONFIGS.
 std::vector<Config> gemm_configs() {
-  return {Config({{"BM", 128}, {"BN", 256}, {"BK", 64}}, 8, 3),
-          Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 8, 4),
-          Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 4, 4),
-          Config({{"BM", 128}, {"BN", 256}, {"BK", 64}}, 8, 2),
-          Config({{"BM", 64}, {"BN", 256}, {"BK", 64}}, 4, 4),
-          Config({{"BM", 256}, {"BN", 128}, {"BK", 64}}, 8, 3),
-          Config({{"BM", 64}, {"BN", 128}, {"BK", 64}}, 4, 4),
-          Config({{"BM", 128}, {"BN", 64}, {"BK", 64}}, 4, 4)};
+  return {Config{{"BM", 128}, {"BN", 256}, {"BK", 64}}.num_warps(8).num_stages(3),
+          Config{{"BM", 128}, {"BN", 128}, {"BK", 64}}.num_warps(8).num_stages(4),
+          Config{{"BM", 128}, {"BN", 128}, {"BK", 64}}.num_warps(4).num_stages(4),
+          Config{{"BM", 128}, {"BN", 256}, {"BK", 64}}.num_warps(8).num_stages(2),
+          Config{{"BM", 64}, {"BN", 256}, {"BK", 64}}.num_warps(4).num_stages(4),
+          Config{{"BM", 256}, {"BN", 128}, {"BK", 64}}.num_warps(8).num_stages(3),
+          Config{{"BM", 64}, {"BN", 128}, {"BK", 64}}.num_warps(4).num_stages(4),
+          Config{{"BM", 128}, {"BN", 64}, {"BK", 64}}.num_warps(4).num_stages(4)};
 }
 
 dim3 gemm_grid(const Config& c, const TuneArgs& a) {

@@ -87,7 +87,7 @@ auto gemm_tf32(bool b_kn) {
 }
 
 Config cfg(int64_t bm, int64_t bn, int64_t bk, int warps, int stages) {
-  return Config({{"BM", bm}, {"BN", bn}, {"BK", bk}}, warps, stages);
+  return Config{{"BM", bm}, {"BN", bn}, {"BK", bk}}.num_warps(warps).num_stages(stages);
 }
 
 /// The same tiles with a producer warpgroup (Config::warp_specialize): `warps` consumer warps and 4 more.
@@ -119,7 +119,7 @@ bool run_shape(const char* dtype, const K& gemm, int64_t M, int64_t N, int64_t K
   const int sms = tilejit::devices().front().sm_count;
   auto grid_of = [&](const Config& c) {
     const int64_t tm = (M + c.get("BM") - 1) / c.get("BM"), tn = (N + c.get("BN") - 1) / c.get("BN");
-    if (persistent) return dim3(static_cast<uint32_t>(std::min<int64_t>(tm * tn, int64_t{sms} * std::max(1, c.min_programs_per_sm()))));
+    if (persistent) return dim3(static_cast<uint32_t>(std::min<int64_t>(tm * tn, int64_t{sms} * std::max(1, c.programs_per_sm()))));
     return dim3(static_cast<uint32_t>(tm), static_cast<uint32_t>(tn));
   };
   const auto [best_i, best] = bench::sweep(configs, flops, head, [&](const Config& c) { gemm.launch(nullptr, grid_of(c), c, A, B, C); });

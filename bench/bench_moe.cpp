@@ -46,7 +46,7 @@ std::vector<int64_t> rows_per_expert(int64_t experts, int64_t rows) {
 }
 
 Config cfg(int64_t bm, int64_t bn, int warps, int stages, int64_t gm) {
-  return Config({{"BM", bm}, {"BN", bn}, {"BK", 64}, {"GM", gm}}, warps, stages);
+  return Config{{"BM", bm}, {"BN", bn}, {"BK", 64}, {"GM", gm}}.num_warps(warps).num_stages(stages);
 }
 
 bool run_shape(const Shape& s, const std::vector<Config>& configs) {

@@ -99,7 +99,7 @@ int main(int argc, char** argv) {
 
   bool ok = true;
   for (int64_t bt : {16, 64}) {
-    const Config cfg = Config{{"BT", bt}, {"C", kCols}}.warps(4);
+    const Config cfg = Config{{"BT", bt}, {"C", kCols}}.num_warps(4);
     const dim3 grid(static_cast<uint32_t>(kRows / bt), static_cast<uint32_t>(kBatches));
     // Bytes the boxes cover: four level tiles read and one tile written per program.
     const double bytes = 5.0 * static_cast<double>(kBatches * kRows * kCols) * sizeof(float);

@@ -131,7 +131,7 @@ int main(int argc, char** argv) {
       double best = 1e30;
       Config best_c;
       for (Config c : configs) {
-        if (stages >= 0) c.stages(stages);
+        if (stages >= 0) c.num_stages(stages);
         double ms;
         try {
           ms = time_ms([&] { launch(c); });
@@ -177,7 +177,7 @@ int main(int argc, char** argv) {
         if (n / (32 * wp) > 128 || n / (32 * wp) < 1) continue;
         Config c;
         for (auto [k, v] : cfg) c.set(k, v);
-        out.push_back(c.warps(wp));
+        out.push_back(c.num_warps(wp));
         if (wp <= 16) out.push_back(Config(c).programs_per_sm(2));
       }
       return out;
@@ -190,7 +190,7 @@ int main(int argc, char** argv) {
       std::vector<Config> tma;
       for (int64_t bm : {1, 2, 4, 8, 16, 32})
         for (int wp : {1, 2, 4, 8, 16})
-          if (bm * n <= 16384 && (n <= 256 || bm == 1)) tma.push_back(Config{{"BM", bm}, {"BN", n}}.warps(wp));
+          if (bm * n <= 16384 && (n <= 256 || bm == 1)) tma.push_back(Config{{"BM", bm}, {"BN", n}}.num_warps(wp));
       run("softmax_tma", "fp32", fp32_rw, tma,
           [&](const Config& c) { softmax_tma.launch(nullptr, dim3(static_cast<uint32_t>(tilejit::cdiv(kRows, c["BM"]))), c, X, Y); },
           y32, false, n, softmax_ref, 1e-5, 0);
@@ -202,10 +202,10 @@ int main(int argc, char** argv) {
       for (int64_t bn : {1024, 2048, 4096})
         for (int wp : {2, 4, 8, 16})
           if (bn <= std::max<int64_t>(n, 1024) && bn / (32 * wp) >= 1 && bn / (32 * wp) <= 32) {
-            blocks.push_back(Config{{"BN", bn}}.warps(wp));
+            blocks.push_back(Config{{"BN", bn}}.num_warps(wp));
             // num_stages=1: the reduction loop's loads are not issued an iteration ahead (prefetch_loads), which
             // saves the registers of the carried block: better where a row is one block and programs are small.
-            blocks.push_back(Config{{"BN", bn}}.warps(wp).stages(1));
+            blocks.push_back(Config{{"BN", bn}}.num_warps(wp).num_stages(1));
           }
       run("softmax_online", "fp32", fp32_rw, blocks, [&](const Config& c) { softmax_online.launch(nullptr, rows, c, X, Y); }, y32,
           false, n, softmax_ref, 1e-5, 0);

@@ -63,7 +63,7 @@ int main() {
   // warps let more programs share an SM).
   std::vector<Config> configs;
   for (auto [bm, bn] : {std::pair<int64_t, int64_t>{64, 64}, {128, 64}, {64, 128}, {32, 128}, {128, 128}})
-    for (int w : {1, 4}) configs.push_back(Config{{"BM", bm}, {"BN", bn}}.warps(w));
+    for (int w : {1, 4}) configs.push_back(Config{{"BM", bm}, {"BN", bn}}.num_warps(w));
   auto best_of = [&](const char* name, const auto& k, auto... extra) {
     double best = 1e30;
     Config best_c;
@@ -117,7 +117,7 @@ int main() {
     Config best_cfg;
     for (int64_t b : {1024, 2048, 4096})
       for (int w : {4, 8}) {
-        const Config c = Config{{"B", b}}.warps(w);
+        const Config c = Config{{"B", b}}.num_warps(w);
         const double ms = time_ms([&] { add.launch(nullptr, dim3(static_cast<uint32_t>(cdiv(n, b))), c, A, B, C); });
         if (ms < best_ms) {
           best_ms = ms;
@@ -155,7 +155,7 @@ int main() {
   Config best_c;
   for (int64_t bm : {16, 32, 64})
     for (int w : {1, 4}) {
-    const Config c = Config{{"BM", bm}, {"D", kJaggedD}}.warps(w);
+    const Config c = Config{{"BM", bm}, {"D", kJaggedD}}.num_warps(w);
     const dim3 grid(static_cast<uint32_t>(cdiv(longest, bm)), static_cast<uint32_t>(kJaggedB));
     double ms;
     try {

@@ -1,4 +1,5 @@
-# Installation and the CMake package: find_package(tilejit CONFIG) gives tilejit::tilejit, ::dsl, ::jit, ::runtime.
+# Installation and the CMake package: find_package(tilejit CONFIG) gives tilejit::tilejit, ::dsl, ::kernel, ::jit,
+# ::runtime.
 include(CMakePackageConfigHelpers)
 
 option(TILEJIT_INSTALL "Generate the install rules of tilejit" ON)
@@ -19,7 +20,7 @@ endforeach()
 unset(_tilejit_lib)
 unset(_tilejit_type)
 
-install(TARGETS tilejit_dsl tilejit_jit tilejit_runtime tilejit
+install(TARGETS tilejit_dsl tilejit_kernel tilejit_jit tilejit_runtime tilejit
   EXPORT tilejitTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}

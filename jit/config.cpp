@@ -17,8 +17,8 @@ Config::Config(std::initializer_list<std::pair<std::string, int64_t>> values, in
                       "each name once", loc);
     set(k, v, loc);
   }
-  warps(num_warps, loc);
-  stages(num_stages, loc);
+  this->num_warps(num_warps, loc);
+  this->num_stages(num_stages, loc);
 }
 
 bool Config::has(std::string_view name) const {
@@ -48,7 +48,7 @@ Config& Config::set(std::string_view name, int64_t value, std::source_location l
   return *this;
 }
 
-Config& Config::warps(int n, std::source_location loc) {
+Config& Config::num_warps(int n, std::source_location loc) {
   if (n < 1 || n > 32 || (n & (n - 1)) != 0)
     throw UserError("num_warps must be a power of two between 1 and 32", std::to_string(n), "1, 2, 4, 8, 16, 32", loc);
   if (programs_per_sm_ * n * 32 > 2048)
@@ -59,12 +59,16 @@ Config& Config::warps(int n, std::source_location loc) {
   return *this;
 }
 
-Config& Config::stages(int n, std::source_location loc) {
+Config& Config::num_stages(int n, std::source_location loc) {
   if (n < 0 || n > 8)
     throw UserError("num_stages must be between 1 and 8, or 0 to let tilejit choose", std::to_string(n), "0..8", loc);
   num_stages_ = n;
   return *this;
 }
+
+Config& Config::warps(int n, std::source_location loc) { return num_warps(n, loc); }
+
+Config& Config::stages(int n, std::source_location loc) { return num_stages(n, loc); }
 
 Config& Config::programs_per_sm(int n, std::source_location loc) {
   if (n < 0 || n > 32) throw UserError("programs_per_sm must be between 0 (no target) and 32", std::to_string(n), "0..32", loc);
@@ -94,8 +98,8 @@ Config& Config::set_field(std::string_view name, int64_t value, std::source_loca
   if (value < INT_MIN || value > INT_MAX)
     throw UserError(std::string(name) + " is out of range", std::to_string(value), "a small positive integer", loc);
   const int v = static_cast<int>(value);
-  if (name == "num_warps") return warps(v, loc);
-  if (name == "num_stages") return stages(v, loc);
+  if (name == "num_warps") return num_warps(v, loc);
+  if (name == "num_stages") return num_stages(v, loc);
   return programs_per_sm(v, loc);
 }
 

@@ -94,7 +94,7 @@ std::shared_ptr<const ir::Graph> KernelBase::graph(const Config& config) const {
   g->config = config.values();
   g->num_warps = config.num_warps();
   g->num_stages = config.num_stages();
-  g->min_programs_per_sm = config.min_programs_per_sm();
+  g->min_programs_per_sm = config.programs_per_sm();
   g->warp_specialize = config.warp_specialization();
   tracer_(*g, config);
   ir::verify(*g);

@@ -59,7 +59,7 @@ Json config_json(const Config& c) {
   for (const auto& [name, value] : c.values()) o[name] = value;
   o[std::string(kWarps)] = c.num_warps();
   o[std::string(kStages)] = c.num_stages();
-  o[std::string(kProgramsPerSm)] = c.min_programs_per_sm();
+  o[std::string(kProgramsPerSm)] = c.programs_per_sm();
   // Absent: tilejit decides (as in files written before the field existed).
   if (c.warp_specialization() != WarpSpecialize::automatic) o[std::string(kWarpSpecialize)] = c.warp_specialized() ? 1 : 0;
   return o;
@@ -181,8 +181,8 @@ bool parse_decision_members(const Json& o, Decision& d, std::string& error) {
         c.set(name, v);
       }
     }
-    if (warps) c.warps(static_cast<int>(*warps));
-    if (stages) c.stages(static_cast<int>(*stages));
+    if (warps) c.num_warps(static_cast<int>(*warps));
+    if (stages) c.num_stages(static_cast<int>(*stages));
     if (per_sm) c.programs_per_sm(static_cast<int>(*per_sm));
     d.config = std::move(c);
   } catch (const UserError& e) {

@@ -30,6 +30,9 @@ struct DeviceTarget {
   int l2_bytes = 50 * 1024 * 1024;  ///< L2 cache size
 };
 
+/// The architecture to compile for on the current context's device ("sm_90a"); a UserError before Hopper.
+std::string arch_of_current_device();
+
 /// The target of the current context (made current if none is), or the sm_90a fallback without a GPU
 /// or with TILEJIT_INTERPRET=1.
 DeviceTarget current_target();

@@ -54,25 +54,25 @@ int main() try {
   // Pointer form: 100 rows of 781 columns; BN = 1024 covers a row, the mask the last 243 columns.
   const double e1 = run_case("pointer loads", 100, 781, [](float i) { return std::sin(0.37f * i) * 8.0f; },
                              [&](auto x, auto y) {
-                               softmax.launch(nullptr, tilejit::dim3(100), tilejit::Config{{"BN", 1024}}.warps(4), x, y);
+                               softmax.launch(nullptr, tilejit::dim3(100), tilejit::Config{{"BN", 1024}}.num_warps(4), x, y);
                              });
   // TMA form: 300 rows of 256 columns, 16 rows per program (the last program's tile is clipped).
   const double e2 = run_case("TMA tiles", 300, 256, [](float i) { return std::cos(0.11f * i) * 5.0f; },
                              [&](auto x, auto y) {
                                softmax_tma.launch(nullptr, tilejit::dim3(static_cast<uint32_t>(tilejit::cdiv(300, 16))),
-                                                  tilejit::Config{{"BM", 16}, {"BN", 256}}.warps(4), x, y);
+                                                  tilejit::Config{{"BM", 16}, {"BN", 256}}.num_warps(4), x, y);
                              });
   // Online form: 64 rows of 3000 columns in blocks of 1024 (the last block of each row masked).
   auto softmax_online = softmax_online_kernel();
   const double e3 = run_case("online, blocks of 1024", 64, 3000, [](float i) { return std::sin(0.013f * i) * 12.0f; },
                              [&](auto x, auto y) {
-                               softmax_online.launch(nullptr, tilejit::dim3(64), tilejit::Config{{"BN", 1024}}.warps(4), x, y);
+                               softmax_online.launch(nullptr, tilejit::dim3(64), tilejit::Config{{"BN", 1024}}.num_warps(4), x, y);
                              });
   // The same with one reduction of (maximum, sum) pairs per block, 3000 columns in blocks of 512.
   auto softmax_combine = softmax_online_combine_kernel();
   const double e4 = run_case("online, one combine reduction per block of 512", 64, 3000,
                              [](float i) { return std::sin(0.013f * i) * 12.0f; }, [&](auto x, auto y) {
-                               softmax_combine.launch(nullptr, tilejit::dim3(64), tilejit::Config{{"BN", 512}}.warps(4), x, y);
+                               softmax_combine.launch(nullptr, tilejit::dim3(64), tilejit::Config{{"BN", 512}}.num_warps(4), x, y);
                              });
   const bool ok = e1 < 1e-5 && e2 < 1e-5 && e3 < 1e-5 && e4 < 1e-5;
   std::printf("%s sample_07_softmax on %s\n", ok ? "PASS" : "FAIL", run_target().c_str());

@@ -25,7 +25,7 @@ int main() try {
   w.to_device();
   b.to_device();
   y.to_device();
-  layernorm.launch(nullptr, tilejit::dim3(static_cast<uint32_t>(rows)), tilejit::Config{{"BN", 1024}}.warps(4),
+  layernorm.launch(nullptr, tilejit::dim3(static_cast<uint32_t>(rows)), tilejit::Config{{"BN", 1024}}.num_warps(4),
                    tilejit::TensorView<bf16, 2>(x.kernel_ptr(), {rows, cols}), tilejit::TensorView<bf16, 1>(w.kernel_ptr(), {cols}),
                    tilejit::TensorView<bf16, 1>(b.kernel_ptr(), {cols}),
                    tilejit::TensorView<bf16, 2>(y.kernel_ptr(), {rows, cols}), eps);

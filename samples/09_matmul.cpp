@@ -24,7 +24,7 @@ int main() try {
   bias.to_device();
   c.to_device();
   // 128 x 128 tiles on two warpgroups, 64-deep K steps, 3 stages of TMA buffers in flight.
-  const tilejit::Config config = tilejit::Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 8, 3);
+  const tilejit::Config config = tilejit::Config{{"BM", 128}, {"BN", 128}, {"BK", 64}}.num_warps(8).num_stages(3);
   matmul.launch(nullptr, tilejit::dim3(static_cast<uint32_t>(tilejit::cdiv(M, 128)), static_cast<uint32_t>(tilejit::cdiv(N, 128))),
                 config, tilejit::TensorView<bf16, 2>(a.kernel_ptr(), {M, K}), tilejit::TensorView<bf16, 2>(b.kernel_ptr(), {K, N}),
                 tilejit::TensorView<bf16, 1>(bias.kernel_ptr(), {N}), tilejit::TensorView<bf16, 2>(c.kernel_ptr(), {M, N}));

@@ -41,7 +41,7 @@ int main() try {
   schedule.launch(nullptr, tilejit::dim3(static_cast<uint32_t>(tilejit::cdiv(slots, BJ))), tilejit::Config{{"BM", BM}, {"EP", 8}, {"BJ", BJ}},
                   i32_view(offsets), i32_view(tile_rows), i32_view(tile_ends), i32_view(tile_experts));
   // 64 x 128 tiles on one warpgroup, 64-deep K steps, 3 stages; groups of 4 slots.
-  const tilejit::Config config = tilejit::Config({{"BM", BM}, {"BN", BN}, {"BK", 64}, {"GM", 4}}, 4, 3);
+  const tilejit::Config config = tilejit::Config{{"BM", BM}, {"BN", BN}, {"BK", 64}, {"GM", 4}}.num_warps(4).num_stages(3);
   matmul.launch(nullptr, tilejit::dim3(static_cast<uint32_t>(slots * tilejit::cdiv(N, BN))), config,
                 tilejit::TensorView<bf16, 2>(x.kernel_ptr(), {T, K}), tilejit::TensorView<bf16, 2>(w.kernel_ptr(), {E * N, K}),
                 tilejit::TensorView<bf16, 2>(y.kernel_ptr(), {T, N}), i32_view(tile_rows), i32_view(tile_ends), i32_view(tile_experts));

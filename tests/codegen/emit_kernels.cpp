@@ -263,7 +263,7 @@ std::vector<EmitCase> make_cases() {
         Config{}, checked);
     checked.watchdog_ms = 250;
     cases.push_back(EmitCase{"debug_watchdog", "checked mode: the persistent GEMM with warp roles, every mbarrier wait under the watchdog",
-                             Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 8, 3),
+                             Config{{"BM", 128}, {"BN", 128}, {"BK", 64}}.num_warps(8).num_stages(3),
                              traced(tilejit::samples::persistent_matmul_kernel()), checked});
   }
   add("merged_make_view", "a merged view of a device-built view",
@@ -326,7 +326,7 @@ std::vector<EmitCase> make_cases() {
         });
         descriptor_store(c, {m, n}, acc);
       },
-      Config({{"BM", 64}, {"BN", 64}, {"BK", 32}}, 4, 2));
+      Config{{"BM", 64}, {"BN", 64}, {"BK", 32}}.num_warps(4).num_stages(2));
   add("gemm_decayed_acc", "a K loop whose accumulator is scaled before each product (acc * decay), scaled in place and kept in flight",
       [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> c, Scalar<i32> K, Scalar<f32> decay, Block<"BM"> BM,
          Block<"BN"> BN, Block<"BK"> BK) {
@@ -337,7 +337,7 @@ std::vector<EmitCase> make_cases() {
         });
         descriptor_store(c, {m, n}, acc);
       },
-      Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 8, 3));
+      Config{{"BM", 128}, {"BN", 128}, {"BK", 64}}.num_warps(8).num_stages(3));
   add("gemm_f16_acc", "a K loop of f16 TMA tiles into an f16 accumulator: wgmma packs two elements per register",
       [](Tensor<f16, 2> a, Tensor<f16, 2> b, Tensor<f16, 2> c, Scalar<i32> K, Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
         auto m = program_id(0) * BM, n = program_id(1) * BN;
@@ -346,7 +346,7 @@ std::vector<EmitCase> make_cases() {
         });
         descriptor_store(c, {m, n}, (acc.to<f32>() * 2.0f).to<f16>());
       },
-      Config({{"BM", 64}, {"BN", 64}, {"BK", 64}}, 4, 2));
+      Config{{"BM", 64}, {"BN", 64}, {"BK", 64}}.num_warps(4).num_stages(2));
   add("gemm_tf32_nn", "a tf32 K loop with b loaded [K, N]: the threads copy b K-major for wgmma, two copies in flight",
       [](Tensor<f32, 2> a, Tensor<f32, 2> b, Tensor<f32, 2> c, Scalar<i32> K, Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
         auto m = program_id(0) * BM, n = program_id(1) * BN;
@@ -355,7 +355,7 @@ std::vector<EmitCase> make_cases() {
         });
         descriptor_store(c, {m, n}, acc);
       },
-      Config({{"BM", 64}, {"BN", 64}, {"BK", 32}}, 4, 2));
+      Config{{"BM", 64}, {"BN", 64}, {"BK", 32}}.num_warps(4).num_stages(2));
   add("dot_e4m3_mn_major", "one fp8 dot with a loaded [K, M] and used through .trans(): a copied K-major, no pipeline",
       [](Tensor<f8e4m3, 2> a, Tensor<f8e4m3, 2> b, Tensor<f32, 2> c) {
         auto ta = descriptor_load(a, {0, 0}, {64, 64}).trans();
@@ -364,35 +364,35 @@ std::vector<EmitCase> make_cases() {
       Config{});
   // The samples' attention kernel (bench/bench_attention): two products per iteration, K and V tiles in a ring.
   cases.push_back(EmitCase{"attention_loop", "attention's inner loop (samples::attention_kernel), two stages",
-                           Config({{"BM", 64}, {"BN", 64}, {"D", 64}}, 4, 2), traced(tilejit::samples::attention_kernel()), {}});
+                           Config{{"BM", 64}, {"BN", 64}, {"D", 64}}.num_warps(4).num_stages(2), traced(tilejit::samples::attention_kernel()), {}});
   cases.push_back(EmitCase{"persistent_gemm",
                            "a tile loop around a pipelined K loop (samples::persistent_matmul_kernel), 3 stages, no warp roles",
-                           Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 8, 3).warp_specialize(false),
+                           Config{{"BM", 128}, {"BN", 128}, {"BK", 64}}.num_warps(8).num_stages(3).warp_specialize(false),
                            traced(tilejit::samples::persistent_matmul_kernel()), {}});
   cases.push_back(EmitCase{"persistent_gemm_warp_roles",
                            "the persistent GEMM with a producer warpgroup that runs the tile loop too (tilejit's choice), 3 stages",
-                           Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 8, 3),
+                           Config{{"BM", 128}, {"BN", 128}, {"BK", 64}}.num_warps(8).num_stages(3),
                            traced(tilejit::samples::persistent_matmul_kernel()), {}});
   cases.push_back(EmitCase{"swiglu_two_products", "SwiGLU with two dots reading one x tile per K step, both kept in flight",
-                           Config({{"BM", 128}, {"BN", 64}, {"BK", 64}}, 8, 3),
+                           Config{{"BM", 128}, {"BN", 64}, {"BK", 64}}.num_warps(8).num_stages(3),
                            traced(tilejit::samples::swiglu_two_products_kernel()), {}});
   cases.push_back(EmitCase{"block_scaled_gemm", "a K loop with a TMA scale tile and a pointer load that feed no dot, 3 stages",
-                           Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 8, 3),
+                           Config{{"BM", 128}, {"BN", 128}, {"BK", 64}}.num_warps(8).num_stages(3),
                            traced(tilejit::samples::block_scaled_matmul_kernel()), {}});
   cases.push_back(EmitCase{"softmax_online", "the online softmax over blocks of 4096 (samples::softmax_online_kernel), 8 warps",
-                           Config({{"BN", 4096}}, 8, 0), traced(tilejit::samples::softmax_online_kernel()), {}});
+                           Config{{"BN", 4096}}.num_warps(8).num_stages(0), traced(tilejit::samples::softmax_online_kernel()), {}});
   cases.push_back(EmitCase{"moe_grouped_gemm",
                            "sample 11's grouped GEMM: a K loop inside an if, the store's view made after the loop (moved before it)",
-                           Config({{"BM", 128}, {"BN", 256}, {"BK", 64}, {"GM", 8}}, 8, 4),
+                           Config{{"BM", 128}, {"BN", 256}, {"BK", 64}, {"GM", 8}}.num_warps(8).num_stages(4),
                            traced(tilejit::samples::moe_grouped_matmul_kernel()), {}});
   cases.push_back(EmitCase{"moe_grouped_gemm_warp_roles",
                            "sample 11's grouped GEMM with warp roles asked for: the producer takes the if around the K loop too",
-                           Config({{"BM", 128}, {"BN", 256}, {"BK", 64}, {"GM", 8}}, 8, 4).warp_specialize(),
+                           Config{{"BM", 128}, {"BN", 256}, {"BK", 64}, {"GM", 8}}.num_warps(8).num_stages(4).warp_specialize(),
                            traced(tilejit::samples::moe_grouped_matmul_kernel()), {}});
   cases.push_back(EmitCase{"moe_tile_schedule", "sample 11's tile schedule: prefix sums as reductions over [EP, EP] blocks",
                            Config{{"BM", 128}, {"EP", 64}, {"BJ", 64}}, traced(tilejit::samples::moe_tile_schedule_kernel()), {}});
   cases.push_back(EmitCase{"swiglu_fused", "one product split into gate and up halves by reshape, where and sum",
-                           Config({{"BM", 128}, {"BN", 64}, {"BK", 64}}, 8, 3), traced(tilejit::samples::swiglu_kernel()), {}});
+                           Config{{"BM", 128}, {"BN", 64}, {"BK", 64}}.num_warps(8).num_stages(3), traced(tilejit::samples::swiglu_kernel()), {}});
   const auto bench_gemm = [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c, Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
     auto m = program_id(0) * BM, n = program_id(1) * BN;
     auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
@@ -401,9 +401,9 @@ std::vector<EmitCase> make_cases() {
     descriptor_store(c, {m, n}, acc.to<bf16>());
   };
   add("gemm_bf16", "the benchmark GEMM: bf16 in and out, K from the tensor, 128 x 256 tiles on two warpgroups", bench_gemm,
-      Config({{"BM", 128}, {"BN", 256}, {"BK", 64}}, 8, 3));
+      Config{{"BM", 128}, {"BN", 256}, {"BK", 64}}.num_warps(8).num_stages(3));
   add("gemm_warp_roles", "the benchmark GEMM with a producer warpgroup (warp_specialize), 4 stages", bench_gemm,
-      Config({{"BM", 128}, {"BN", 256}, {"BK", 64}}, 8, 4).warp_specialize());
+      Config{{"BM", 128}, {"BN", 256}, {"BK", 64}}.num_warps(8).num_stages(4).warp_specialize());
   add("gemm_bias_gelu", "a wgmma GEMM whose epilogue (bias row, GELU, cast) runs on the accumulator fragment",
       [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 1> bias, Tensor<bf16, 2> c, Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
         auto m = program_id(0) * BM, n = program_id(1) * BN;
@@ -413,7 +413,7 @@ std::vector<EmitCase> make_cases() {
         auto x = acc + descriptor_load(bias, {n}, {BN}).to<f32>().expand_dims<0>();
         descriptor_store(c, {m, n}, (x * 0.5f * (erf(x * 0.70710678f) + 1.0f)).to<bf16>());
       },
-      Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 8, 3));
+      Config{{"BM", 128}, {"BN", 128}, {"BK", 64}}.num_warps(8).num_stages(3));
   add("dot_register_a", "P = (Q @ K^T) as bf16, then P @ V with P read from registers (attention's two products)",
       [](Tensor<bf16, 2> q, Tensor<bf16, 2> k, Tensor<bf16, 2> v, Tensor<f32, 2> o, Block<"BM"> BM, Block<"BN"> BN, Block<"D"> D) {
         auto m = program_id(0) * BM;
@@ -421,7 +421,7 @@ std::vector<EmitCase> make_cases() {
         auto p = s.to<bf16>();
         descriptor_store(o, {m, 0}, dot(p, descriptor_load(v, {0, 0}, {BN, D}), zeros<f32>({BM, D})));
       },
-      Config({{"BM", 128}, {"BN", 64}, {"D", 64}}, 8, 2));
+      Config{{"BM", 128}, {"BN", 64}, {"D", 64}}.num_warps(8).num_stages(2));
   add("swap_loop", "loop-carried values swapped each iteration (parallel assignment)",
       [](Tensor<f32, 1> y, Scalar<i32> n) {
         auto [a, b] = for_range(0, n, 1, std::tuple{zeros<f32>({128}), full<f32>({128}, 1.0f)},
@@ -457,7 +457,7 @@ std::vector<EmitCase> make_cases() {
         descriptor_store(y, {program_id(0) * 8}, v);
         descriptor_store(yi, {program_id(0) * 8}, c);
       },
-      Config{}.warps(8));
+      Config{}.num_warps(8));
   add("reduce_combine_padded", "a combine reduction over a padded layout (33 columns): partials carry a flag",
       [](Tensor<f32, 1> x, Tensor<i32, 1> y) {
         auto offs = arange(0, 5 * 33).reshape({5, 33});
@@ -468,7 +468,7 @@ std::vector<EmitCase> make_cases() {
         store(y, arange(0, 5), at);
         (void)best;
       },
-      Config{}.warps(4));
+      Config{}.num_warps(4));
   add("reduce_axis0_scalar", "reductions over axis 0 and down to a scalar",
       [](Tensor<f32, 2> x, Tensor<f32, 1> y, Tensor<f32, 1> total) {
         auto t = descriptor_load(x, {0, program_id(0) * 64}, {32, 64});
@@ -563,7 +563,7 @@ std::vector<EmitCase> make_cases() {
         auto e = exp(t - max(t, 1).expand_dims<1>());
         descriptor_store(y, {program_id(0), 0}, e / sum(e, 1).expand_dims<1>());
       },
-      Config{}.warps(8));
+      Config{}.num_warps(8));
   add("pointer_2d", "2-D pointer offsets from strides",
       [](Tensor<f16, 2> x, Tensor<f16, 2> y) {
         auto r = arange(0, 16).expand_dims<1>();
@@ -607,7 +607,7 @@ std::vector<EmitCase> make_cases() {
         descriptor_store(o4, {0, 0}, t.to<i8>().to<f8e4m3>());
         descriptor_store(o5, {0, 0}, descriptor_load(xl, {0, 0}, {16, 32}).to<bf16>());
       },
-      Config{}.warps(2));
+      Config{}.num_warps(2));
   add("loop_vector_loads", "pointer loads indexed by a loop over column blocks move 16-byte vectors",
       [](Tensor<f32, 2> x, Tensor<f32, 1> y) {
         auto cols = arange(0, 512);
@@ -700,7 +700,7 @@ std::vector<EmitCase> make_cases() {
         auto t = descriptor_load(v, {program_id(0) * 16, 0}, {16, 16});
         descriptor_store(y.with_placement(Placement::device), {program_id(0) * 16, 0}, t + t);
       },
-      Config({}, 8, 3));
+      Config{}.num_warps(8).num_stages(3));
   return cases;
 }
 

@@ -36,7 +36,7 @@ std::shared_ptr<const tilejit::ir::Graph> gemm_graph() {
         });
         descriptor_store(c, {0}, sum(acc, 0));
       });
-  return k.trace(Config({}, 4, 2));
+  return k.trace(Config{}.num_warps(4).num_stages(2));
 }
 
 /// Each plan of Lowered with the step that fills it and a test of whether it is filled.

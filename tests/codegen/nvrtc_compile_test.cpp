@@ -294,12 +294,12 @@ TEST_CASE("f16 accumulators, K-major copies and attention's two products compile
       return dot(descriptor_load(a, {0, k}, {64, 32}), descriptor_load(b, {k, 0}, {32, 64}), acc);
     });
     descriptor_store(c, {0, 0}, acc);
-  }), tilejit::Config{}.stages(1));
+  }), tilejit::Config{}.num_stages(1));
   CHECK(loop.find("__syncthreads();  // no warpgroup still reads the K-major copy") != std::string::npos);
   // Attention's loop (two products, K and V in a ring; the samples' kernel) at the tiles of the GPU test.
   const auto attention = tilejit::samples::attention_kernel();
   for (auto [bm, bn, d, warps, stages] : {std::tuple{128, 64, 64, 8, 2}, {64, 64, 128, 4, 3}, {128, 128, 64, 8, 3}, {64, 128, 64, 4, 1}}) {
-    const std::string src = compile("attention", attention, tilejit::Config({{"BM", bm}, {"BN", bn}, {"D", d}}, warps, stages));
+    const std::string src = compile("attention", attention, tilejit::Config{{"BM", bm}, {"BN", bn}, {"D", d}}.num_warps(warps).num_stages(stages));
     CHECK((src.find("software pipeline:") != std::string::npos) == (stages > 1));
   }
 }
@@ -385,7 +385,7 @@ TEST_CASE("warp roles: ptxas gives each thread the registers the role split assu
     CHECK_FALSE(bin.wgmma_serialized);
     const int threads = l.roles.threads();
     CHECK(gen.plan.threads == threads);
-    CHECK(bin.registers * threads * std::max(1, c.min_programs_per_sm()) <= 65536);
+    CHECK(bin.registers * threads * std::max(1, c.programs_per_sm()) <= 65536);
     if (l.roles.consumer_registers > 0) {
       CHECK(l.roles.consumer_registers > bin.registers);
       CHECK(l.roles.producer_registers < bin.registers);
@@ -404,5 +404,5 @@ TEST_CASE("warp roles: ptxas gives each thread the registers the role split assu
   auto attention = tilejit::samples::attention_kernel();
   for (const auto& [bm, warps] : {std::pair{int64_t{128}, 8}, std::pair{int64_t{64}, 4}})
     check("attention D 64, two programs per SM", attention,
-          tilejit::Config({{"BM", bm}, {"BN", 64}, {"D", 64}}, warps, 3).programs_per_sm(2).warp_specialize());
+          tilejit::Config{{"BM", bm}, {"BN", 64}, {"D", 64}}.num_warps(warps).num_stages(3).programs_per_sm(2).warp_specialize());
 }

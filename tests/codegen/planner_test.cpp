@@ -277,7 +277,7 @@ TEST_CASE("register layout: one arange reshaped to a column and to a row (2-D po
     store(y, off, load(x, off));
   });
   for (int warps : {1, 4, 8}) {
-    const auto l = lower(k, Config{}.warps(warps));
+    const auto l = lower(k, Config{}.num_warps(warps));
     int conversions = 0;
     for (size_t i = 0; i < l.graph.size(); ++i) conversions += l.graph.node(static_cast<int>(i)).op == Op::ConvertLayout;
     CHECK(conversions <= 1);
@@ -293,7 +293,7 @@ TEST_CASE("register layout: a row of offsets padded by threads agrees with its a
     store(y, cols, load(x, cols) + 1);
   });
   for (int warps : {1, 4}) {
-    const auto l = lower(k, Config{}.warps(warps));
+    const auto l = lower(k, Config{}.num_warps(warps));
     for (size_t i = 0; i < l.graph.size(); ++i) {
       const tilejit::ir::Node& n = l.graph.node(static_cast<int>(i));
       CHECK(n.op != Op::ConvertLayout);
@@ -311,7 +311,7 @@ TEST_CASE("register layout: removing a unit dimension padded by warps from a red
     auto s = sum(load(x, arange(0, 32).reshape({1, 4, 8})), 2).reshape({4});
     store(y, arange(0, 4), s);
   });
-  const auto l = lower(k, Config{}.warps(4));
+  const auto l = lower(k, Config{}.num_warps(4));
   int reshapes = 0;
   for (size_t i = 0; i < l.graph.size(); ++i) {
     const tilejit::ir::Node& n = l.graph.node(static_cast<int>(i));
@@ -511,7 +511,7 @@ TEST_CASE("programs_per_sm: an occupancy target in __launch_bounds__, part of th
     auto offs = arange(0, 2048);
     store(y, offs, load(x, offs) * 2.0f);
   });
-  const Config plain = Config{}.warps(16), bounded = Config{}.warps(16).programs_per_sm(2);
+  const Config plain = Config{}.num_warps(16), bounded = Config{}.num_warps(16).programs_per_sm(2);
   CHECK(!(plain == bounded));
   CHECK(plain.hash() != bounded.hash());
   CHECK(bounded.str() == "num_warps=16, num_stages=auto, programs_per_sm=2");
@@ -520,9 +520,9 @@ TEST_CASE("programs_per_sm: an occupancy target in __launch_bounds__, part of th
   CHECK(a.find("__launch_bounds__(512) ") != std::string::npos);
   CHECK(b.find("__launch_bounds__(512, 2) ") != std::string::npos);
   CHECK(b.find("programs_per_sm=2") != std::string::npos);  // the header names it
-  CHECK_THROWS_AS(Config{}.warps(16).programs_per_sm(5), tilejit::UserError);  // 5 x 512 > 2048 threads
+  CHECK_THROWS_AS(Config{}.num_warps(16).programs_per_sm(5), tilejit::UserError);  // 5 x 512 > 2048 threads
   CHECK_THROWS_AS(Config{}.programs_per_sm(33), tilejit::UserError);
-  CHECK_THROWS_AS(Config{}.programs_per_sm(4).warps(32), tilejit::UserError);
+  CHECK_THROWS_AS(Config{}.programs_per_sm(4).num_warps(32), tilejit::UserError);
 }
 
 TEST_CASE("a dot left on CUDA cores is a performance note naming its line and the reason; a wgmma dot is not") {
@@ -565,7 +565,7 @@ TEST_CASE("a K loop with one product keeps it in flight; attention's loop with t
     });
     descriptor_store(c, {0, 0}, acc);
   });
-  const tilejit::Config c = tilejit::Config{}.stages(3);
+  const tilejit::Config c = tilejit::Config{}.num_stages(3);
   const auto l1 = tilejit::passes::lower(*one.trace(c), tilejit::codegen::Options{});
   REQUIRE(l1.pipe.loops.size() == 1);
   const auto& p1 = l1.pipe.loops.begin()->second;
@@ -621,7 +621,7 @@ TEST_CASE("a load after a pipelined K loop that needs nothing from it is issued 
     auto col = descriptor_load(bias, {at}, {64});  // its coordinate comes from the loop's result
     descriptor_store(c, {0, 0}, acc + row.to<f32>().expand_dims<0>() + col.to<f32>().expand_dims<1>());
   });
-  const auto l = lower(k, Config{}.stages(3));
+  const auto l = lower(k, Config{}.num_stages(3));
   REQUIRE(l.pipe.loops.size() == 1);
   const tilejit::ir::NodeId f = l.pipe.loops.begin()->first;
   REQUIRE(l.pipe.issued_before.count(f) == 1);
@@ -650,13 +650,13 @@ TEST_CASE("a load after a pipelined K loop that needs nothing from it is issued 
     auto second = loop();
     descriptor_store(c, {0, 0}, first + second + descriptor_load(bias, {0}, {64}).to<f32>().expand_dims<0>());
   });
-  const auto l2 = lower(two, Config{}.stages(2));
+  const auto l2 = lower(two, Config{}.num_stages(2));
   REQUIRE(l2.pipe.loops.size() == 2);
   CHECK(l2.pipe.early.size() == 1);
   REQUIRE(l2.pipe.issued_before.size() == 1);
   const tilejit::ir::NodeId before = l2.pipe.issued_before.begin()->first;
   for (const auto& [f, p] : l2.pipe.loops) CHECK(l2.info.position[static_cast<size_t>(before)] <= l2.info.position[static_cast<size_t>(f)]);
-  const std::string full = tilejit::codegen::generate(*two.trace(Config{}.stages(2))).source;
+  const std::string full = tilejit::codegen::generate(*two.trace(Config{}.num_stages(2))).source;
   const std::string src = full.substr(full.find("extern \"C\""));  // the kernel, past the prelude's helpers
   size_t issues = 0;
   for (size_t at = src.find("tma_load_1d("); at != std::string::npos; at = src.find("tma_load_1d(", at + 1)) ++issues;
@@ -666,7 +666,7 @@ TEST_CASE("a load after a pipelined K loop that needs nothing from it is issued 
 TEST_CASE("a TMA load in a K loop read from registers rides in the ring; one read in place leaves the loop unpipelined, with a warning") {
   // The block scales of a DeepSeek-style GEMM: a TMA tile multiplied into each product.
   const auto l = tilejit::passes::lower(*tilejit::samples::block_scaled_matmul_kernel().trace(
-                                            Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 8, 3)),
+                                            Config{{"BM", 128}, {"BN", 128}, {"BK", 64}}.num_warps(8).num_stages(3)),
                                         tilejit::codegen::Options{});
   REQUIRE(l.pipe.loops.size() == 1);
   const auto& p = l.pipe.loops.begin()->second;
@@ -675,7 +675,7 @@ TEST_CASE("a TMA load in a K loop read from registers rides in the ring; one rea
   CHECK(p.stage_bytes == 2 * 128 * 64 * 2 + 128 * 4);
   CHECK(l.pipe.not_pipelined.empty());
   const auto gen = tilejit::codegen::generate(*tilejit::samples::block_scaled_matmul_kernel().trace(
-      Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 8, 3)));
+      Config{{"BM", 128}, {"BN", 128}, {"BK", 64}}.num_warps(8).num_stages(3)));
   CHECK(gen.source.find("from this iteration's stage") != std::string::npos);
   for (const auto& n : gen.notes) CHECK_FALSE(n.warning);
 
@@ -690,7 +690,7 @@ TEST_CASE("a TMA load in a K loop read from registers rides in the ring; one rea
     });
     descriptor_store(c, {0, 0}, acc);
   });
-  const auto g2 = tilejit::codegen::generate(*k.trace(Config{}.stages(3)));
+  const auto g2 = tilejit::codegen::generate(*k.trace(Config{}.num_stages(3)));
   REQUIRE(g2.notes.size() == 1);
   CHECK(g2.notes[0].warning);
   CHECK(g2.notes[0].text.find("is not software-pipelined") != std::string::npos);
@@ -708,7 +708,7 @@ TEST_CASE("shared memory by liveness: two sequential K loops share their rings, 
     auto second = loop(128);
     descriptor_store(c, {0, 0}, (first + second).to<bf16>());
   });
-  const auto l = lower(k, Config({}, 8, 3));
+  const auto l = lower(k, Config{}.num_warps(8).num_stages(3));
   REQUIRE(l.pipe.loops.size() == 2);
   const auto& bufs = l.smem.buffers;
   REQUIRE(bufs.size() == 5);  // two rings per loop, one store tile
@@ -721,7 +721,7 @@ TEST_CASE("shared memory by liveness: two sequential K loops share their rings, 
   CHECK(l.smem.total_bytes == 98304 + 6 * 8);
   // A fence before the second loop and one before the store; the generated code prints each as a barrier.
   CHECK(l.smem.reuse_fences.size() == 2);
-  const std::string src = tilejit::codegen::generate(*k.trace(Config({}, 8, 3))).source;
+  const std::string src = tilejit::codegen::generate(*k.trace(Config{}.num_warps(8).num_stages(3))).source;
   CHECK(src.find("reuse the bytes of tiles no longer in use") != std::string::npos);
 
   // Without a loop in between (a streaming kernel) nothing is shared and no barrier is added.
@@ -837,22 +837,22 @@ TEST_CASE("num_stages left to tilejit: 3 where three rings fit, fewer where they
   const std::string src = tilejit::codegen::generate(*gemm.trace(fits)).source;
   CHECK(src.find("num_warps=8, num_stages=auto (3)") != std::string::npos);
   // 128 x 256 x 128: a stage is 96 KiB, two fit.
-  const auto l2 = lower(gemm, Config({{"BM", 128}, {"BN", 256}, {"BK", 128}}, 8));
+  const auto l2 = lower(gemm, Config{{"BM", 128}, {"BN", 256}, {"BK", 128}}.num_warps(8));
   CHECK(l2.pipe.stages == 2);
   CHECK(l2.pipe.loops.begin()->second.stages == 2);
   CHECK(l2.smem.total_bytes <= 227 * 1024);
   // The user's count is kept, and what does not fit stays an error naming the limit.
-  const auto lk = lower(gemm, Config({{"BM", 128}, {"BN", 256}, {"BK", 64}}, 8, 2));
+  const auto lk = lower(gemm, Config{{"BM", 128}, {"BN", 256}, {"BK", 64}}.num_warps(8).num_stages(2));
   CHECK(!lk.pipe.stages_chosen);
   CHECK(lk.pipe.loops.begin()->second.stages == 2);
-  CHECK_THROWS_AS(lower(gemm, Config({{"BM", 128}, {"BN", 256}, {"BK", 128}}, 8, 3)), tilejit::UserError);
+  CHECK_THROWS_AS(lower(gemm, Config{{"BM", 128}, {"BN", 256}, {"BK", 128}}.num_warps(8).num_stages(3)), tilejit::UserError);
   // A kernel without a pipelined loop says so: no count is printed.
   auto copy = tilejit::kernel("auto_stages_copy", [](Tensor<f32, 2> x, Tensor<f32, 2> y) {
     descriptor_store(y, {0, 0}, descriptor_load(x, {0, 0}, {32, 32}));
   });
   CHECK(tilejit::codegen::generate(*copy.trace(Config{})).source.find("num_stages=auto\n") != std::string::npos);
-  CHECK_THROWS_AS(Config{}.stages(-1), tilejit::UserError);
-  CHECK_THROWS_AS(Config{}.stages(9), tilejit::UserError);
+  CHECK_THROWS_AS(Config{}.num_stages(-1), tilejit::UserError);
+  CHECK_THROWS_AS(Config{}.num_stages(9), tilejit::UserError);
 }
 
 TEST_CASE("early_views moves a view made after a loop in front of it, unless it needs the loop or lies in a loop") {

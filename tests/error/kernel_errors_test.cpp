@@ -108,6 +108,30 @@ TEST_CASE("Config.stages(9)") {
   check_user_error(e, {"num_stages must be between 1 and 8, or 0 to let tilejit choose", "9", "0..8"}, kFile);
 }
 
+TEST_CASE("Config.num_warps(3) and Config.num_stages(9), the setters named as the getters") {
+  const auto w = catch_user_error([] {
+    tilejit::Config c{{"BM", 64}};
+    bad_line = __LINE__; c.num_warps(3);
+  });
+  check_user_error(w, {"num_warps must be a power of two between 1 and 32", "3", "1, 2, 4, 8, 16, 32"}, kFile);
+  const auto s = catch_user_error([] {
+    tilejit::Config c{{"BM", 64}};
+    bad_line = __LINE__; c.num_stages(9);
+  });
+  check_user_error(s, {"num_stages must be between 1 and 8, or 0 to let tilejit choose", "9", "0..8"}, kFile);
+  const tilejit::Config c = tilejit::Config{{"BM", 128}, {"BN", 256}}.num_warps(8).num_stages(4).programs_per_sm(1);
+  CHECK(c.num_warps() == 8);
+  CHECK(c.num_stages() == 4);
+  CHECK(c.programs_per_sm() == 1);
+  // The older spellings still compile and mean the same.
+  CHECK(tilejit::Config({{"BM", 128}, {"BN", 256}}, 8, 4).programs_per_sm(1) == c);
+  CHECK(tilejit::Config{{"BM", 128}, {"BN", 256}}.warps(8).stages(4).programs_per_sm(1) == c);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  CHECK(c.min_programs_per_sm() == 1);
+#pragma GCC diagnostic pop
+}
+
 TEST_CASE("Config constructed with 64 warps") {
   const auto e = catch_user_error([] {
     bad_line = __LINE__; tilejit::Config c({{"BM", 64}}, 64);
@@ -149,11 +173,11 @@ TEST_CASE("a block value too large for the registers of the chosen warps is refu
   // 32768 f32 over 4 warps: 256 registers per thread; 16 warps bring it to 64.
   const auto e = catch_user_error([&] { (void)k.cuda_source(tilejit::Config{}); });
   check_user_error(e, {"does not fit in registers with num_warps=4: use num_warps=8 or more", "256 32-bit registers per thread", "128"}, kFile);
-  CHECK(!catch_user_error([&] { (void)k.cuda_source(tilejit::Config{}.warps(8)); }).has_value());
+  CHECK(!catch_user_error([&] { (void)k.cuda_source(tilejit::Config{}.num_warps(8)); }).has_value());
   // A TMA tile that is only stored back from shared memory never occupies registers: no limit applies.
   auto copy = tilejit::kernel("big_copy", [](Tensor<f32, 2> x, Tensor<f32, 2> y) {
     descriptor_store(y, {0, 0}, descriptor_load(x, {0, 0}, {128, 64}));
   });
-  CHECK(!catch_user_error([&] { (void)copy.cuda_source(tilejit::Config{}.warps(1)); }).has_value());
+  CHECK(!catch_user_error([&] { (void)copy.cuda_source(tilejit::Config{}.num_warps(1)); }).has_value());
 }
 }  // TEST_SUITE

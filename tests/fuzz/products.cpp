@@ -272,7 +272,7 @@ Recipe plan(Program& p, Rng& rng, Rng& ext) {
       }
     }
   }
-  p.config = Config({{"BM", r.bm}, {"BN", r.bn}, {r.kind == Kind::attention ? "D" : "BK", r.bk}}, warps, stages);
+  p.config = Config{{"BM", r.bm}, {"BN", r.bn}, {r.kind == Kind::attention ? "D" : "BK", r.bk}}.num_warps(warps).num_stages(stages);
   p.blocks = {"BM", "BN", r.kind == Kind::attention ? "D" : "BK"};
 
   // Choices added after the family's first release draw from a stream of their own (`ext`), so that a seed that
@@ -280,7 +280,7 @@ Recipe plan(Program& p, Rng& rng, Rng& ext) {
   const bool cuda_core = ext.chance(0.1) && r.kind != Kind::attention;
   if (cuda_core) {
     draw_cuda_core(r, ext, warps);
-    p.config = Config({{"BM", r.bm}, {"BN", r.bn}, {"BK", r.bk}}, warps, stages);
+    p.config = Config{{"BM", r.bm}, {"BN", r.bn}, {"BK", r.bk}}.num_warps(warps).num_stages(stages);
   }
   draw_sizes(r, cuda_core ? ext : rng, stages);
   draw_epilogue(r, cuda_core ? ext : rng);

@@ -818,7 +818,7 @@ Program plan(uint64_t seed) {
     s.name = "s" + std::to_string(i);
     p.scalars.push_back(s);
   }
-  p.config = Config{}.warps(static_cast<int>(rng.pick(std::vector<int64_t>{1, 2, 4, 4, 8})));
+  p.config = Config{}.num_warps(static_cast<int>(rng.pick(std::vector<int64_t>{1, 2, 4, 4, 8})));
   return p;
 }
 
@@ -887,12 +887,12 @@ std::string Program::cpp() const {
   s += ") {\n" + r.body + "});\n";
   s += "k.launch(stream, tilejit::dim3(" + std::to_string(grid.x) + ", " + std::to_string(grid.y) + (grid.z != 1 ? ", " + std::to_string(grid.z) : "") + "), ";
   if (blocks.empty() && config.num_stages() == Config{}.num_stages()) {
-    s += "tilejit::Config{}.warps(" + std::to_string(config.num_warps()) + ")";
+    s += "tilejit::Config{}.num_warps(" + std::to_string(config.num_warps()) + ")";
   } else {
-    s += "tilejit::Config({";
+    s += "tilejit::Config{";
     for (size_t i = 0; i < blocks.size(); ++i)
       s += (i ? ", " : "") + std::string("{\"") + blocks[i] + "\", " + std::to_string(config[blocks[i]]) + "}";
-    s += "}, " + std::to_string(config.num_warps()) + ", " + std::to_string(config.num_stages()) + ")";
+    s += "}.num_warps(" + std::to_string(config.num_warps()) + ").num_stages(" + std::to_string(config.num_stages()) + ")";
   }
   if (config.warp_specialized()) s += ".warp_specialize()";
   for (const TensorSpec& t : tensors) {

@@ -96,7 +96,7 @@ int main(int argc, char** argv) {
       tilejit::DeviceBuffer a = upload(ones), b = upload(ones), c(256 * 256 * 4);
       // samples::persistent_matmul_kernel: a tile loop around a pipelined K loop, with warp roles; every wait is an
       // mbarrier wait.
-      tilejit::samples::persistent_matmul_kernel().launch(nullptr, dim3(2), Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 8, 3), tilejit::TensorView<bf16, 2>(a.data(), {256, 512}),
+      tilejit::samples::persistent_matmul_kernel().launch(nullptr, dim3(2), Config{{"BM", 128}, {"BN", 128}, {"BK", 64}}.num_warps(8).num_stages(3), tilejit::TensorView<bf16, 2>(a.data(), {256, 512}),
                     tilejit::TensorView<bf16, 2>(b.data(), {256, 512}), tilejit::TensorView<f32, 2>(c.data(), {256, 256}));
       tilejit::synchronize();
       std::vector<float> hc(256 * 256);

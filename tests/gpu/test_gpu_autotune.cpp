@@ -53,7 +53,7 @@ TEST_CASE(
   fill_integers(y, n, 29, 14);
   if (!on_gpu()) {
     // Compiles all 8 candidates with NVRTC and picks the first; the interpreter runs the launch.
-    CHECK(tuned.tune(nullptr, x.host(), y.host()) == Config({{"B", 128}}, 4));
+    CHECK(tuned.tune(nullptr, x.host(), y.host()) == Config{{"B", 128}}.num_warps(4));
     MESSAGE("no GPU: candidates compiled only");
     return;
   }

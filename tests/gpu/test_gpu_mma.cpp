@@ -115,7 +115,7 @@ TEST_CASE("gpu: wgmma dots match the interpreter") {
       k.randomize(22, -1, 1);
       v.randomize(23, -1, 1);
       o.fill_byte(0);
-      run_both(kern, tilejit::dim3(static_cast<uint32_t>(cdiv(M, bm))), Config({{"BM", bm}, {"BN", bn}, {"D", d}}, warps, 1), 2e-2,
+      run_both(kern, tilejit::dim3(static_cast<uint32_t>(cdiv(M, bm))), Config{{"BM", bm}, {"BN", bn}, {"D", d}}.num_warps(warps).num_stages(1), 2e-2,
                q, k, v, o);
     }
   }
@@ -131,7 +131,7 @@ TEST_CASE("gpu: wgmma dots match the interpreter") {
     SUBCASE(("attention loop, BM " + std::to_string(bm) + " BN " + std::to_string(bn) + " D " + std::to_string(d) + " warps " +
              std::to_string(warps) + " stages " + std::to_string(stages)).c_str()) {
       // Two heads of 384 keys each; the rows of a head from h * 384.
-      run_attention(2, 384, d, Config({{"BM", bm}, {"BN", bn}, {"D", d}}, warps, stages), 31);
+      run_attention(2, 384, d, Config{{"BM", bm}, {"BN", bn}, {"D", d}}.num_warps(warps).num_stages(stages), 31);
     }
   }
   // Sample 09's GEMM with a bias row (loaded before the K loop, awaited after it) and a GELU epilogue, bf16 out.
@@ -146,7 +146,7 @@ TEST_CASE("gpu: wgmma dots match the interpreter") {
       bias.randomize(43, -1, 1);
       c.fill_byte(0);
       run_both(kern, tilejit::dim3(static_cast<uint32_t>(M / t.bm), static_cast<uint32_t>(N / t.bn)),
-               Config({{"BM", t.bm}, {"BN", t.bn}, {"BK", t.bk}}, t.warps, t.stages), 2e-2, a, b, bias, c);
+               Config{{"BM", t.bm}, {"BN", t.bn}, {"BK", t.bk}}.num_warps(t.warps).num_stages(t.stages), 2e-2, a, b, bias, c);
     }
   }
   for (const Tiles& t : {Tiles{64, 64, 64, 4, 2}, Tiles{128, 128, 128, 8, 3}}) {

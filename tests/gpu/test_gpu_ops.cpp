@@ -309,7 +309,7 @@ TEST_CASE("gpu: floats to 8-bit integers saturate, and a u8 of 0 divided by 255 
   for (int r = 0; r < 64; r += 3)
     for (int c = 0; c < 32; c += 2) x.host_data()[r * 32 + c] = 0.0f;  // zeros, as the seed's zero-filled tiles
   fill_bytes(7, o1, o2, o3, o4, o5);
-  run_both(k, dim3(4), Config{}.warps(2), 0, x, o1, o2, o3, o4, o5);
+  run_both(k, dim3(4), Config{}.num_warps(2), 0, x, o1, o2, o3, o4, o5);
 }
 
 TEST_CASE("gpu: integer min and max of negated values, elementwise and over rows (products seed 5448)") {
@@ -338,7 +338,7 @@ TEST_CASE("gpu: integer min and max of negated values, elementwise and over rows
   y.randomize(52, -1000, 1000);
   z.randomize(53, 0, 255);
   fill_bytes(9, o1, o2, o3, o4, o5);
-  run_both(k, dim3(4), Config{}.warps(2), 0, x, y, z, o1, o2, o3, o4, o5);
+  run_both(k, dim3(4), Config{}.num_warps(2), 0, x, y, z, o1, o2, o3, o4, o5);
 }
 
 TEST_CASE("gpu: integers and bools to f16, bf16 and fp8 round once (random-program seed 19684)") {
@@ -364,5 +364,5 @@ TEST_CASE("gpu: integers and bools to f16, bf16 and fp8 round once (random-progr
   x.randomize(31, -3e6, 3e6);
   xl.randomize(32, -3e6, 3e6);
   fill_bytes(0, o1, o2, o3, o4, o5);
-  run_both(k, dim3(4), Config{}.warps(2), 0, x, xl, o1, o2, o3, o4, o5);
+  run_both(k, dim3(4), Config{}.num_warps(2), 0, x, xl, o1, o2, o3, o4, o5);
 }

@@ -82,7 +82,7 @@ void reduce_case(Red red, const std::array<int64_t, R>& shape, int axis, int war
   }
   yi.fill_byte(0);
   yv.fill_byte(0);
-  run_both(k, dim3(1), Config{}.warps(warps), 0, x, yi, yv);
+  run_both(k, dim3(1), Config{}.num_warps(warps), 0, x, yi, yv);
 }
 
 template <class T, int R>
@@ -156,7 +156,7 @@ void combine_case(const std::array<int64_t, R>& shape, int axis, int warps) {
   for (auto* t : {&ymin, &ysum, &ymax}) t->fill_byte(0);
   yi.fill_byte(0);
   yany.fill_byte(0);
-  run_both(k, dim3(1), Config{}.warps(warps), 0, x, ymin, yi, ysum, ymax, yany);
+  run_both(k, dim3(1), Config{}.num_warps(warps), 0, x, ymin, yi, ysum, ymax, yany);
 }
 
 template <class T, int R>
@@ -200,7 +200,7 @@ TEST_CASE("gpu: the online softmax's (max, sum) and Welford's (count, mean, M2) 
     x.randomize(21, -8, 8);
     m.fill_byte(0);
     s.fill_byte(0);
-    for (int w : {4, 8}) run_both(k, dim3(4), Config{}.warps(w), 1e-5, x, m, s);
+    for (int w : {4, 8}) run_both(k, dim3(4), Config{}.num_warps(w), 1e-5, x, m, s);
   }
   SUBCASE("Welford's mean and variance of columns") {
     auto k = tilejit::kernel("welford_cols", [](Tensor<f32, 2> x, Tensor<f32, 1> mean, Tensor<f32, 1> var) {
@@ -219,7 +219,7 @@ TEST_CASE("gpu: the online softmax's (max, sum) and Welford's (count, mean, M2) 
     x.randomize(22, -4, 4);
     mean.fill_byte(0);
     var.fill_byte(0);
-    for (int w : {2, 4, 8}) run_both(k, dim3(4), Config{}.warps(w), 1e-4, x, mean, var);
+    for (int w : {2, 4, 8}) run_both(k, dim3(4), Config{}.num_warps(w), 1e-4, x, mean, var);
   }
 }
 
@@ -253,7 +253,7 @@ TEST_CASE("gpu: reductions of reductions, broadcasts of their results, and loop-
     for (int i = 0; i < 32 * 64; ++i) x.host_data()[i] = std::round(x.host_data()[i] * 4) / 4;
     y.fill_byte(0);
     total.fill_byte(0);
-    for (int w : {1, 4, 8}) run_both(k, dim3(1), Config{}.warps(w), 0, x, y, total);
+    for (int w : {1, 4, 8}) run_both(k, dim3(1), Config{}.num_warps(w), 0, x, y, total);
   }
   SUBCASE("online softmax statistics carried through a loop over column blocks") {
     auto k = tilejit::kernel("online", [](Tensor<f32, 2> x, Tensor<f32, 1> mo, Tensor<f32, 1> lo) {
@@ -273,7 +273,7 @@ TEST_CASE("gpu: reductions of reductions, broadcasts of their results, and loop-
     x.randomize(5);
     m.fill_byte(0);
     l.fill_byte(0);
-    run_both(k, dim3(1), Config{}.warps(4), 1e-5, x, m, l);
+    run_both(k, dim3(1), Config{}.num_warps(4), 1e-5, x, m, l);
   }
 }
 
@@ -283,7 +283,7 @@ TEST_CASE("gpu: TMA boxes over 256 split into several operations") {
     Twin<f32, 2> x({5, 4096}), y({5, 4096});
     x.randomize(21);
     y.fill_byte(0);
-    run_both(k, dim3(5), Config{{"BM", 1}, {"BN", 4096}}.warps(8), 1e-6, x, y);
+    run_both(k, dim3(5), Config{{"BM", 1}, {"BN", 4096}}.num_warps(8), 1e-6, x, y);
   }
   SUBCASE("512 x 32 tiles (split along the outer dimension), zero fill, partial last tile") {
     auto k = tilejit::kernel("split_tall", [](Tensor<bf16, 2> x, Tensor<bf16, 2> y) {
@@ -293,7 +293,7 @@ TEST_CASE("gpu: TMA boxes over 256 split into several operations") {
     Twin<bf16, 2> x({1000, 32}), y({1000, 32});
     x.randomize(22);
     y.fill_byte(0);
-    run_both(k, dim3(2), Config{}.warps(4), 0, x, y);
+    run_both(k, dim3(2), Config{}.num_warps(4), 0, x, y);
   }
   SUBCASE("a 1-D box of 2048 bf16 copied straight from the load's buffer") {
     auto k = tilejit::kernel("split_copy", [](Tensor<bf16, 1> x, Tensor<bf16, 1> y) {
@@ -302,7 +302,7 @@ TEST_CASE("gpu: TMA boxes over 256 split into several operations") {
     Twin<bf16, 1> x({5000}), y({5000});
     x.randomize(23);
     y.fill_byte(0);
-    run_both(k, dim3(3), Config{}.warps(1), 0, x, y);
+    run_both(k, dim3(3), Config{}.num_warps(1), 0, x, y);
   }
 }
 
@@ -322,7 +322,7 @@ TEST_CASE("gpu: pointer accesses specialised on alignment and divisibility by 16
       auto view = [&](void* base) {
         return tilejit::TensorView<f32, 2>(static_cast<float*>(base) + c.offset, {c.rows, c.cols}, {c.stride, 1});
       };
-      const Config cfg = Config{{"BN", 512}}.warps(4);
+      const Config cfg = Config{{"BN", 512}}.num_warps(4);
       xb.upload();
       yb.upload();
       ++g_cases;

@@ -31,7 +31,7 @@ TEST_CASE("gpu: a persistent GEMM matches the interpreter at every stage count a
           b.randomize(52, -1, 1);
           c.fill_byte(0);
           // Without warp roles, which tilejit would add to this loop nest (test_gpu_warp_roles.cpp runs it with them).
-          run_both(kern, tilejit::dim3(grid), Config({{"BM", 64}, {"BN", 64}, {"BK", 32}}, 4, stages).warp_specialize(false), 1e-4,
+          run_both(kern, tilejit::dim3(grid), Config{{"BM", 64}, {"BN", 64}, {"BK", 32}}.num_warps(4).num_stages(stages).warp_specialize(false), 1e-4,
                    a, b, c);
         }
       }
@@ -46,7 +46,7 @@ TEST_CASE("gpu: a persistent GEMM matches the interpreter at every stage count a
       a.randomize(53, -1, 1);
       b.randomize(54, -1, 1);
       c.fill_byte(0);
-      run_both(kern, tilejit::dim3(3), Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 8, stages).warp_specialize(false), 1e-4, a, b,
+      run_both(kern, tilejit::dim3(3), Config{{"BM", 128}, {"BN", 128}, {"BK", 64}}.num_warps(8).num_stages(stages).warp_specialize(false), 1e-4, a, b,
                c);
     }
   }
@@ -66,7 +66,7 @@ TEST_CASE("gpu: a fused SwiGLU (reshape, where and sum of an accumulator) matche
       // bf16 out: the GPU's and the interpreter's f32 sums differ in order, which may move a result across a bf16
       // rounding boundary (one unit, 2^-8 relative); a wrong half of a pair is off by whole values.
       run_both(kern, tilejit::dim3(static_cast<uint32_t>(M / 128), static_cast<uint32_t>(N / 64)),
-               Config({{"BM", 128}, {"BN", 64}, {"BK", 64}}, 8, stages), 1e-2, x, w, out);
+               Config{{"BM", 128}, {"BN", 64}, {"BK", 64}}.num_warps(8).num_stages(stages), 1e-2, x, w, out);
     }
   }
 }
@@ -85,7 +85,7 @@ TEST_CASE("gpu: SwiGLU with two products per K step (one x tile, both kept in fl
         wu.randomize(93, -1, 1);
         out.fill_byte(0);
         run_both(kern, tilejit::dim3(static_cast<uint32_t>(M / 128), static_cast<uint32_t>(N / 64)),
-                 Config({{"BM", 128}, {"BN", 64}, {"BK", 64}}, 8, stages), 1e-2, x, wg, wu, out);
+                 Config{{"BM", 128}, {"BN", 64}, {"BK", 64}}.num_warps(8).num_stages(stages), 1e-2, x, wg, wu, out);
       }
     }
   }
@@ -113,7 +113,7 @@ TEST_CASE("gpu: a K loop that scales its accumulator before each product (in pla
         c.fill_byte(0);
         float decay = 0.75f;
         run_both(kern, tilejit::dim3(static_cast<uint32_t>(M / 128), static_cast<uint32_t>(N / 128)),
-                 Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 8, stages), 1e-4, a, b, c, decay);
+                 Config{{"BM", 128}, {"BN", 128}, {"BK", 64}}.num_warps(8).num_stages(stages), 1e-4, a, b, c, decay);
       }
     }
   }
@@ -126,7 +126,7 @@ TEST_CASE("gpu: a block-scaled GEMM (a TMA scale tile and a pointer load in the 
   for (int stages : {1, 2, 3, 4}) {
     for (int64_t K : {512, 456}) {
       SUBCASE(("M 256 N 256 K " + std::to_string(K) + ", 128x128x64 tiles, 8 warps, " + std::to_string(stages) + " stages").c_str()) {
-        run_block_scaled(256, 256, K, Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 8, stages), 71);
+        run_block_scaled(256, 256, K, Config{{"BM", 128}, {"BN", 128}, {"BK", 64}}.num_warps(8).num_stages(stages), 71);
       }
     }
   }
@@ -146,7 +146,7 @@ TEST_CASE("gpu: two sequential pipelined K loops sharing their shared memory mat
         b1.randomize(83, -1, 1);
         c.fill_byte(0);
         run_both(kern, tilejit::dim3(static_cast<uint32_t>(M / 128), static_cast<uint32_t>(N / 128)),
-                 Config({{"BM", 128}, {"BN", 128}, {"BK", 64}}, 8, stages), 1e-2, a, b0, b1, c);
+                 Config{{"BM", 128}, {"BN", 128}, {"BK", 64}}.num_warps(8).num_stages(stages), 1e-2, a, b0, b1, c);
       }
     }
   }
@@ -214,7 +214,7 @@ TEST_CASE("gpu: split-K GEMMs of 8-bit M/N-major operands (copied K-major) reduc
       bias.randomize(63, -1, 1);
       c.randomize(64, -2, 2);
       const int ks = parts == 1 ? 288 : 128;
-      run_both(k, tilejit::dim3(2, 3, static_cast<uint32_t>(parts)), Config({{"BM", 128}, {"BN", 128}, {"BK", 128}}, 4, stages),
+      run_both(k, tilejit::dim3(2, 3, static_cast<uint32_t>(parts)), Config{{"BM", 128}, {"BN", 128}, {"BK", 128}}.num_warps(4).num_stages(stages),
                0.1, a, b, bias, c, ks);
     }
 }
@@ -234,7 +234,7 @@ TEST_CASE("gpu: loops without products load one iteration ahead (prefetch_loads)
           x.randomize(71, -8, 8);
           y.fill_byte(0);
           y2.fill_byte(0);
-          const Config cfg = Config({{"BN", 1024}}, warps, stages);
+          const Config cfg = Config{{"BN", 1024}}.num_warps(warps).num_stages(stages);
           run_both(online, tilejit::dim3(static_cast<uint32_t>(rows)), cfg, 1e-5, x, y);
           run_both(combine, tilejit::dim3(static_cast<uint32_t>(rows)), cfg, 1e-5, x, y2);
         }
@@ -256,7 +256,7 @@ TEST_CASE("gpu: loops without products load one iteration ahead (prefetch_loads)
       x.randomize(72, -1, 1);
       w.randomize(73, -1, 1);
       out.fill_byte(0);
-      run_both(sum_blocks, tilejit::dim3(2), Config{}.warps(2), 1e-5, x, w, out, r[0], r[1], r[2]);
+      run_both(sum_blocks, tilejit::dim3(2), Config{}.num_warps(2), 1e-5, x, w, out, r[0], r[1], r[2]);
     }
   }
 }
@@ -292,8 +292,8 @@ TEST_CASE("gpu: prefetched loads in a loop nest and in a loop inside an if match
         out0.fill_byte(0);
         out1.fill_byte(0);
         int r = rows, off = 0, on = 1;
-        run_both(k, tilejit::dim3(2), Config{}.warps(2), 1e-5, x, out0, r, off);
-        run_both(k, tilejit::dim3(2), Config{}.warps(2), 1e-5, x, out1, r, on);
+        run_both(k, tilejit::dim3(2), Config{}.num_warps(2), 1e-5, x, out0, r, off);
+        run_both(k, tilejit::dim3(2), Config{}.num_warps(2), 1e-5, x, out1, r, on);
       }
     }
 }
@@ -328,7 +328,7 @@ TEST_CASE("gpu: the MoE grouped GEMM of sample 11 (a schedule built from expert 
       x.randomize(301, -1, 1);
       w.randomize(302, -1, 1);
       y.fill_byte(0x3f);
-      const Config cfg = Config({{"BM", c.bm}, {"BN", c.bn}, {"BK", 64}, {"GM", 4}}, c.warps, c.stages).warp_specialize(c.roles);
+      const Config cfg = Config{{"BM", c.bm}, {"BN", c.bn}, {"BK", 64}, {"GM", 4}}.num_warps(c.warps).num_stages(c.stages).warp_specialize(c.roles);
       run_both(matmul, tilejit::dim3(static_cast<uint32_t>(slots * cdiv(N, c.bn))), cfg, 1e-2, x, w, y, tile_rows, tile_ends,
                tile_experts);
     }

@@ -89,7 +89,7 @@ void fill_random(Buffer& x, uint64_t seed) {
 
 TEST_CASE("prefetch_loads: the online softmax's reduction loop loads one block ahead; the loop that stores does not") {
   auto k = tilejit::samples::softmax_online_kernel();  // Block<"BN">: its value comes from the configuration
-  const Config cfg = Config({{"BN", 256}}, 2, 0);
+  const Config cfg = Config{{"BN", 256}}.num_warps(2).num_stages(0);
   const auto g = k.trace(cfg);
   const ir::Graph h = after_prefetch(*g);
   // The first loop carries (m, s) and the next block; the second (it stores) is unchanged.
@@ -119,7 +119,7 @@ TEST_CASE("prefetch_loads: unmasked and scalar loads of the next iteration run o
     });
     store(out, arange(0, 64), acc);
   });
-  const auto g = k.trace(Config{}.warps(1));
+  const auto g = k.trace(Config{}.num_warps(1));
   const ir::Graph h = after_prefetch(*g);
   CHECK(carried_per_loop(h) == std::vector<size_t>{3});
   CHECK(loads_of(h).ahead == 4);
@@ -162,7 +162,7 @@ TEST_CASE("prefetch_loads: loop nests and loops inside an if; each loop's prolog
     });
     store(out, cols, picked);
   });
-  const auto g = k.trace(Config{}.warps(1));
+  const auto g = k.trace(Config{}.num_warps(1));
   const ir::Graph h = after_prefetch(*g);
   CHECK(loads_of(h).ahead == 6);  // two per loop: the outer loop's scale, the inner loop's block, the if's loop's block
   for (int rows : {0, 1, 3})
@@ -189,8 +189,8 @@ TEST_CASE("prefetch_loads: what stays where it is") {
       });
       store(out, arange(0, 64), acc);
     });
-    CHECK(loads_of(after_prefetch(*k.trace(Config{}.warps(1).stages(1)))).ahead == 0);
-    CHECK(loads_of(after_prefetch(*k.trace(Config{}.warps(1)))).ahead == 2);
+    CHECK(loads_of(after_prefetch(*k.trace(Config{}.num_warps(1).num_stages(1)))).ahead == 0);
+    CHECK(loads_of(after_prefetch(*k.trace(Config{}.num_warps(1)))).ahead == 2);
   }
   SUBCASE("a load whose offsets depend on a loop-carried value (pointer chasing)") {
     auto k = tilejit::kernel("chase", [](dsl::Tensor<dsl::i32, 1> next, dsl::Tensor<dsl::i32, 1> out, dsl::Scalar<dsl::i32> n) {
@@ -199,14 +199,14 @@ TEST_CASE("prefetch_loads: what stays where it is") {
       auto at = for_range(0, n, 1, start, [&](Scalar<i32>, Scalar<i32> p) { return load(next, p); });
       store(out, arange(0, 1), at);
     });
-    CHECK(loads_of(after_prefetch(*k.trace(Config{}.warps(1)))).ahead == 0);
+    CHECK(loads_of(after_prefetch(*k.trace(Config{}.num_warps(1)))).ahead == 0);
   }
   SUBCASE("a loop that stores, even to another tensor (it could alias what a later iteration loads)") {
     auto k = tilejit::kernel("copy_loop", [](dsl::Tensor<dsl::f32, 1> x, dsl::Tensor<dsl::f32, 1> y, dsl::Scalar<dsl::i32> n) {
       using namespace tilejit::dsl;
       for_range(0, n, 64, [&](Scalar<i32> i) { store(y, i + arange(0, 64), load(x, i + arange(0, 64), i + arange(0, 64) < n), i + arange(0, 64) < n); });
     });
-    CHECK(loads_of(after_prefetch(*k.trace(Config{}.warps(1)))).ahead == 0);
+    CHECK(loads_of(after_prefetch(*k.trace(Config{}.num_warps(1)))).ahead == 0);
   }
   SUBCASE("a load in an if inside the loop, and loads past the per-thread budget") {
     auto k = tilejit::kernel("guarded", [](dsl::Tensor<dsl::f32, 1> x, dsl::Tensor<dsl::f32, 1> out, dsl::Scalar<dsl::i32> n) {
@@ -216,7 +216,7 @@ TEST_CASE("prefetch_loads: what stays where it is") {
       });
       store(out, arange(0, 64), acc);
     });
-    CHECK(loads_of(after_prefetch(*k.trace(Config{}.warps(1)))).ahead == 0);
+    CHECK(loads_of(after_prefetch(*k.trace(Config{}.num_warps(1)))).ahead == 0);
     // 4096 f32 over 32 threads: 512 bytes per thread, over the budget of 256.
     auto big = tilejit::kernel("big_block", [](dsl::Tensor<dsl::f32, 1> x, dsl::Tensor<dsl::f32, 1> out, dsl::Scalar<dsl::i32> n) {
       using namespace tilejit::dsl;
@@ -225,7 +225,7 @@ TEST_CASE("prefetch_loads: what stays where it is") {
       });
       store(out, arange(0, 4096), acc);
     });
-    CHECK(loads_of(after_prefetch(*big.trace(Config{}.warps(1)))).ahead == 0);
-    CHECK(loads_of(after_prefetch(*big.trace(Config{}.warps(2)))).ahead == 2);  // 256 bytes per thread
+    CHECK(loads_of(after_prefetch(*big.trace(Config{}.num_warps(1)))).ahead == 0);
+    CHECK(loads_of(after_prefetch(*big.trace(Config{}.num_warps(2)))).ahead == 2);  // 256 bytes per thread
   }
 }

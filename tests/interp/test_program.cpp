@@ -399,7 +399,7 @@ TEST_CASE("the samples' attention kernel computes softmax(q k^T * scale) v for e
   const float scale = 0.125f;
   auto kern = tilejit::samples::attention_kernel();
   using TV = tilejit::TensorView<dsl::bf16, 2>;
-  kern.interpret(dim3(static_cast<uint32_t>(S / 64), static_cast<uint32_t>(heads)), Config({{"BM", 64}, {"BN", 64}, {"D", 64}}, 4, 2),
+  kern.interpret(dim3(static_cast<uint32_t>(S / 64), static_cast<uint32_t>(heads)), Config{{"BM", 64}, {"BN", 64}, {"D", 64}}.num_warps(4).num_stages(2),
                  TV(q.data(), {heads * S, D}), TV(k.data(), {heads * S, D}), TV(v.data(), {heads * S, D}), TV(o.data(), {heads * S, D}),
                  static_cast<int32_t>(S), scale);
   double err2 = 0, ref2 = 0;

@@ -92,12 +92,12 @@ TEST_CASE("search spaces expand in order; bad spaces are UserErrors at the calle
   const tilejit::TuneSpace s{{"BM", {64, 128}}, {"BN", {32, 64}}, {"num_warps", {4, 8}}};
   const auto c = s.configs();
   REQUIRE(c.size() == 8);
-  CHECK(c[0] == Config({{"BM", 64}, {"BN", 32}}, 4));
-  CHECK(c[1] == Config({{"BM", 64}, {"BN", 32}}, 8));  // the last list turns fastest
-  CHECK(c[2] == Config({{"BM", 64}, {"BN", 64}}, 4));
-  CHECK(c[7] == Config({{"BM", 128}, {"BN", 64}}, 8));
-  const tilejit::TuneSpace e{{Config{{"B", 1}}, Config({{"B", 2}}, 8, 3)}};
-  CHECK(e.configs() == std::vector<Config>{Config{{"B", 1}}, Config({{"B", 2}}, 8, 3)});
+  CHECK(c[0] == Config{{"BM", 64}, {"BN", 32}}.num_warps(4));
+  CHECK(c[1] == Config{{"BM", 64}, {"BN", 32}}.num_warps(8));  // the last list turns fastest
+  CHECK(c[2] == Config{{"BM", 64}, {"BN", 64}}.num_warps(4));
+  CHECK(c[7] == Config{{"BM", 128}, {"BN", 64}}.num_warps(8));
+  const tilejit::TuneSpace e{{Config{{"B", 1}}, Config{{"B", 2}}.num_warps(8).num_stages(3)}};
+  CHECK(e.configs() == std::vector<Config>{Config{{"B", 1}}, Config{{"B", 2}}.num_warps(8).num_stages(3)});
 
   CHECK_THROWS_WITH_AS((tilejit::TuneSpace{{"num_warps", {4, 3}}}),
                        doctest::Contains("num_warps must be a power of two"), tilejit::UserError);
@@ -201,7 +201,7 @@ TEST_CASE("heuristics derive values, duplicates collapse, pruning drops candidat
   CHECK(strs(t.candidates(nullptr, X, Y)) == std::vector<std::string>{"B=64, num_warps=4, num_stages=auto",
                                                              "B=128, num_warps=4, num_stages=auto",
                                                              "B=256, num_warps=8, num_stages=auto"});
-  auto listed = k.autotune({Config{{"B", 64}}, Config({{"B", 128}}, 8)}).grid(grid_1d);
+  auto listed = k.autotune({Config{{"B", 64}}, Config{{"B", 128}}.num_warps(8)}).grid(grid_1d);
   CHECK(strs(listed.candidates(nullptr, X, Y)) ==
         std::vector<std::string>{"B=64, num_warps=4, num_stages=auto", "B=128, num_warps=8, num_stages=auto"});
   auto none =
@@ -410,7 +410,7 @@ TEST_CASE("the decision store: round trip, corrupt and foreign files are misses,
   d.id = {
       "k",    "0123456789abcdef", "fedcba9876543210", "f32[1024], \"quoted\"\n", "NVIDIA H100 80GB HBM3", 132,
       "1.2.3"};
-  d.config = Config({{"BM", 128}, {"BN", 64}}, 8, 3);
+  d.config = Config{{"BM", 128}, {"BN", 64}}.num_warps(8).num_stages(3);
   d.config.programs_per_sm(2);
   d.time_ms = 0.123456789;
   d.candidates = 8;
@@ -513,7 +513,7 @@ TEST_CASE("TILEJIT_AUTOTUNE=off launches the first candidate, heuristics applied
                .timer(timer)
                .heuristic("num_warps", [](const Config& c, const TuneArgs&) { return c["B"] / 32; });
   const uint64_t compiles = tilejit::runtime::compile_count();
-  CHECK(t.tune(nullptr, X, Y) == Config({{"B", 64}}, 2));
+  CHECK(t.tune(nullptr, X, Y) == Config{{"B", 64}}.num_warps(2));
   CHECK(tilejit::runtime::compile_count() - compiles <= 1);  // the first candidate only
   t.launch(nullptr, X, Y);
   CHECK(timer->calls == 0);
@@ -637,7 +637,7 @@ TEST_CASE("a stored decision outside the search space is a warning naming the fi
   for (const auto& [what, config] : std::vector<std::pair<std::string, Config>>{
            {"a value the space does not have", Config{{"B", 5}}},
            {"a missing value", Config{{"C", 64}}},
-           {"other warps", Config({{"B", 256}}, 8)}}) {
+           {"other warps", Config{{"B", 256}}.num_warps(8)}}) {
     INFO(what);
     TunedOnce t;
     tilejit::Decision forged = t.decision;  // with a valid checksum: only the space can refuse it

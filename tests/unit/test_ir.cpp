@@ -260,7 +260,7 @@ TEST_CASE("structural hash: equal for two traces, different when a constant chan
   CHECK(ir::print(*g1) != ir::print(*g3));
   // The configuration is part of the graph and of its hash.
   CHECK(make(2.0f).trace(tilejit::Config{{"BM", 64}, {"BN", 64}})->hash() != g1->hash());
-  CHECK(make(2.0f).trace(tilejit::Config({{"BM", 64}, {"BN", 32}}, 8))->hash() != g1->hash());
+  CHECK(make(2.0f).trace(tilejit::Config{{"BM", 64}, {"BN", 32}}.num_warps(8))->hash() != g1->hash());
   // A kernel object traces once per configuration and caches the graph.
   auto k = make(2.0f);
   CHECK(k.trace(cfg) == k.trace(cfg));

@@ -27,6 +27,9 @@ class Config {
   static constexpr int kAutoStages = 0;
 
   Config() = default;
+  /// The block values, with the fields set by name: Config{{"BM", 128}, {"BN", 256}}.num_warps(8).num_stages(4).
+  /// Deprecated: the positional `num_warps` and `num_stages` arguments (Config(values, 8, 4)); they still work,
+  /// use the num_warps(n) and num_stages(n) setters instead.
   Config(std::initializer_list<std::pair<std::string, int64_t>> values, int num_warps = 4, int num_stages = kAutoStages,
          std::source_location loc = std::source_location::current());
 
@@ -34,8 +37,14 @@ class Config {
   int64_t operator[](std::string_view name) const;
   int64_t get(std::string_view name, std::source_location loc = std::source_location::current()) const;
   bool has(std::string_view name) const;
-  // UserErrors of these setters name the caller's line.
+  // Each field has one name: `field(n)` sets it (and returns the configuration, so that setters chain),
+  // `field()` reads it. UserErrors of the setters name the caller's line.
   Config& set(std::string_view name, int64_t value, std::source_location loc = std::source_location::current());
+  /// Warps per program (the consumers when warp-specialised): a power of two from 1 to 32; 4 by default.
+  Config& num_warps(int n, std::source_location loc = std::source_location::current());
+  /// Ring buffers of software-pipelined loops: 1 to 8, or kAutoStages (0, the default) to let tilejit choose.
+  Config& num_stages(int n, std::source_location loc = std::source_location::current());
+  /// Older spellings of num_warps(n) and num_stages(n), kept so that existing code compiles.
   Config& warps(int n, std::source_location loc = std::source_location::current());
   Config& stages(int n, std::source_location loc = std::source_location::current());
   /// Occupancy target: at least `n` programs resident per SM (`__launch_bounds__(threads, n)`), which
@@ -55,7 +64,8 @@ class Config {
 
   int num_warps() const { return num_warps_; }
   int num_stages() const { return num_stages_; }
-  int min_programs_per_sm() const { return programs_per_sm_; }
+  int programs_per_sm() const { return programs_per_sm_; }
+  [[deprecated("use programs_per_sm()")]] int min_programs_per_sm() const { return programs_per_sm_; }
   WarpSpecialize warp_specialization() const { return warp_specialize_; }
   bool warp_specialized() const { return warp_specialize_ == WarpSpecialize::on; }
   const std::vector<std::pair<std::string, int64_t>>& values() const { return values_; }

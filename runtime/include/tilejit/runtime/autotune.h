@@ -58,7 +58,7 @@ class TuneArgs {
 /// "num_warps", "num_stages", "programs_per_sm" and "warp_specialize" (0 or 1) set those fields instead of a Block value.
 ///
 ///   TuneSpace{{"BM", {64, 128}}, {"BN", {64, 128, 256}}, {"num_warps", {4, 8}}}   // 12 configurations
-///   TuneSpace{Config{{"BM", 64}}, Config({{"BM", 128}}, 8)}                        // 2 configurations
+///   TuneSpace{Config{{"BM", 64}}, Config{{"BM", 128}}.num_warps(8)}               // 2 configurations
 class TuneSpace {
  public:
   using Values = std::pair<std::string, std::vector<int64_t>>;
