@@ -47,13 +47,13 @@ void Emitter::assign_all(const std::vector<std::pair<NodeId, NodeId>>& dst_src) 
 
 void Emitter::emit_for(NodeId id) {
   const auto ops = g_.operands(id);
-  const auto body = static_cast<uint32_t>(g_.int_at(id, 0));
+  const auto body = ir::loop_body(g_, id);
   const size_t carried = ops.size() - 3;
   NodeId index = ir::kNoNode;
   std::vector<NodeId> args(carried, ir::kNoNode);
   for (NodeId b : g_.region(body).nodes) {
     if (g_.node(b).op == Op::LoopIndex) index = b;
-    if (g_.node(b).op == Op::LoopArg) args[static_cast<size_t>(g_.int_at(b, 0))] = b;
+    if (g_.node(b).op == Op::LoopArg) args[static_cast<size_t>(ir::attrs<ir::IndexAttrs>(g_, b).index)] = b;
   }
   const std::string iv = index == ir::kNoNode ? "tj_i" + str(id) : var(index);
   if (index != ir::kNoNode) name_[static_cast<size_t>(index)] = iv;
@@ -80,7 +80,7 @@ void Emitter::emit_for(NodeId id) {
   close();
   for (NodeId u : L_.info.users[static_cast<size_t>(id)]) {
     if (g_.node(u).op != Op::LoopResult) continue;
-    const NodeId arg = args[static_cast<size_t>(g_.int_at(u, 0))];
+    const NodeId arg = args[static_cast<size_t>(ir::attrs<ir::IndexAttrs>(g_, u).index)];
     check_internal(arg != ir::kNoNode, "emitter: loop result without a loop argument");
     name_[static_cast<size_t>(u)] = name_[static_cast<size_t>(arg)];
   }
@@ -90,9 +90,10 @@ void Emitter::emit_if(NodeId id) {
   std::vector<NodeId> results;
   for (NodeId u : L_.info.users[static_cast<size_t>(id)])
     if (g_.node(u).op == Op::IfResult) results.push_back(u);
-  for (NodeId r : results) line(decl(r) + ";  // if result " + str(g_.int_at(r, 0)));
+  for (NodeId r : results) line(decl(r) + ";  // if result " + str(ir::attrs<ir::IndexAttrs>(g_, r).index));
+  const std::vector<uint32_t> branches = ir::regions_of(g_, id);  // then, else
   for (int k = 0; k < 2; ++k) {
-    const auto region = static_cast<uint32_t>(g_.int_at(id, k));
+    const uint32_t region = branches[static_cast<size_t>(k)];
     const auto& nodes = g_.region(region).nodes;
     if (k == 1 && nodes.size() == 1 && results.empty()) break;  // empty else
     if (k == 0) {
@@ -104,7 +105,7 @@ void Emitter::emit_if(NodeId id) {
     }
     emit_region(region);
     std::vector<std::pair<NodeId, NodeId>> assign;
-    for (NodeId r : results) assign.push_back({r, g_.operand(nodes.back(), static_cast<int>(g_.int_at(r, 0)))});
+    for (NodeId r : results) assign.push_back({r, g_.operand(nodes.back(), ir::attrs<ir::IndexAttrs>(g_, r).index)});
     assign_all(assign);
     --depth_;
     line("}");

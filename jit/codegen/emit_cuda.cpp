@@ -175,7 +175,7 @@ void Emitter::emit_node(NodeId id) {
     case Op::ParamTensor: case Op::ParamTensorArray: case Op::MergeView:
       break;
     case Op::ParamScalar: {
-      auto it = L_.args.scalar_slot.find(static_cast<int>(g_.int_at(id, 0)));
+      auto it = L_.args.scalar_slot.find(ir::attrs<ir::ParamAttrs>(g_, id).param);
       if (it != L_.args.scalar_slot.end()) name_[static_cast<size_t>(id)] = L_.args.names[static_cast<size_t>(it->second)];
       break;
     }
@@ -185,7 +185,7 @@ void Emitter::emit_node(NodeId id) {
     case Op::TensorSize: case Op::TensorStride:
       line("const " + decl(id) + " = " +
                tensor_field(g_.operand(id, 0), n.op == Op::TensorSize ? passes::TensorField::size : passes::TensorField::stride,
-                            static_cast<int>(g_.int_at(id, 0))) + ";",
+                            ir::attrs<ir::DimAttrs>(g_, id).dim) + ";",
            id);
       break;
     case Op::ArrayElem: {
@@ -207,12 +207,12 @@ void Emitter::emit_node(NodeId id) {
     case Op::ProgramId: case Op::NumPrograms: {
       static const char* axes[] = {"x", "y", "z"};
       line("const " + decl(id) + " = static_cast<int>(" + (n.op == Op::ProgramId ? "blockIdx." : "gridDim.") +
-               axes[g_.int_at(id, 0)] + ");",
+               axes[ir::attrs<ir::AxisAttrs>(g_, id).axis] + ");",
            id);
       break;
     }
     case Op::Arange: {
-      const int64_t start = g_.int_at(id, 0);
+      const int64_t start = ir::attrs<ir::ArangeAttrs>(g_, id).start;
       if (uniform(id)) {
         line("const " + decl(id) + " = " + str(start) + ";", id);
         break;

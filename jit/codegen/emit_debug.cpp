@@ -86,7 +86,7 @@ void Emitter::debug_tma(NodeId id) {
   const std::string what = op_name(op);
   line("// checked: the TMA rules of this operation (TILEJIT_DEBUG)");
   // A constant coordinate that keeps a rule needs no check.
-  const auto known = [&](NodeId c, auto&& ok) { return g_.node(c).op == Op::Const && ok(g_.int_at(c, 0)); };
+  const auto known = [&](NodeId c, auto&& ok) { return g_.node(c).op == Op::Const && ok(ir::attrs<ir::ConstAttrs>(g_, c).bits); };
   // An i64 index became this i32 coordinate while tracing: the i64 value must fit, else it wrapped.
   for (int k = 0; k < r; ++k) {
     const NodeId c = g_.operand(id, 1 + k);
@@ -135,7 +135,7 @@ std::string Emitter::debug_last_offset(NodeId tensor) const {
 void Emitter::debug_pointer(NodeId id) {
   const auto ops = g_.operands(id);
   const Op op = g_.node(id).op;
-  const bool masked = g_.int_at(id, 0) != 0;
+  const bool masked = ir::attrs<ir::AccessAttrs>(g_, id).masked;
   const NodeId t = ops[0], offs = ops[1];
   const NodeId mask = !masked ? ir::kNoNode : op == Op::Load ? ops[2] : ops[3];
   const NodeId root = ir::view_base(g_, t);
@@ -157,7 +157,7 @@ void Emitter::debug_pointer(NodeId id) {
   if (mask != ir::kNoNode) cond = at(mask) + " && (" + cond + ")";
   const std::string rule = what + ": unmasked access outside " +
                            (root == t ? "tensor argument " : "a view of tensor argument ") +
-                           g_.params[static_cast<size_t>(g_.int_at(root, 0))].name;
+                           g_.params[static_cast<size_t>(ir::attrs<ir::ParamAttrs>(g_, root).param)].name;
   const std::string check =
       debug_check(cond, id, rule, "element offset %lld", "offsets %lld..%lld", off + ", tj_lo, tj_hi");
   element_loop(offs, false, true, {check});

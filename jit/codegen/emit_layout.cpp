@@ -144,8 +144,8 @@ void Emitter::reduce_across_threads(NodeId id, const layout::ReductionPlan& plan
   const int nw = plan.warps;
   if (nw == 1) return;
   const bool whole = g_.node(id).shape.numel() == 1;
-  const std::string out_e = whole ? "0" : terms(layout::slice(lay(g_.operand(id, 0)).dist, static_cast<int>(g_.int_at(id, 0))).linear_terms(), "j");
-  const std::string out_valid = whole ? "" : guard_of(layout::slice(lay(g_.operand(id, 0)).dist, static_cast<int>(g_.int_at(id, 0))), "j");
+  const std::string out_e = whole ? "0" : terms(layout::slice(lay(g_.operand(id, 0)).dist, ir::reduction_axis(g_, id)).linear_terms(), "j");
+  const std::string out_valid = whole ? "" : guard_of(layout::slice(lay(g_.operand(id, 0)).dist, ir::reduction_axis(g_, id)), "j");
   scratch_barrier(id);
   const std::vector<int> offsets = passes::reduction_scratch(g_, L_.layout, id);
   std::vector<std::string> slots;
@@ -189,7 +189,7 @@ void Emitter::emit_reduce(NodeId id) {
   const ir::Node& n = g_.node(id);
   const NodeId x = g_.operand(id, 0);
   const DType t = g_.node(x).dtype;
-  const int axis = static_cast<int>(g_.int_at(id, 0));
+  const int axis = ir::reduction_axis(g_, id);
   const bool argmax = n.op == Op::ArgMax;
   if (n.op == Op::Reduce) return emit_combine(id);
   const std::string tt = reg_type(t);
@@ -280,14 +280,14 @@ void Emitter::emit_combine(NodeId id) {
   const size_t n = xs.size();
   const NodeId x0 = xs[0];
   if (uniform(x0)) return;  // one element: the results are the elements (emit_reduce_result)
-  const int axis = static_cast<int>(g_.int_at(id, 0));
+  const int axis = ir::reduction_axis(g_, id);
   const uint32_t region = ir::combine_region(g_, id);
   const std::string fn = var(id) + "_combine";
 
   // The combine function: parameters named after the region's arguments, results by reference.
   std::vector<std::string> params(2 * n);
   for (NodeId b : g_.region(region).nodes)
-    if (g_.node(b).op == Op::CombineArg) name_[static_cast<size_t>(b)] = params[static_cast<size_t>(g_.int_at(b, 0))] = var(b);
+    if (g_.node(b).op == Op::CombineArg) name_[static_cast<size_t>(b)] = params[static_cast<size_t>(ir::attrs<ir::IndexAttrs>(g_, b).index)] = var(b);
   std::string sig;
   for (size_t k = 0; k < 2 * n; ++k)
     sig += "const " + reg_type(g_.node(xs[k % n]).dtype) + " " + (params[k].empty() ? var(id) + "_unused" + str(static_cast<int64_t>(k)) : params[k]) + ", ";
@@ -365,7 +365,7 @@ void Emitter::emit_combine(NodeId id) {
 // A value of a Reduce: its partials hold the results in the slice layout (in every thread for one element).
 void Emitter::emit_reduce_result(NodeId id) {
   const NodeId red = g_.operand(id, 0);
-  const auto k = static_cast<int>(g_.int_at(id, 0));
+  const int k = ir::attrs<ir::IndexAttrs>(g_, id).index;
   const NodeId x = g_.operand(red, k);
   if (uniform(x)) {
     line("const " + decl(id) + " = " + at(x) + ";", id);
@@ -376,7 +376,7 @@ void Emitter::emit_reduce_result(NodeId id) {
     line("const " + decl(id) + " = " + partials + "[0];", id);
     return;
   }
-  check_internal(lay(id).dist == layout::slice(lay(x).dist, static_cast<int>(g_.int_at(red, 0))),
+  check_internal(lay(id).dist == layout::slice(lay(x).dist, ir::reduction_axis(g_, red)),
                  "emitter: reduce result not in the slice layout");
   name_[static_cast<size_t>(id)] = partials;
 }

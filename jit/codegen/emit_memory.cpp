@@ -19,7 +19,7 @@ void Emitter::plan_loads_as_f32() {
         !(lay(x).dist == lay(id).dist))
       continue;
     const int v = passes::vector_width(g_, L_.layout, L_.axes, L_.spec, x);
-    if (v < 2 || v % 2 != 0 || (g_.int_at(x, 0) != 0 && !one_fill(x, v))) continue;
+    if (v < 2 || v % 2 != 0 || (ir::attrs<ir::AccessAttrs>(g_, x).masked && !one_fill(x, v))) continue;
     load_as_f32_[x] = id;
   }
 }
@@ -27,12 +27,12 @@ void Emitter::plan_loads_as_f32() {
 void Emitter::emit_load(NodeId id) {
   const ir::Node& n = g_.node(id);
   const auto ops = g_.operands(id);
-  const bool masked = g_.int_at(id, 0) != 0;
+  const bool masked = ir::attrs<ir::AccessAttrs>(g_, id).masked;
   const std::string p = tensor_ptr(ops[0]);
   if (opt_.debug_checks) debug_pointer(id);
-  if (n.int_count > 1 && g_.int_at(id, 1) == 1)
+  if (ir::attrs<ir::AccessAttrs>(g_, id).ahead == ir::LoadAhead::next_iteration)
     line("// " + note(id) + ": the next iteration's elements, loaded while this one computes (prefetch_loads)");
-  if (n.int_count > 1 && g_.int_at(id, 1) == 2)
+  if (ir::attrs<ir::AccessAttrs>(g_, id).ahead == ir::LoadAhead::first_iteration)
     line("// " + note(id) + ": the loop's first elements, loaded before it (prefetch_loads)");
   std::string e = load_elem(p, at(ops[1]), n.dtype);
   if (masked) e = "(" + at(ops[2]) + " ? " + e + " : " + at(ops[3]) + ")";
@@ -82,7 +82,7 @@ void Emitter::vector_loop(NodeId id, int v, const std::function<void()>& body) {
 void Emitter::emit_store(NodeId id) {
   const ir::Node& n = g_.node(id);
   const auto ops = g_.operands(id);
-  const bool masked = g_.int_at(id, 0) != 0;
+  const bool masked = ir::attrs<ir::AccessAttrs>(g_, id).masked;
   const std::string p = tensor_ptr(ops[0]);
   const NodeId offs = ops[1];
   if (opt_.debug_checks) debug_pointer(id);

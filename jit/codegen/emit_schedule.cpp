@@ -116,7 +116,7 @@ void Emitter::emit_producer(NodeId f, int stages) {
       // The branch holding the next enclosing node (or the loop): then when the condition holds, else when not.
       const NodeId inner = i + 1 < r.enclosing.size() ? r.enclosing[i + 1] : f;
       const uint32_t branch = g_.node(inner).region;
-      const bool then = branch == static_cast<uint32_t>(g_.int_at(x, 0));
+      const bool then = branch == ir::attrs<ir::IfAttrs>(g_, x).then_region;
       open(then ? "if (" + at(ops[0]) + ")" : "if (!(" + at(ops[0]) + "))", x);
       nodes_in(branch);
       continue;
@@ -125,7 +125,7 @@ void Emitter::emit_producer(NodeId f, int stages) {
     const std::string v = iv == ir::kNoNode ? "tj_outer" + str(x) : var(iv);
     if (iv != ir::kNoNode) name_[static_cast<size_t>(iv)] = v;
     open("for (int " + v + " = " + at(ops[0]) + "; " + v + " < " + at(ops[1]) + "; " + v + " += " + at(ops[2]) + ")", x);
-    nodes_in(static_cast<uint32_t>(g_.int_at(x, 0)));
+    nodes_in(ir::loop_body(g_, x));
   }
   const auto ops = g_.operands(f);
   line("const int tj_lo" + lf + " = " + at(ops[0]) + ", tj_hi" + lf + " = " + at(ops[1]) + ", tj_step" + lf + " = " +

@@ -78,7 +78,7 @@ std::string Emitter::where(NodeId id) const {
 std::string Emitter::note(NodeId id) const { return std::string(ir::name_of(g_.node(id).op)) + "  " + where(id); }
 
 NodeId Emitter::loop_index(NodeId f) const {
-  for (NodeId b : g_.region(static_cast<uint32_t>(g_.int_at(f, 0))).nodes)
+  for (NodeId b : g_.region(ir::loop_body(g_, f)).nodes)
     if (g_.node(b).op == Op::LoopIndex) return b;
   return ir::kNoNode;
 }
@@ -312,7 +312,7 @@ std::string Emitter::tensor_ptr(NodeId tensor) const {
   const ir::Node& n = g_.node(tensor);
   switch (n.op) {
     case Op::ParamTensor: {
-      const int p = static_cast<int>(g_.int_at(tensor, 0));
+      const int p = ir::attrs<ir::ParamAttrs>(g_, tensor).param;
       return L_.args.names[static_cast<size_t>(L_.args.find_tensor(p, passes::TensorField::base, 0))];
     }
     case Op::MergeView: return tensor_ptr(g_.operand(tensor, 0));
@@ -328,18 +328,19 @@ std::string Emitter::tensor_field(NodeId tensor, passes::TensorField field, int 
   const ir::Node& n = g_.node(tensor);
   switch (n.op) {
     case Op::ParamTensor: {
-      const int p = static_cast<int>(g_.int_at(tensor, 0));
+      const int p = ir::attrs<ir::ParamAttrs>(g_, tensor).param;
       return L_.args.names[static_cast<size_t>(L_.args.find_tensor(p, field, d))];
     }
     case Op::MakeView: {
-      const int rank = static_cast<int>(g_.int_at(tensor, 0));
+      const int rank = ir::attrs<ir::MakeViewAttrs>(g_, tensor).rank;
       return at(g_.operand(tensor, (field == F::size ? 2 : 2 + rank) + d));
     }
     case Op::MergeView: {
       const NodeId src = g_.operand(tensor, 0);
       int first = 0;
-      for (int k = 0; k < d; ++k) first += static_cast<int>(g_.int_at(tensor, 1 + k));
-      const int count = static_cast<int>(g_.int_at(tensor, 1 + d));
+      const std::vector<int> groups = ir::attrs<ir::MergeViewAttrs>(g_, tensor).groups;
+      for (int k = 0; k < d; ++k) first += groups[static_cast<size_t>(k)];
+      const int count = groups[static_cast<size_t>(d)];
       if (field == F::stride) return tensor_field(src, F::stride, first + count - 1);
       std::string prod;
       for (int k = 0; k < count; ++k) prod += (k ? " * " : "") + tensor_field(src, F::size, first + k);

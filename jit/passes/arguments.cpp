@@ -63,7 +63,7 @@ ArgumentPlan plan_arguments(const ir::Graph& g, const TmaPlan& tma, const SmemPl
         break;
       case Op::TensorSize: case Op::TensorStride: {
         const TensorSource s = detail::resolve_tensor(g, g.operand(id, 0));
-        const int d = static_cast<int>(g.int_at(id, 0));
+        const int d = ir::attrs<ir::DimAttrs>(g, id).dim;
         if (s.kind == TensorSource::Array) fail_array(g, id, n.op == Op::TensorSize ? "tensor.size" : "tensor.stride");
         if (s.kind == TensorSource::View) break;
         const int first = s.first_root_dim(d), count = s.root_dims(d);
@@ -75,7 +75,7 @@ ArgumentPlan plan_arguments(const ir::Graph& g, const TmaPlan& tma, const SmemPl
         break;
       }
       case Op::ParamScalar:
-        scalars.insert(static_cast<int>(g.int_at(id, 0)));
+        scalars.insert(ir::attrs<ir::ParamAttrs>(g, id).param);
         break;
       default: break;
     }
@@ -85,7 +85,7 @@ ArgumentPlan plan_arguments(const ir::Graph& g, const TmaPlan& tma, const SmemPl
     std::set<int> used;
     for (size_t i = 0; i < g.size(); ++i)
       for (NodeId o : g.operands(static_cast<NodeId>(i)))
-        if (g.node(o).op == Op::ParamScalar) used.insert(static_cast<int>(g.int_at(o, 0)));
+        if (g.node(o).op == Op::ParamScalar) used.insert(ir::attrs<ir::ParamAttrs>(g, o).param);
     scalars = used;
   }
   for (const Descriptor& d : tma.descriptors) {

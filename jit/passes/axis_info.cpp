@@ -48,7 +48,7 @@ int64_t every_element_div(const AxisInfo& a, int rank) {
 
 /// The parameter index of a tensor node that is a kernel parameter (-1 for views).
 int param_of(const ir::Graph& g, NodeId t) {
-  return g.node(t).op == Op::ParamTensor ? static_cast<int>(g.int_at(t, 0)) : -1;
+  return g.node(t).op == Op::ParamTensor ? ir::attrs<ir::ParamAttrs>(g, t).param : -1;
 }
 
 }  // namespace
@@ -79,7 +79,7 @@ std::vector<AxisInfo> analyze_axes(const ir::Graph& g, const GraphInfo& info, co
       }
       case Op::TensorSize: case Op::TensorStride: {
         const int p = param_of(g, ops[0]);
-        const int d = static_cast<int>(g.int_at(id, 0));
+        const int d = ir::attrs<ir::DimAttrs>(g, id).dim;
         const uint16_t bit = n.op == Op::TensorSize ? codegen::Specialization::size_div16(d)
                                                     : codegen::Specialization::stride_div16(d);
         a = uniform_value(n.shape, p >= 0 && (spec.of(p) & bit) ? 16 : 1);
@@ -87,7 +87,7 @@ std::vector<AxisInfo> analyze_axes(const ir::Graph& g, const GraphInfo& info, co
       }
       case Op::Arange:  // runs of c start at start + k * c
         a.contiguity[0] = pow2_floor(n.shape.dims[0]);
-        a.divisibility[0] = std::min(pow2_factor(g.int_at(id, 0)), a.contiguity[0]);
+        a.divisibility[0] = std::min(pow2_factor(ir::attrs<ir::ArangeAttrs>(g, id).start), a.contiguity[0]);
         break;
       case Op::Cast: case Op::ConvertLayout:
         if (!ir::is_float(n.dtype) && !ir::is_float(g.node(ops[0]).dtype)) a = of(0);
@@ -200,7 +200,7 @@ std::vector<uint16_t> relevant_specialization(const ir::Graph& g) {
       if (p >= 0) bits[static_cast<size_t>(p)] |= codegen::Specialization::kBaseAligned;
     } else if (n.op == Op::TensorSize || n.op == Op::TensorStride) {
       const int p = param_of(g, g.operand(id, 0));
-      const int d = static_cast<int>(g.int_at(id, 0));
+      const int d = ir::attrs<ir::DimAttrs>(g, id).dim;
       if (p >= 0)
         bits[static_cast<size_t>(p)] |= n.op == Op::TensorSize ? codegen::Specialization::size_div16(d)
                                                                 : codegen::Specialization::stride_div16(d);
@@ -223,7 +223,7 @@ int vector_width(const ir::Graph& g, const ValueLayouts& layout, const std::vect
   const AxisInfo& ao = axes[static_cast<size_t>(offs)];
   int64_t v = std::min<int64_t>(lo.dist.vector_width(), 16 / ir::size_of(n.dtype));
   v = std::min({v, ao.contiguity[static_cast<size_t>(last)], ao.divisibility[static_cast<size_t>(last)]});
-  const bool masked = g.int_at(id, 0) != 0;
+  const bool masked = ir::attrs<ir::AccessAttrs>(g, id).masked;
   if (masked) v = std::min(v, axes[static_cast<size_t>(ops[n.op == Op::Load ? 2 : 3])].constancy[static_cast<size_t>(last)]);
   return static_cast<int>(pow2_floor(std::max<int64_t>(v, 1)));
 }

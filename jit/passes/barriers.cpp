@@ -119,7 +119,7 @@ class Planner {
     // The body begins again after any iteration, whose ops may still be reading the scratch arena.
     scratch_read_pending_ = true;
     loops_.push_back(LoopFrame{});
-    region(static_cast<uint32_t>(g_.int_at(id, 0)));
+    region(ir::loop_body(g_, id));
     loops_.pop_back();
     scratch_read_pending_ = true;
   }
@@ -127,10 +127,10 @@ class Planner {
   void branches(NodeId id) {
     const bool before = scratch_read_pending_;
     bool after = false;  // either branch's path (an empty else is the path around the then-branch)
-    for (int k = 0; k < 2; ++k) {
+    for (uint32_t branch : ir::regions_of(g_, id)) {  // then, else
       scratch_read_pending_ = before;
       if (!loops_.empty()) ++loops_.back().if_depth;
-      region(static_cast<uint32_t>(g_.int_at(id, k)));
+      region(branch);
       if (!loops_.empty()) --loops_.back().if_depth;
       after = after || scratch_read_pending_;
     }

@@ -81,8 +81,8 @@ std::string register_prefetch(const Lowered& l) {
   for (size_t i = 0; i < g.size(); ++i) {
     const auto id = static_cast<NodeId>(i);
     const NodeId f = l.info.loop[i];
-    if (l.info.position[i] < 0 || f == ir::kNoNode || g.node(id).op != ir::Op::Load || g.node(id).int_count < 2 ||
-        g.int_at(id, 1) != 1)  // 1: the next iteration's load, in the loop body
+    if (l.info.position[i] < 0 || f == ir::kNoNode || g.node(id).op != ir::Op::Load ||
+        ir::attrs<ir::AccessAttrs>(g, id).ahead != ir::LoadAhead::next_iteration)
       continue;
     out += "register prefetch: loop %" + std::to_string(f) + " (" + source_line(g, f) + ") loads %" +
            std::to_string(id) + " (" + source_line(g, id) +

@@ -25,7 +25,7 @@ bool hoist_once(const ir::Graph& g, ir::Graph& out) {
     const auto loop = static_cast<NodeId>(i);
     if (g.node(loop).op != Op::For || info.position[i] < 0) continue;
     const int start = info.position[i];
-    for (NodeId id : g.region(static_cast<uint32_t>(g.int_at(loop, 0))).nodes) {
+    for (NodeId id : g.region(ir::loop_body(g, loop)).nodes) {
       if (!movable(g, id)) continue;
       bool invariant = true;
       for (NodeId o : g.operands(id))

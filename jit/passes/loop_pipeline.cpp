@@ -38,7 +38,7 @@ bool read_from_registers(const ir::Graph& g, const GraphInfo& info, NodeId v) {
 std::optional<CarriedProduct> carried(const ir::Graph& g, const GraphInfo& info, const MmaPlan& mma, const ValueLayouts& layout,
                                       const std::vector<AxisInfo>& axes, NodeId f, NodeId d) {
   if (mma.dots.at(d).a_in_registers()) return std::nullopt;
-  const auto body = static_cast<uint32_t>(g.int_at(f, 0));
+  const uint32_t body = ir::loop_body(g, f);
   const NodeId yield = g.region(body).nodes.back();
   const auto& users = info.users[static_cast<size_t>(d)];
   if (users.size() != 1 || users[0] != yield) return std::nullopt;
@@ -47,7 +47,7 @@ std::optional<CarriedProduct> carried(const ir::Graph& g, const GraphInfo& info,
   const auto k = static_cast<int64_t>(std::find(slots.begin(), slots.end(), d) - slots.begin());
   CarriedProduct c{d};
   for (NodeId b : g.region(body).nodes)
-    if (g.node(b).op == Op::LoopArg && g.int_at(b, 0) == k) c.arg = b;
+    if (g.node(b).op == Op::LoopArg && ir::attrs<ir::IndexAttrs>(g, b).index == k) c.arg = b;
   if (c.arg == ir::kNoNode) return std::nullopt;
   const auto only_user = [&](NodeId v, NodeId u) {
     return info.users[static_cast<size_t>(v)].size() == 1 && info.users[static_cast<size_t>(v)][0] == u;
@@ -73,7 +73,7 @@ std::optional<CarriedProduct> carried(const ir::Graph& g, const GraphInfo& info,
 std::optional<PipelinedLoop> consider(const ir::Graph& g, const GraphInfo& info, const MmaPlan& mma, const TmaPlan& tma,
                                       const ValueLayouts& layout, const std::vector<AxisInfo>& axes, NodeId f, int stages,
                                       std::string& why) {
-  const auto body = static_cast<uint32_t>(g.int_at(f, 0));
+  const uint32_t body = ir::loop_body(g, f);
   const auto& nodes = g.region(body).nodes;
   PipelinedLoop p;
   p.stages = stages;

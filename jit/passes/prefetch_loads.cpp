@@ -60,7 +60,7 @@ class Planner {
       std::unordered_set<NodeId> slice;
       int64_t bytes = 0;
       const int threads = g_.num_warps * 32;
-      for (NodeId id : g_.region(static_cast<uint32_t>(g_.int_at(loop, 0))).nodes) {
+      for (NodeId id : g_.region(ir::loop_body(g_, loop)).nodes) {
         if (g_.node(id).op != Op::Load) continue;
         std::unordered_set<NodeId> need;
         if (!collect(loop, id, need)) continue;
@@ -122,7 +122,7 @@ class Prefetcher {
  public:
   Prefetcher(const ir::Graph& g, std::unordered_map<NodeId, Target> targets) : g_(g), targets_(std::move(targets)) {
     for (const auto& [loop, t] : targets_) {
-      const auto& body = g_.region(static_cast<uint32_t>(g_.int_at(loop, 0))).nodes;
+      const auto& body = g_.region(ir::loop_body(g_, loop)).nodes;
       NodeId anchor = ir::kNoNode;  // the last region argument at the top of the body
       for (NodeId b : body) {
         if (ir::kind_of(g_.node(b).op) != ir::OpKind::Arg) break;
@@ -213,8 +213,11 @@ class Prefetcher {
       const ir::Node& n = g_.node(l);
       const auto ops = g_.operands(l);
       std::vector<NodeId> load_ops{mapped(ops[0]), mapped(ops[1])};
-      if (g_.int_at(l, 0) != 0) load_ops.insert(load_ops.end(), {mapped(ops[2]), mapped(ops[3])});
-      loads.push_back(add(r, l, Op::Load, n.dtype, n.shape, load_ops, {g_.int_at(l, 0), fallback.empty() ? 2 : 1}));
+      if (ir::attrs<ir::AccessAttrs>(g_, l).masked) load_ops.insert(load_ops.end(), {mapped(ops[2]), mapped(ops[3])});
+      loads.push_back(add(r, l, Op::Load, n.dtype, n.shape, load_ops,
+                         ir::AccessAttrs{ir::attrs<ir::AccessAttrs>(g_, l).masked,
+                                         fallback.empty() ? ir::LoadAhead::first_iteration : ir::LoadAhead::next_iteration}
+                             .encode(Op::Load)));
     }
     add(r, loop, Op::Yield, DType::i32, scalar, loads);
     dst.pop_region();

@@ -21,7 +21,7 @@ NodeId put(ir::Graph& g, Op op, const ScheduleAttrs& a, NodeId anchor, bool afte
 
 /// The first node of loop `f`'s body after its index and loop-carried arguments.
 NodeId first_statement(const ir::Graph& g, NodeId f) {
-  for (NodeId id : g.region(static_cast<uint32_t>(g.int_at(f, 0))).nodes)
+  for (NodeId id : g.region(ir::loop_body(g, f)).nodes)
     if (g.node(id).op != Op::LoopIndex && g.node(id).op != Op::LoopArg) return id;
   throw InternalError("insert_schedule_ops: a loop body without a yield");
 }
@@ -118,7 +118,7 @@ void place_waits(ir::Graph& g, const GraphInfo& info, const PipelinedLoop& p, ui
 /// The ops of pipelined loop `f`: before it, in its body, after its products and after it.
 void pipeline_ops(ir::Graph& g, const GraphInfo& info, const LoopPipelinePlan& pipe, NodeId f, const PipelinedLoop& p,
                   bool roles) {
-  const auto body = static_cast<uint32_t>(g.int_at(f, 0));
+  const uint32_t body = ir::loop_body(g, f);
   ScheduleAttrs ring;
   ring.node = f;
   ring.stages = p.stages;

@@ -60,7 +60,7 @@ std::vector<int> reduction_scratch(const ir::Graph& g, const ValueLayouts& layou
   const ValueLayout& x = layout.of[static_cast<size_t>(x0)];
   if (x.kind != ValueLayout::Distributed) return {};
   const bool whole = n.shape.numel() == 1;  // every thread keeps the one result
-  const int warps = layout::plan_reduction(x.dist, static_cast<int>(g.int_at(id, 0)), whole).warps;
+  const int warps = layout::plan_reduction(x.dist, ir::reduction_axis(g, id), whole).warps;
   if (warps == 1) return {};
   const int slots = static_cast<int>(n.shape.numel()) * warps;
   std::vector<ir::DType> types;

@@ -20,21 +20,21 @@ TensorSource resolve_tensor(const ir::Graph& g, ir::NodeId tensor) {
   switch (n.op) {
     case Op::ParamTensor:
       s.kind = TensorSource::Param;
-      s.param = static_cast<int>(g.int_at(tensor, 0));
-      s.root_rank = static_cast<int>(g.int_at(tensor, 1));
+      s.param = ir::attrs<ir::ParamAttrs>(g, tensor).param;
+      s.root_rank = ir::attrs<ir::ParamAttrs>(g, tensor).rank;
       return s;
     case Op::ArrayElem: {
       const ir::NodeId arr = g.operand(tensor, 0);
       s.kind = TensorSource::Array;
-      s.param = static_cast<int>(g.int_at(arr, 0));
+      s.param = ir::attrs<ir::ParamAttrs>(g, arr).param;
       s.array_elem = tensor;
-      s.root_rank = static_cast<int>(g.int_at(tensor, 0));
+      s.root_rank = ir::attrs<ir::ArrayElemAttrs>(g, tensor).rank;
       return s;
     }
     case Op::MakeView:
       s.kind = TensorSource::View;
       s.view = tensor;
-      s.root_rank = static_cast<int>(g.int_at(tensor, 0));
+      s.root_rank = ir::attrs<ir::MakeViewAttrs>(g, tensor).rank;
       return s;
     case Op::MergeView: {
       s = resolve_tensor(g, g.operand(tensor, 0));

@@ -35,8 +35,8 @@ struct UnionFind {
 /// The LoopArg nodes of loop `f`, by slot.
 std::vector<NodeId> loop_args(const ir::Graph& g, NodeId f) {
   std::vector<NodeId> args(g.operands(f).size() - 3, ir::kNoNode);
-  for (NodeId id : g.region(static_cast<uint32_t>(g.int_at(f, 0))).nodes)
-    if (g.node(id).op == Op::LoopArg && g.operand(id, 0) == f) args[static_cast<size_t>(g.int_at(id, 0))] = id;
+  for (NodeId id : g.region(ir::loop_body(g, f)).nodes)
+    if (g.node(id).op == Op::LoopArg && g.operand(id, 0) == f) args[static_cast<size_t>(ir::attrs<ir::IndexAttrs>(g, id).index)] = id;
   return args;
 }
 
@@ -118,21 +118,22 @@ class Solver {
         for (size_t k = 2; k < ops.size(); ++k) unite(ops[1], ops[k]);
       } else if (n.op == Op::For) {
         const auto args = loop_args(g_, id);
-        const NodeId yield = g_.region(static_cast<uint32_t>(g_.int_at(id, 0))).nodes.back();
+        const NodeId yield = g_.region(ir::loop_body(g_, id)).nodes.back();
         for (size_t k = 0; k < args.size(); ++k) {
           const NodeId init = ops[3 + k];
           unite(init, g_.operand(yield, static_cast<int>(k)));
           if (args[k] != ir::kNoNode) unite(init, args[k]);
         }
         for (NodeId u : info_.users[static_cast<size_t>(id)])
-          if (g_.node(u).op == Op::LoopResult) unite(u, ops[3 + static_cast<size_t>(g_.int_at(u, 0))]);
+          if (g_.node(u).op == Op::LoopResult) unite(u, ops[3 + static_cast<size_t>(ir::attrs<ir::IndexAttrs>(g_, u).index)]);
       } else if (n.op == Op::If) {
-        const NodeId y0 = g_.region(static_cast<uint32_t>(g_.int_at(id, 0))).nodes.back();
-        const NodeId y1 = g_.region(static_cast<uint32_t>(g_.int_at(id, 1))).nodes.back();
+        const ir::IfAttrs branches = ir::attrs<ir::IfAttrs>(g_, id);
+        const NodeId y0 = g_.region(branches.then_region).nodes.back();
+        const NodeId y1 = g_.region(branches.else_region).nodes.back();
         for (size_t k = 0; k < g_.operands(y0).size(); ++k)
           unite(g_.operand(y0, static_cast<int>(k)), g_.operand(y1, static_cast<int>(k)));
         for (NodeId u : info_.users[static_cast<size_t>(id)])
-          if (g_.node(u).op == Op::IfResult) unite(u, g_.operand(y0, static_cast<int>(g_.int_at(u, 0))));
+          if (g_.node(u).op == Op::IfResult) unite(u, g_.operand(y0, ir::attrs<ir::IndexAttrs>(g_, u).index));
       }
     }
     // The vector width follows the narrowest element a group reads or writes in memory (16 bytes of
@@ -169,7 +170,7 @@ class Solver {
     const NodeId x = g_.operand(reduce, 0);
     if (!distributed(x) || !decided_[root(x)]) return std::nullopt;
     const layout::Layout& lx = *decided_[root(x)];
-    if (n.op != Op::Reshape) return layout::slice(lx, static_cast<int>(g_.int_at(reduce, 0)));
+    if (n.op != Op::Reshape) return layout::slice(lx, ir::reduction_axis(g_, reduce));
     if (auto l = layout::reshape_units(lx, n.shape)) return l;
     // Any other reshape is free when the blocked layout of the new shape with the same vectors
     // holds the same elements in the same registers (row-major order is kept).

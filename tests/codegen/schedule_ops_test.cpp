@@ -52,7 +52,7 @@ NodeId only_loop(const passes::Lowered& l) {
   return l.pipe.loops.begin()->first;
 }
 
-uint32_t body(const ir::Graph& g, NodeId f) { return static_cast<uint32_t>(g.int_at(f, 0)); }
+uint32_t body(const ir::Graph& g, NodeId f) { return ir::loop_body(g, f); }
 
 /// The schedule ops of `op` in the whole graph.
 std::vector<NodeId> all(const ir::Graph& g, Op op) {
@@ -223,7 +223,7 @@ TEST_CASE("schedule ops: a producer reads a tile schedule from memory, not from 
   };
   // The tile's first row is loaded from `rows` (a grouped GEMM's schedule): the producer loads it too.
   const passes::Lowered read = lower_roles(tilejit::kernel("schedule_read", [](Tensor<i32, 1> rows, Tensor<bf16, 2> a, Tensor<bf16, 2> b,
-                                                                               Tensor<f32, 2> c, Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
+                                                                               Tensor<f32, 2> c, Meta<"BM"> BM, Meta<"BN"> BN, Meta<"BK"> BK) {
     auto m = load(rows, program_id(0)), n = program_id(1) * BN;
     auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
       return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {n, k}, {BN, BK}).trans(), acc);
@@ -235,8 +235,8 @@ TEST_CASE("schedule ops: a producer reads a tile schedule from memory, not from 
                     [&](NodeId n) { return read.graph.node(n).op == Op::Load; }));
   // The same schedule in a tensor the kernel also writes: the producer could read it before the write lands.
   const passes::Lowered written = lower_roles(tilejit::kernel("schedule_written", [](Tensor<i32, 1> rows, Tensor<bf16, 2> a,
-                                                                                     Tensor<bf16, 2> b, Tensor<f32, 2> c, Block<"BM"> BM,
-                                                                                     Block<"BN"> BN, Block<"BK"> BK) {
+                                                                                     Tensor<bf16, 2> b, Tensor<f32, 2> c, Meta<"BM"> BM,
+                                                                                     Meta<"BN"> BN, Meta<"BK"> BK) {
     auto m = load(rows, program_id(0)), n = program_id(1) * BN;
     auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
       return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {n, k}, {BN, BK}).trans(), acc);

@@ -40,7 +40,7 @@ LoadCount loads_of(const ir::Graph& g) {
     const auto id = static_cast<NodeId>(i);
     if (info.position[i] < 0 || g.node(id).op != Op::Load) continue;
     ++c.all;
-    if (g.node(id).int_count > 1 && g.int_at(id, 1) != 0) ++c.ahead;  // 1: next iteration's, 2: first iteration's
+    if (ir::attrs<ir::AccessAttrs>(g, id).ahead != ir::LoadAhead::none) ++c.ahead;
   }
   return c;
 }
@@ -88,7 +88,7 @@ void fill_random(Buffer& x, uint64_t seed) {
 }  // namespace
 
 TEST_CASE("prefetch_loads: the online softmax's reduction loop loads one block ahead; the loop that stores does not") {
-  auto k = tilejit::samples::softmax_online_kernel();  // Block<"BN">: its value comes from the configuration
+  auto k = tilejit::samples::softmax_online_kernel();  // Meta<"BN">: its value comes from the configuration
   const Config cfg = Config{{"BN", 256}}.num_warps(2).num_stages(0);
   const auto g = k.trace(cfg);
   const ir::Graph h = after_prefetch(*g);

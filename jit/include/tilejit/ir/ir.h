@@ -331,6 +331,12 @@ A attrs(const Graph& g, NodeId id) {
 }
 
 // Shorthands for the attributes read most often.
+/// The body region of For node `f`.
+inline uint32_t loop_body(const Graph& g, NodeId f) { return attrs<ForAttrs>(g, f).body; }
+/// The axis a reduction reduces: ReduceSum / ReduceMax / ReduceMin / ArgMax, or Reduce.
+inline int reduction_axis(const Graph& g, NodeId id) {
+  return g.node(id).op == Op::Reduce ? attrs<ReduceAttrs>(g, id).axis : attrs<AxisAttrs>(g, id).axis;
+}
 /// The combine region of Reduce node `id`.
 inline uint32_t combine_region(const Graph& g, NodeId id) { return attrs<ReduceAttrs>(g, id).combine; }
 inline DotPrecision dot_precision(const Graph& g, NodeId id) { return attrs<DotAttrs>(g, id).precision; }
