@@ -40,7 +40,7 @@ constexpr int64_t kSize = 4096;  // M = N = K
 auto gemm_kernel(long nonce) {
   const float scale = 1.0f + static_cast<float>(nonce % 1000) * 0x1p-22f;
   return tilejit::kernel("gemm_bf16_tuned", [scale](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c,
-                                                    Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
+                                                    Meta<"BM"> BM, Meta<"BN"> BN, Meta<"BK"> BK) {
     auto m = program_id(0) * BM, n = program_id(1) * BN;
     auto acc =
         for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {

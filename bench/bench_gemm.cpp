@@ -33,8 +33,8 @@ using tilejit::dim3;
 namespace {
 
 auto gemm_bf16() {
-  return tilejit::kernel("gemm_bf16", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c, Block<"BM"> BM, Block<"BN"> BN,
-                                          Block<"BK"> BK) {
+  return tilejit::kernel("gemm_bf16", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c, Meta<"BM"> BM, Meta<"BN"> BN,
+                                          Meta<"BK"> BK) {
     auto m = program_id(0) * BM, n = program_id(1) * BN;
     auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
       return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {k, n}, {BK, BN}), acc);
@@ -47,8 +47,8 @@ auto gemm_bf16() {
 /// computing tiles p, p + programs, ... (row by row) in a loop around the same K loop; launched with one
 /// program per SM (two at programs_per_sm=2).
 auto gemm_bf16_persistent() {
-  return tilejit::kernel("gemm_bf16_persistent", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c, Block<"BM"> BM,
-                                                     Block<"BN"> BN, Block<"BK"> BK) {
+  return tilejit::kernel("gemm_bf16_persistent", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c, Meta<"BM"> BM,
+                                                     Meta<"BN"> BN, Meta<"BK"> BK) {
     auto tiles_n = (c.size(1).to<i32>() + BN - 1) / BN;
     auto tiles = (c.size(0).to<i32>() + BM - 1) / BM * tiles_n;
     for_range(program_id(0), tiles, num_programs(0), [&](Scalar<i32> t) {
@@ -62,8 +62,8 @@ auto gemm_bf16_persistent() {
 }
 
 auto gemm_e4m3() {
-  return tilejit::kernel("gemm_e4m3", [](Tensor<f8e4m3, 2> a, Tensor<f8e4m3, 2> b, Tensor<bf16, 2> c, Block<"BM"> BM,
-                                          Block<"BN"> BN, Block<"BK"> BK) {
+  return tilejit::kernel("gemm_e4m3", [](Tensor<f8e4m3, 2> a, Tensor<f8e4m3, 2> b, Tensor<bf16, 2> c, Meta<"BM"> BM,
+                                          Meta<"BN"> BN, Meta<"BK"> BK) {
     auto m = program_id(0) * BM, n = program_id(1) * BN;
     auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
       return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {n, k}, {BN, BK}).trans(), acc);
@@ -76,7 +76,7 @@ auto gemm_e4m3() {
 /// wgmma reads tf32 K-major only, so then the threads copy each B tile K-major in shared memory first.
 auto gemm_tf32(bool b_kn) {
   return tilejit::kernel(b_kn ? "gemm_tf32_kn" : "gemm_tf32", [b_kn](Tensor<f32, 2> a, Tensor<f32, 2> b, Tensor<f32, 2> c,
-                                                                     Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
+                                                                     Meta<"BM"> BM, Meta<"BN"> BN, Meta<"BK"> BK) {
     auto m = program_id(0) * BM, n = program_id(1) * BN;
     auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
       auto tb = b_kn ? descriptor_load(b, {k, n}, {BK, BN}) : descriptor_load(b, {n, k}, {BN, BK}).trans();

@@ -26,7 +26,7 @@ constexpr const char* kNames[] = {"none", "upfront_tensormap", "just_in_time_ten
 // out[b, q*BT : q*BT+BT, :] = sum over l of level[b][l] rows (q*BT >> l) + [0, BT), all C columns.
 template <Variant V>
 auto pyramid_kernel() {
-  return tilejit::kernel(kNames[V], [](TensorArray<f32, 2> levels, Tensor<f32, 3> out, Block<"BT"> BT, Block<"C"> C) {
+  return tilejit::kernel(kNames[V], [](TensorArray<f32, 2> levels, Tensor<f32, 3> out, Meta<"BT"> BT, Meta<"C"> C) {
     auto q = program_id(0);
     auto b = program_id(1);
     auto first = b * static_cast<int32_t>(kLevels);

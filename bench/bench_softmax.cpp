@@ -53,7 +53,7 @@ std::vector<double> rowsum_ref(const float* x, int64_t n) {
 }
 
 auto softmax_bf16_kernel() {
-  return tilejit::kernel("softmax_bf16", [](Tensor<bf16, 2> x, Tensor<bf16, 2> y, Block<"BN"> BN) {
+  return tilejit::kernel("softmax_bf16", [](Tensor<bf16, 2> x, Tensor<bf16, 2> y, Meta<"BN"> BN) {
     auto row = program_id(0).to<i64>();
     auto cols = arange(0, BN);
     auto mask = cols < x.size(1);
@@ -63,7 +63,7 @@ auto softmax_bf16_kernel() {
   });
 }
 auto rowsum_kernel() {
-  return tilejit::kernel("rowsum", [](Tensor<f32, 2> x, Tensor<f32, 1> y, Block<"BN"> BN) {
+  return tilejit::kernel("rowsum", [](Tensor<f32, 2> x, Tensor<f32, 1> y, Meta<"BN"> BN) {
     auto row = program_id(0);
     auto cols = arange(0, BN);
     auto v = load(x, row.to<i64>() * x.stride(0) + cols, cols < x.size(1));

@@ -37,20 +37,20 @@ int main() {
   }
   // Every 2-D kernel walks the tensor row-major: program_id(0) picks the column tile, so programs
   // that run at the same time touch neighbouring memory (worth about 5% of bandwidth on H200).
-  auto copy = tilejit::kernel("bench_copy", [](Tensor<f32, 2> x, Tensor<f32, 2> y, Block<"BM"> BM, Block<"BN"> BN) {
+  auto copy = tilejit::kernel("bench_copy", [](Tensor<f32, 2> x, Tensor<f32, 2> y, Meta<"BM"> BM, Meta<"BN"> BN) {
     auto m = program_id(1) * BM;
     auto n = program_id(0) * BN;
     descriptor_store(y, {m, n}, descriptor_load(x, {m, n}, {BM, BN}));
   });
-  auto copy_dev = tilejit::kernel("bench_copy_device", [](Tensor<f32, 2> x, Tensor<f32, 2> y, Block<"BM"> BM, Block<"BN"> BN) {
+  auto copy_dev = tilejit::kernel("bench_copy_device", [](Tensor<f32, 2> x, Tensor<f32, 2> y, Meta<"BM"> BM, Meta<"BN"> BN) {
     auto m = program_id(1) * BM;
     auto n = program_id(0) * BN;
     auto xd = x.with_placement(Placement::device);
     auto yd = y.with_placement(Placement::device);
     descriptor_store(yd, {m, n}, descriptor_load(xd, {m, n}, {BM, BN}));
   });
-  auto axpb = tilejit::kernel("bench_axpb", [](Tensor<f32, 2> x, Tensor<f32, 2> y, Scalar<f32> a, Scalar<f32> b, Block<"BM"> BM,
-                                               Block<"BN"> BN) {
+  auto axpb = tilejit::kernel("bench_axpb", [](Tensor<f32, 2> x, Tensor<f32, 2> y, Scalar<f32> a, Scalar<f32> b, Meta<"BM"> BM,
+                                               Meta<"BN"> BN) {
     auto m = program_id(1) * BM;
     auto n = program_id(0) * BN;
     descriptor_store(y, {m, n}, descriptor_load(x, {m, n}, {BM, BN}) * a + b);
@@ -140,7 +140,7 @@ int main() {
   tilejit::DeviceBuffer ob(offs.size() * 4), xj(static_cast<size_t>(total * kJaggedD * 4)), yj(static_cast<size_t>(total * kJaggedD * 4));
   ob.upload(offs.data());
   xj.fill_bytes(0x3f);
-  auto jagged = tilejit::kernel("bench_jagged", [](Tensor<i32, 1> offsets, Tensor<f32, 2> x, Tensor<f32, 2> y, Block<"BM"> BM, Block<"D"> D) {
+  auto jagged = tilejit::kernel("bench_jagged", [](Tensor<i32, 1> offsets, Tensor<f32, 2> x, Tensor<f32, 2> y, Meta<"BM"> BM, Meta<"D"> D) {
     auto b = program_id(1);
     auto start = load(offsets, b);
     auto end = load(offsets, b + 1);

@@ -229,7 +229,7 @@ std::shared_ptr<Library> load_library(const KernelBase& k, const codegen::Genera
   return it->second;
 }
 
-// A configuration value that no Block parameter reads is most likely a misspelt name: warned once
+// A configuration value that no Meta parameter reads is most likely a misspelt name: warned once
 // per compiled or interpreted configuration (a grid function may read a value the kernel does not).
 void warn_unused_config_values(const KernelBase& k, const ir::Graph& g, const Config& config) {
   for (const auto& [name, value] : config.values()) {
@@ -239,9 +239,9 @@ void warn_unused_config_values(const KernelBase& k, const ir::Graph& g, const Co
     std::string names;
     for (const ir::Param& p : g.params)
       if (p.kind == ir::Param::Config) names += (names.empty() ? "" : ", ") + p.name;
-    logger().warn("kernel '{}' ({}:{}): configuration value {}={} is not one of its Block parameters ({}); it is ignored",
+    logger().warn("kernel '{}' ({}:{}): configuration value {}={} is not one of its Meta parameters ({}); it is ignored",
                   k.name(), g.kernel_location.file, g.kernel_location.line, name, value,
-                  names.empty() ? "it has none" : "Block names: " + names);
+                  names.empty() ? "it has none" : "Meta names: " + names);
   }
 }
 

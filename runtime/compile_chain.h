@@ -51,7 +51,7 @@ int metadata_int(const std::string& metadata, std::string_view name);
 /// (arch, source), else compiled (binary_for) and loaded.
 std::shared_ptr<Library> load_library(const KernelBase& k, const codegen::GeneratedKernel& gen, const std::string& arch);
 
-/// A configuration value that no Block parameter reads is most likely a misspelt name: warned once
+/// A configuration value that no Meta parameter reads is most likely a misspelt name: warned once
 /// per compiled or interpreted configuration (a grid function may read a value the kernel does not).
 void warn_unused_config_values(const KernelBase& k, const ir::Graph& g, const Config& config);
 

@@ -90,7 +90,7 @@ std::vector<Config> Autotuner::candidates(std::span<const KernelArg> args, std::
     throw UserError(
         "autotune: the pruning function of kernel '" + kernel_->name() + "' dropped every configuration",
         std::to_string(space.size()) + " configurations for key " + key_text(args), "at least one left", where);
-  // A heuristic must set a value the kernel has: a Block name of the traced kernel or a field. The
+  // A heuristic must set a value the kernel has: a Meta name of the traced kernel or a field. The
   // names come from the first candidate that traces (the others are reported as unusable later).
   std::shared_ptr<const ir::Graph> graph;
   for (size_t c = 0; c < out.size() && !heuristics_.empty() && !graph; ++c) {
@@ -109,8 +109,8 @@ std::vector<Config> Autotuner::candidates(std::span<const KernelArg> args, std::
       for (const ir::Param& p : graph->params)
         if (p.kind == ir::Param::Config) names += (names.empty() ? "" : ", ") + p.name;
       throw UserError("autotune: a heuristic of kernel '" + kernel_->name() + "' sets '" + name +
-                          "', which is not one of its Block parameters",
-                      name, (names.empty() ? std::string("no Block parameters") : "Block names: " + names) +
+                          "', which is not one of its Meta parameters",
+                      name, (names.empty() ? std::string("no Meta parameters") : "Meta names: " + names) +
                                 ", num_warps, num_stages, programs_per_sm, warp_specialize",
                       heuristic_locs_[h]);
     }

@@ -1,7 +1,7 @@
 // The kernels of the samples, shared by the sample programs and tilejit-demo.
 //
 // Each function returns a tilejit kernel object: the lambda is traced into IR
-// once per configuration (the values of its Block<"..."> parameters), then run
+// once per configuration (the values of its Meta<"..."> parameters), then run
 // by launch() on the GPU, or in the CPU interpreter on a machine without one.
 #pragma once
 
@@ -20,8 +20,8 @@ using namespace tilejit::dsl;
 /// block runs past their end; a mask switches those lanes off (masked loads
 /// read 0 and touch no memory, masked stores write nothing).
 inline auto vector_add_kernel() {
-  // Block<"B"> is a configuration value: a constant of the traced kernel, chosen per launch.
-  return tilejit::kernel("vector_add", [](Tensor<f32, 1> x, Tensor<f32, 1> y, Tensor<f32, 1> out, Block<"B"> B) {
+  // Meta<"B"> is a configuration value: a constant of the traced kernel, chosen per launch.
+  return tilejit::kernel("vector_add", [](Tensor<f32, 1> x, Tensor<f32, 1> y, Tensor<f32, 1> out, Meta<"B"> B) {
     auto start = program_id(0) * B;     // Scalar<i32>: first element of this program
     auto offs = start + arange(0, B);   // Value<i32, 1>: [start, start + B)
     auto mask = offs < x.size(0);       // Value<i1, 1>: lanes inside the vector
@@ -38,7 +38,7 @@ inline auto vector_add_kernel() {
 /// the box outside the tensor with zeros, and a store writes only the part inside it.
 inline auto axpb_kernel() {
   return tilejit::kernel("axpb", [](Tensor<f32, 2> x, Tensor<f32, 2> y, Scalar<f32> a, Scalar<f32> b,
-                                    Block<"BM"> BM, Block<"BN"> BN) {
+                                    Meta<"BM"> BM, Meta<"BN"> BN) {
     // Coordinates and boxes are written outermost dimension first: {row, column}.
     auto m = program_id(0) * BM;
     auto n = program_id(1) * BN;
@@ -58,7 +58,7 @@ inline auto axpb_kernel() {
 /// out = 2 * values + 1; tile_sums[s, tile] = the sum of the tile as loaded.
 inline auto jagged_scale_kernel() {
   return tilejit::kernel("jagged_scale", [](Tensor<i32, 1> offsets, Tensor<bf16, 2> values, Tensor<bf16, 2> out,
-                                            Tensor<f32, 2> tile_sums, Block<"BM"> BM, Block<"D"> D) {
+                                            Tensor<f32, 2> tile_sums, Meta<"BM"> BM, Meta<"D"> D) {
     auto s = program_id(1);                          // the sequence
     auto start = load(offsets, s);                   // Scalar<i32> read from memory
     auto end = load(offsets, s + 1);
@@ -100,7 +100,7 @@ inline auto every_third_row_kernel() {
 /// strides are basis vectors, it yields the TMA *coordinate* (i * T, j * T)
 /// that descriptor_load / descriptor_store pass to the hardware.
 inline auto transpose_kernel() {
-  return tilejit::kernel("transpose", [](Tensor<f32, 2> x, Tensor<f32, 2> y, Block<"T"> T) {
+  return tilejit::kernel("transpose", [](Tensor<f32, 2> x, Tensor<f32, 2> y, Meta<"T"> T) {
     auto xt = tile_view(x, {T, T});  // x as tiles of T x T
     auto yt = tile_view(y, {T, T});
     auto i = program_id(0), j = program_id(1);
@@ -117,8 +117,8 @@ inline auto transpose_kernel() {
 /// runtime index. prefetch_descriptor() emits prefetch.tensormap so that the
 /// descriptor is in cache by the time the load needs it. out[l] = (l + 1) * in[l].
 inline auto scale_levels_kernel() {
-  return tilejit::kernel("scale_levels", [](TensorArray<f32, 2> in, TensorArray<f32, 2> out, Block<"BM"> BM,
-                                            Block<"BN"> BN) {
+  return tilejit::kernel("scale_levels", [](TensorArray<f32, 2> in, TensorArray<f32, 2> out, Meta<"BM"> BM,
+                                            Meta<"BN"> BN) {
     auto level = program_id(2);  // which tensor of the arrays this program works on
     auto src = in[level];
     auto dst = out[level];
@@ -140,7 +140,7 @@ inline auto scale_levels_kernel() {
 /// warps through a few bytes of shared memory; the results are broadcast back
 /// along the row without moving any data.
 inline auto softmax_kernel() {
-  return tilejit::kernel("softmax", [](Tensor<f32, 2> x, Tensor<f32, 2> y, Block<"BN"> BN) {
+  return tilejit::kernel("softmax", [](Tensor<f32, 2> x, Tensor<f32, 2> y, Meta<"BN"> BN) {
     auto row = program_id(0).to<i64>();
     auto cols = arange(0, BN);
     auto mask = cols < x.size(1);
@@ -154,7 +154,7 @@ inline auto softmax_kernel() {
 /// hardware's box limit), loaded with NaN fill so that padding columns are
 /// recognisable; rows past the end of x are not stored (TMA clips them).
 inline auto softmax_tma_kernel() {
-  return tilejit::kernel("softmax_tma", [](Tensor<f32, 2> x, Tensor<f32, 2> y, Block<"BM"> BM, Block<"BN"> BN) {
+  return tilejit::kernel("softmax_tma", [](Tensor<f32, 2> x, Tensor<f32, 2> y, Meta<"BM"> BM, Meta<"BN"> BN) {
     auto m = program_id(0) * BM;
     auto t = descriptor_load(x, {m, 0}, {BM, BN});
     auto e = exp(t - max(t, 1).expand_dims<1>());
@@ -168,7 +168,7 @@ inline auto softmax_tma_kernel() {
 /// read twice (the second time mostly from L2) and written once.
 template <class Fold>
 auto softmax_online(const char* name, Fold fold) {
-  return tilejit::kernel(name, [fold](Tensor<f32, 2> x, Tensor<f32, 2> y, Block<"BN"> BN) {
+  return tilejit::kernel(name, [fold](Tensor<f32, 2> x, Tensor<f32, 2> y, Meta<"BN"> BN) {
     constexpr float kNegInf = -std::numeric_limits<float>::infinity();
     auto row = program_id(0).to<i64>();
     auto n = x.size(1).to<i32>();
@@ -218,7 +218,7 @@ inline auto softmax_online_combine_kernel() {
 /// kernel, one program per row). y = (x - mean) / sqrt(var + eps) * w + b over each row of N columns.
 inline auto layernorm_kernel() {
   return tilejit::kernel("layernorm", [](Tensor<bf16, 2> x, Tensor<bf16, 1> w, Tensor<bf16, 1> b, Tensor<bf16, 2> y,
-                                         Scalar<f32> eps, Block<"BN"> BN) {
+                                         Scalar<f32> eps, Meta<"BN"> BN) {
     auto row = program_id(0).to<i64>();
     auto cols = arange(0, BN);
     auto mask = cols < x.size(1);
@@ -241,7 +241,7 @@ inline auto layernorm_kernel() {
 /// the TMA store writes only the part of the tile inside C.
 inline auto matmul_bias_gelu_kernel() {
   return tilejit::kernel("matmul_bias_gelu", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 1> bias, Tensor<bf16, 2> c,
-                                                 Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
+                                                 Meta<"BM"> BM, Meta<"BN"> BN, Meta<"BK"> BK) {
     auto m = program_id(0) * BM, n = program_id(1) * BN;
     auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
       return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {k, n}, {BK, BN}), acc);
@@ -257,8 +257,8 @@ inline auto matmul_bias_gelu_kernel() {
 /// in a loop around the usual pipelined K loop. The K loop's stage barriers keep their phases from one tile to
 /// the next, so any stage count works with any number of K steps.
 inline auto persistent_matmul_kernel() {
-  return tilejit::kernel("persistent_matmul", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> c, Block<"BM"> BM,
-                                                  Block<"BN"> BN, Block<"BK"> BK) {
+  return tilejit::kernel("persistent_matmul", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> c, Meta<"BM"> BM,
+                                                  Meta<"BN"> BN, Meta<"BK"> BK) {
     auto tiles_n = (c.size(1).to<i32>() + BN - 1) / BN;
     auto tiles = (c.size(0).to<i32>() + BM - 1) / BM * tiles_n;
     for_range(program_id(0), tiles, num_programs(0), [&](Scalar<i32> t) {
@@ -278,8 +278,8 @@ inline auto persistent_matmul_kernel() {
 /// rides in the K loop's ring of stages with the operand tiles.
 inline auto block_scaled_matmul_kernel() {
   return tilejit::kernel("block_scaled_matmul", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> a_scale,
-                                                    Tensor<f32, 2> b_scale, Tensor<f32, 2> c, Block<"BM"> BM, Block<"BN"> BN,
-                                                    Block<"BK"> BK) {
+                                                    Tensor<f32, 2> b_scale, Tensor<f32, 2> c, Meta<"BM"> BM, Meta<"BN"> BN,
+                                                    Meta<"BK"> BK) {
     auto m = program_id(0) * BM, n = program_id(1) * BN;
     auto rows = m + arange(0, BM);
     auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
@@ -297,8 +297,8 @@ inline auto block_scaled_matmul_kernel() {
 /// in one [2N, K] tensor (row 2j is gate row j, row 2j + 1 up row j). One product of [BM, 2 BN] per program; the
 /// epilogue splits its columns into pairs (reshape to [BM, BN, 2]) and picks each half with where and sum.
 inline auto swiglu_kernel() {
-  return tilejit::kernel("swiglu_fused", [](Tensor<bf16, 2> x, Tensor<bf16, 2> wgu, Tensor<bf16, 2> out, Block<"BM"> BM,
-                                             Block<"BN"> BN, Block<"BK"> BK) {
+  return tilejit::kernel("swiglu_fused", [](Tensor<bf16, 2> x, Tensor<bf16, 2> wgu, Tensor<bf16, 2> out, Meta<"BM"> BM,
+                                             Meta<"BN"> BN, Meta<"BK"> BK) {
     auto m = program_id(0) * BM, n = program_id(1) * BN;
     auto acc = for_range(0, x.size(1).to<i32>(), BK, zeros<f32>({BM, 2 * BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
       return dot(descriptor_load(x, {m, k}, {BM, BK}), descriptor_load(wgu, {2 * n, k}, {2 * BN, BK}).trans(), acc);
@@ -316,7 +316,7 @@ inline auto swiglu_kernel() {
 /// are [N, K]. Both products stay in flight into the next K step (passes::PipelinedLoop::in_flight).
 inline auto swiglu_two_products_kernel() {
   return tilejit::kernel("swiglu_two_products", [](Tensor<bf16, 2> x, Tensor<bf16, 2> wg, Tensor<bf16, 2> wu,
-                                                   Tensor<bf16, 2> out, Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
+                                                   Tensor<bf16, 2> out, Meta<"BM"> BM, Meta<"BN"> BN, Meta<"BK"> BK) {
     auto m = program_id(0) * BM, n = program_id(1) * BN;
     auto init = std::tuple{zeros<f32>({BM, BN}), zeros<f32>({BM, BN})};
     auto [gate, up] = for_range(0, x.size(1).to<i32>(), BK, init, [&](Scalar<i32> k, Value<f32, 2> g, Value<f32, 2> u) {
@@ -335,7 +335,7 @@ inline auto swiglu_two_products_kernel() {
 /// by wgmma from registers. The loop's K and V tiles go into a ring of num_stages buffers, loaded ahead.
 inline auto attention_kernel() {
   return tilejit::kernel("attention_fwd", [](Tensor<bf16, 2> q, Tensor<bf16, 2> k, Tensor<bf16, 2> v, Tensor<bf16, 2> o,
-                                              Scalar<i32> seq, Scalar<f32> scale, Block<"BM"> BM, Block<"BN"> BN, Block<"D"> D) {
+                                              Scalar<i32> seq, Scalar<f32> scale, Meta<"BM"> BM, Meta<"BN"> BN, Meta<"D"> D) {
     auto head = program_id(1) * seq;
     auto m0 = head + program_id(0) * BM;
     auto qt = descriptor_load(q, {m0, 0}, {BM, D});
@@ -364,7 +364,7 @@ inline auto attention_kernel() {
 /// all come before it.
 inline auto moe_tile_schedule_kernel() {
   return tilejit::kernel("moe_tile_schedule", [](Tensor<i32, 1> offsets, Tensor<i32, 1> tile_rows, Tensor<i32, 1> tile_ends,
-                                                 Tensor<i32, 1> tile_experts, Block<"BM"> BM, Block<"EP"> EP, Block<"BJ"> BJ) {
+                                                 Tensor<i32, 1> tile_experts, Meta<"BM"> BM, Meta<"EP"> EP, Meta<"BJ"> BJ) {
     auto experts = offsets.size(0).to<i32>() - 1;
     auto e = arange(0, EP);
     auto lo = load(offsets, e, e < experts);  // lanes past the last expert read 0: they own no tiles
@@ -391,8 +391,8 @@ inline auto moe_tile_schedule_kernel() {
 /// through y.rows(0, end), a view that ends with the expert, so they are not written.
 inline auto moe_grouped_matmul_kernel() {
   return tilejit::kernel("moe_grouped_matmul", [](Tensor<bf16, 2> x, Tensor<bf16, 2> w, Tensor<bf16, 2> y, Tensor<i32, 1> tile_rows,
-                                                  Tensor<i32, 1> tile_ends, Tensor<i32, 1> tile_experts, Block<"BM"> BM,
-                                                  Block<"BN"> BN, Block<"BK"> BK, Block<"GM"> GM) {
+                                                  Tensor<i32, 1> tile_ends, Tensor<i32, 1> tile_experts, Meta<"BM"> BM,
+                                                  Meta<"BN"> BN, Meta<"BK"> BK, Meta<"GM"> GM) {
     auto N = y.size(1).to<i32>();
     auto tiles_n = (N + BN - 1) / BN;
     auto slots = tile_rows.size(0).to<i32>();

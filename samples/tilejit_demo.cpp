@@ -31,7 +31,7 @@ using namespace tilejit::samples;
 
 /// A plain TMA tile copy, the reference point for the bandwidth of the other kernels.
 auto tile_copy_kernel() {
-  return tilejit::kernel("tile_copy", [](Tensor<f32, 2> x, Tensor<f32, 2> y, Block<"BM"> BM, Block<"BN"> BN) {
+  return tilejit::kernel("tile_copy", [](Tensor<f32, 2> x, Tensor<f32, 2> y, Meta<"BM"> BM, Meta<"BN"> BN) {
     auto m = program_id(0) * BM, n = program_id(1) * BN;
     descriptor_store(y, {m, n}, descriptor_load(x, {m, n}, {BM, BN}));
   });

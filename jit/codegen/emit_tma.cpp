@@ -147,7 +147,7 @@ void Emitter::emit_desc_store(NodeId id) {
   const char* how = sp.mode == passes::StorePlan::FromLoad ? "straight from the loaded tile"
                     : sp.mode == passes::StorePlan::InPlace ? "computed in place in the loaded tile's buffer"
                                                            : "staged in its own buffer";
-  line("// " + note(id) + ": " + kinds[a.reduce] + ", " + how);
+  line("// " + note(id) + ": " + kinds[static_cast<int>(a.reduce)] + ", " + how);
   if (sp.mode != passes::StorePlan::FromLoad) {
     if (sp.mode == passes::StorePlan::Staged && sp.repeated) {
       line("if (tid == 0) tj::bulk_wait_group_read<0>();  // the previous store has read the buffer");
@@ -164,7 +164,7 @@ void Emitter::emit_desc_store(NodeId id) {
   open("if (tid == 0)");
   tma_pieces(id, [&](const std::string& offset, const std::string& crd) {
     const std::string src = offset.empty() ? "tj_buf" + str(sp.buffer) : buffer_ptr(sp.buffer, n.dtype) + offset;
-    line("tj::tma_" + std::string(kinds[a.reduce]) + "_" + str(a.rank) + "d(" + desc_addr(id) + ", " + src + crd + ");");
+    line("tj::tma_" + std::string(kinds[static_cast<int>(a.reduce)]) + "_" + str(a.rank) + "d(" + desc_addr(id) + ", " + src + crd + ");");
   });
   line("tj::bulk_commit_group();");
   close();

@@ -288,7 +288,7 @@ void eval_tma_store(const ir::Graph& g, const TensorValue& t, std::span<const in
   (void)g;
   TilePlan p;
   plan_tile(t, coords, a, p);
-  const int reduce = a.reduce;
+  const int reduce = static_cast<int>(a.reduce);
   dispatch(t.dtype, [&](auto tc) {
     constexpr DType T = decltype(tc)::value;
     constexpr int64_t es = ir::size_of(T);

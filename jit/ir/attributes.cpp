@@ -39,7 +39,7 @@ std::string tma(Op op, std::span<const int64_t> v) {
   const TmaAttrs a = TmaAttrs::decode(op, v);
   const auto r = static_cast<size_t>(a.rank);
   std::string s = "box=" + list(v.subspan(1, r));
-  if (op == Op::DescStore) return s + ", reduce=" + word(a.reduce, {"none", "add", "min", "max"}) + ", " + placement(a.placement);
+  if (op == Op::DescStore) return s + ", reduce=" + word(static_cast<int64_t>(a.reduce), {"none", "add", "min", "max"}) + ", " + placement(a.placement);
   return s + ", estride=" + list(v.subspan(1 + r, r)) + ", fill=" + word(a.fill, {"zero", "nan"}) + ", " +
          placement(a.placement);
 }
@@ -143,7 +143,7 @@ TmaAttrs TmaAttrs::decode(Op op, std::span<const int64_t> v) {
   size_t k = 1;
   for (int i = 0; i < a.rank; ++i) a.box[static_cast<size_t>(i)] = static_cast<int32_t>(at(op, v, k++));
   if (op == Op::DescStore) {
-    a.reduce = to_int(at(op, v, k++));
+    a.reduce = static_cast<StoreReduce>(at(op, v, k++));
   } else {
     for (int i = 0; i < a.rank; ++i) a.estride[static_cast<size_t>(i)] = static_cast<int32_t>(at(op, v, k++));
     a.fill = to_int(at(op, v, k++));
@@ -156,7 +156,7 @@ std::vector<int64_t> TmaAttrs::encode(Op op) const {
   v.push_back(rank);
   for (int i = 0; i < rank; ++i) v.push_back(box[static_cast<size_t>(i)]);
   if (op == Op::DescStore) {
-    v.push_back(reduce);
+    v.push_back(static_cast<int64_t>(reduce));
   } else {
     for (int i = 0; i < rank; ++i) v.push_back(estride[static_cast<size_t>(i)]);
     v.push_back(fill);

@@ -45,7 +45,7 @@ int decide(const ir::Graph& g, NodeId op) {
   const ir::TmaAttrs a = ir::tma_attrs(g, op);
   const TensorSource s = detail::resolve_tensor(g, g.operand(op, 0));
   const std::string w = op_word(g.node(op).op);
-  if (g.node(op).op == Op::DescStore && (a.reduce == 2 || a.reduce == 3) &&
+  if (g.node(op).op == Op::DescStore && (a.reduce == ir::StoreReduce::min || a.reduce == ir::StoreReduce::max) &&
       (g.node(op).dtype == ir::DType::f32 || g.node(op).dtype == ir::DType::f64))
     fail(g, op, w + ": the TMA min/max reduction of sm_90 supports f16, bf16, i32 and i64 elements only",
          std::string(ir::name_of(g.node(op).dtype)), "f16, bf16, i32, i64");
@@ -106,7 +106,7 @@ TmaPlan collect_descriptors(const ir::Graph& g, const GraphInfo& info, const Mma
     int swizzle = 0;
     if (mma)
       if (auto sw = mma->swizzle.find(op); sw != mma->swizzle.end()) swizzle = sw->second;
-    if (layout && n.op == Op::DescStore && a.reduce == 0) {
+    if (layout && n.op == Op::DescStore && a.reduce == ir::StoreReduce::none) {
       // A tile that registers write to shared memory for the store (not a loaded tile stored as it is):
       // swizzled when that makes the writes conflict-free, e.g. a wgmma accumulator's rows.
       const NodeId v = g.operands(op).back();

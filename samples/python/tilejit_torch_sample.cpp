@@ -24,7 +24,7 @@ namespace {
 // y = bf16(f32(x) * alpha), one BM x BN tile per program, TMA in and out.
 const auto& scale_kernel() {
   static const auto k = tilejit::kernel(
-      "torch_scale", [](Tensor<bf16, 2> x, Tensor<bf16, 2> y, Scalar<float> alpha, Block<"BM"> BM, Block<"BN"> BN) {
+      "torch_scale", [](Tensor<bf16, 2> x, Tensor<bf16, 2> y, Scalar<float> alpha, Meta<"BM"> BM, Meta<"BN"> BN) {
         auto m = program_id(0) * BM;
         auto n = program_id(1) * BN;
         auto t = descriptor_load(x, {m, n}, {BM, BN});

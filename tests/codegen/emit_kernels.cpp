@@ -29,7 +29,7 @@ std::vector<EmitCase> make_cases() {
 
   // ---- TMA copies and elementwise work on tiles ---------------------------------------
   add("scale_bf16", "host descriptors, bf16 -> f32 -> bf16 in place",
-      [](Tensor<bf16, 2> x, Tensor<bf16, 2> y, Scalar<float> alpha, Block<"BM"> BM, Block<"BN"> BN) {
+      [](Tensor<bf16, 2> x, Tensor<bf16, 2> y, Scalar<float> alpha, Meta<"BM"> BM, Meta<"BN"> BN) {
         auto m = program_id(0) * BM;
         auto n = program_id(1) * BN;
         auto t = descriptor_load(x, {m, n}, {BM, BN});
@@ -38,14 +38,14 @@ std::vector<EmitCase> make_cases() {
       Config{{"BM", 64}, {"BN", 128}});
 
   add("copy_f32", "pure TMA copy: the store reads the load's buffer",
-      [](Tensor<f32, 2> x, Tensor<f32, 2> y, Block<"B"> B) {
+      [](Tensor<f32, 2> x, Tensor<f32, 2> y, Meta<"B"> B) {
         auto m = program_id(0) * B, n = program_id(1) * B;
         descriptor_store(y, {m, n}, descriptor_load(x, {m, n}, {B, B}));
       },
       Config{{"B", 64}});
 
   add("copy_plus_one", "copy + 1 computed in place in the TMA buffer",
-      [](Tensor<f32, 2> x, Tensor<f32, 2> y, Block<"B"> B) {
+      [](Tensor<f32, 2> x, Tensor<f32, 2> y, Meta<"B"> B) {
         auto m = program_id(0) * B, n = program_id(1) * B;
         auto t = descriptor_load(x, {m, n}, {B, B});
         descriptor_store(y, {m, n}, t + 1.0f);
@@ -53,7 +53,7 @@ std::vector<EmitCase> make_cases() {
       Config{{"B", 64}});
 
   add("staged_store", "a store of a computed block gets its own staging buffer",
-      [](Tensor<f32, 2> y, Block<"B"> B) {
+      [](Tensor<f32, 2> y, Meta<"B"> B) {
         descriptor_store(y, {program_id(0) * B, 0}, full<f32>({B, B}, 3.5f));
       },
       Config{{"B", 32}});
@@ -183,13 +183,13 @@ std::vector<EmitCase> make_cases() {
   add("reduce_add", "TMA reduce-add store (f32)",
       [](Tensor<f32, 2> x, Tensor<f32, 2> y) {
         auto t = descriptor_load(x, {program_id(0) * 32, 0}, {32, 64});
-        descriptor_store(y, {0, 0}, t, Reduce::add);
+        descriptor_store(y, {0, 0}, t, StoreReduce::add);
       },
       Config{});
   add("reduce_min", "TMA reduce-min store (i32)",
       [](Tensor<i32, 2> x, Tensor<i32, 2> y) {
         auto t = descriptor_load(x, {program_id(0) * 32, 0}, {32, 32});
-        descriptor_store(y, {0, 0}, t, Reduce::min);
+        descriptor_store(y, {0, 0}, t, StoreReduce::min);
       },
       Config{});
   add("int_minmax_neg", "integer min / max of negated values, elementwise and as a row reduction (through tj::max_i32)",
@@ -204,13 +204,13 @@ std::vector<EmitCase> make_cases() {
   add("reduce_max", "TMA reduce-max store (bf16) of a computed tile",
       [](Tensor<bf16, 2> x, Tensor<bf16, 2> y) {
         auto t = descriptor_load(x, {program_id(0) * 32, 0}, {32, 64});
-        descriptor_store(y, {0, 0}, abs(t), Reduce::max);
+        descriptor_store(y, {0, 0}, abs(t), StoreReduce::max);
       },
       Config{});
 
   // ---- descriptors built on the device ----------------------------------------------------------------
   add("jagged_rows", "rows(start, end): a device-built descriptor from runtime offsets",
-      [](Tensor<bf16, 2> values, Tensor<i32, 1> offsets, Tensor<bf16, 2> out, Block<"BM"> BM, Block<"D"> D) {
+      [](Tensor<bf16, 2> values, Tensor<i32, 1> offsets, Tensor<bf16, 2> out, Meta<"BM"> BM, Meta<"D"> D) {
         auto b = program_id(1);
         auto start = load(offsets, b), end = load(offsets, b + 1);
         auto seq = values.rows(start, end);
@@ -316,8 +316,8 @@ std::vector<EmitCase> make_cases() {
       },
       Config{});
   add("gemm_dot", "a K loop of TMA loads feeding dot (shared memory read in place)",
-      [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> c, Scalar<i32> K, Block<"BM"> BM, Block<"BN"> BN,
-         Block<"BK"> BK) {
+      [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> c, Scalar<i32> K, Meta<"BM"> BM, Meta<"BN"> BN,
+         Meta<"BK"> BK) {
         auto m = program_id(0) * BM, n = program_id(1) * BN;
         auto acc = for_range(0, K, BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
           auto ta = descriptor_load(a, {m, k}, {BM, BK});
@@ -328,8 +328,8 @@ std::vector<EmitCase> make_cases() {
       },
       Config{{"BM", 64}, {"BN", 64}, {"BK", 32}}.num_warps(4).num_stages(2));
   add("gemm_decayed_acc", "a K loop whose accumulator is scaled before each product (acc * decay), scaled in place and kept in flight",
-      [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> c, Scalar<i32> K, Scalar<f32> decay, Block<"BM"> BM,
-         Block<"BN"> BN, Block<"BK"> BK) {
+      [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> c, Scalar<i32> K, Scalar<f32> decay, Meta<"BM"> BM,
+         Meta<"BN"> BN, Meta<"BK"> BK) {
         auto m = program_id(0) * BM, n = program_id(1) * BN;
         auto acc = for_range(0, K, BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
           auto scaled = acc * decay;
@@ -339,7 +339,7 @@ std::vector<EmitCase> make_cases() {
       },
       Config{{"BM", 128}, {"BN", 128}, {"BK", 64}}.num_warps(8).num_stages(3));
   add("gemm_f16_acc", "a K loop of f16 TMA tiles into an f16 accumulator: wgmma packs two elements per register",
-      [](Tensor<f16, 2> a, Tensor<f16, 2> b, Tensor<f16, 2> c, Scalar<i32> K, Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
+      [](Tensor<f16, 2> a, Tensor<f16, 2> b, Tensor<f16, 2> c, Scalar<i32> K, Meta<"BM"> BM, Meta<"BN"> BN, Meta<"BK"> BK) {
         auto m = program_id(0) * BM, n = program_id(1) * BN;
         auto acc = for_range(0, K, BK, zeros<f16>({BM, BN}), [&](Scalar<i32> k, Value<f16, 2> acc) {
           return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {n, k}, {BN, BK}).trans(), acc);
@@ -348,7 +348,7 @@ std::vector<EmitCase> make_cases() {
       },
       Config{{"BM", 64}, {"BN", 64}, {"BK", 64}}.num_warps(4).num_stages(2));
   add("gemm_tf32_nn", "a tf32 K loop with b loaded [K, N]: the threads copy b K-major for wgmma, two copies in flight",
-      [](Tensor<f32, 2> a, Tensor<f32, 2> b, Tensor<f32, 2> c, Scalar<i32> K, Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
+      [](Tensor<f32, 2> a, Tensor<f32, 2> b, Tensor<f32, 2> c, Scalar<i32> K, Meta<"BM"> BM, Meta<"BN"> BN, Meta<"BK"> BK) {
         auto m = program_id(0) * BM, n = program_id(1) * BN;
         auto acc = for_range(0, K, BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
           return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {k, n}, {BK, BN}), acc);
@@ -393,7 +393,7 @@ std::vector<EmitCase> make_cases() {
                            Config{{"BM", 128}, {"EP", 64}, {"BJ", 64}}, traced(tilejit::samples::moe_tile_schedule_kernel()), {}});
   cases.push_back(EmitCase{"swiglu_fused", "one product split into gate and up halves by reshape, where and sum",
                            Config{{"BM", 128}, {"BN", 64}, {"BK", 64}}.num_warps(8).num_stages(3), traced(tilejit::samples::swiglu_kernel()), {}});
-  const auto bench_gemm = [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c, Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
+  const auto bench_gemm = [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c, Meta<"BM"> BM, Meta<"BN"> BN, Meta<"BK"> BK) {
     auto m = program_id(0) * BM, n = program_id(1) * BN;
     auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
       return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {k, n}, {BK, BN}), acc);
@@ -405,7 +405,7 @@ std::vector<EmitCase> make_cases() {
   add("gemm_warp_roles", "the benchmark GEMM with a producer warpgroup (warp_specialize), 4 stages", bench_gemm,
       Config{{"BM", 128}, {"BN", 256}, {"BK", 64}}.num_warps(8).num_stages(4).warp_specialize());
   add("gemm_bias_gelu", "a wgmma GEMM whose epilogue (bias row, GELU, cast) runs on the accumulator fragment",
-      [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 1> bias, Tensor<bf16, 2> c, Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
+      [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 1> bias, Tensor<bf16, 2> c, Meta<"BM"> BM, Meta<"BN"> BN, Meta<"BK"> BK) {
         auto m = program_id(0) * BM, n = program_id(1) * BN;
         auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
           return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {k, n}, {BK, BN}), acc);
@@ -415,7 +415,7 @@ std::vector<EmitCase> make_cases() {
       },
       Config{{"BM", 128}, {"BN", 128}, {"BK", 64}}.num_warps(8).num_stages(3));
   add("dot_register_a", "P = (Q @ K^T) as bf16, then P @ V with P read from registers (attention's two products)",
-      [](Tensor<bf16, 2> q, Tensor<bf16, 2> k, Tensor<bf16, 2> v, Tensor<f32, 2> o, Block<"BM"> BM, Block<"BN"> BN, Block<"D"> D) {
+      [](Tensor<bf16, 2> q, Tensor<bf16, 2> k, Tensor<bf16, 2> v, Tensor<f32, 2> o, Meta<"BM"> BM, Meta<"BN"> BN, Meta<"D"> D) {
         auto m = program_id(0) * BM;
         auto s = dot(descriptor_load(q, {m, 0}, {BM, D}), descriptor_load(k, {0, 0}, {BN, D}).trans(), zeros<f32>({BM, BN}));
         auto p = s.to<bf16>();
@@ -534,7 +534,7 @@ std::vector<EmitCase> make_cases() {
   {
     // The Triton tutorial's softmax over a row of 4096 with 4 warps, in the variant for aligned tensors
     // (the default) and in the one a launch with a misaligned tensor compiles.
-    auto softmax = [](Tensor<f32, 2> x, Tensor<f32, 2> y, Block<"BN"> BN) {
+    auto softmax = [](Tensor<f32, 2> x, Tensor<f32, 2> y, Meta<"BN"> BN) {
       auto row = program_id(0).to<i64>();
       auto cols = arange(0, BN);
       auto mask = cols < x.size(1);
@@ -548,7 +548,7 @@ std::vector<EmitCase> make_cases() {
     add("softmax_unaligned", "row softmax for tensors of unknown alignment", softmax, Config{{"BN", 4096}}, unaligned);
   }
   add("load_bf16_as_f32", "masked bf16 pointer loads whose only use is .to<f32>(): two elements per 32-bit word",
-      [](Tensor<bf16, 2> x, Tensor<bf16, 2> w, Tensor<f32, 1> y, Block<"BN"> BN) {
+      [](Tensor<bf16, 2> x, Tensor<bf16, 2> w, Tensor<f32, 1> y, Meta<"BN"> BN) {
         auto row = program_id(0).to<i64>();
         auto cols = arange(0, BN);
         auto mask = cols < x.size(1);

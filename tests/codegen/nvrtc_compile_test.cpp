@@ -180,8 +180,8 @@ namespace {
 template <class In, class Acc, class Out, bool AT, bool BT>
 auto mma_kernel() {
   using namespace tilejit::dsl;
-  return tilejit::kernel("mma_combo", [](Tensor<In, 2> a, Tensor<In, 2> b, Tensor<Out, 2> c, Scalar<i32> K, Block<"BM"> BM,
-                                         Block<"BN"> BN, Block<"BK"> BK) {
+  return tilejit::kernel("mma_combo", [](Tensor<In, 2> a, Tensor<In, 2> b, Tensor<Out, 2> c, Scalar<i32> K, Meta<"BM"> BM,
+                                         Meta<"BN"> BN, Meta<"BK"> BK) {
     auto m = program_id(0) * BM, n = program_id(1) * BN;
     auto acc = for_range(0, K, BK, zeros<Acc>({BM, BN}), [&](Scalar<i32> k, Value<Acc, 2> acc) {
       auto ta = [&] {
@@ -366,8 +366,8 @@ TEST_CASE("warp roles: ptxas gives each thread the registers the role split assu
   // setmaxnreg.inc blocks until the program's pool (registers at entry x threads) has what the consumers ask for:
   // the split must fit the pool ptxas made, at one and at two programs per SM.
   using namespace tilejit::dsl;
-  auto gemm = tilejit::kernel("roles_gemm", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c, Block<"BM"> BM, Block<"BN"> BN,
-                                               Block<"BK"> BK) {
+  auto gemm = tilejit::kernel("roles_gemm", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c, Meta<"BM"> BM, Meta<"BN"> BN,
+                                               Meta<"BK"> BK) {
     auto m = program_id(0) * BM, n = program_id(1) * BN;
     auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
       return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {k, n}, {BK, BN}), acc);

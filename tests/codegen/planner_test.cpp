@@ -402,7 +402,7 @@ TEST_CASE("impossible descriptor requests are user errors at the op's line") {
   SUBCASE("f32 min reduction, which sm_90 TMA lacks") {
     auto k = tilejit::kernel("f32_min", [](Tensor<f32, 2> x) {
       auto t = descriptor_load(x, {0, 0}, {32, 32});
-      op_line = __LINE__; descriptor_store(x, {0, 0}, t, Reduce::min);
+      op_line = __LINE__; descriptor_store(x, {0, 0}, t, StoreReduce::min);
     });
     try {
       lower(k);
@@ -527,7 +527,7 @@ TEST_CASE("programs_per_sm: an occupancy target in __launch_bounds__, part of th
 
 TEST_CASE("a dot left on CUDA cores is a performance note naming its line and the reason; a wgmma dot is not") {
   int dot_line = 0;
-  auto k = tilejit::kernel("small_dot", [&](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> c, Block<"BM"> BM) {
+  auto k = tilejit::kernel("small_dot", [&](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> c, Meta<"BM"> BM) {
     auto ta = descriptor_load(a, {0, 0}, {BM, 64});
     auto tb = descriptor_load(b, {0, 0}, {64, 64});
     dot_line = __LINE__ + 1;
@@ -817,8 +817,8 @@ TEST_CASE("axis analysis: a comparison of a contiguous run with a constant is co
 }
 
 TEST_CASE("num_stages left to tilejit: 3 where three rings fit, fewer where they do not; an explicit count is kept") {
-  auto gemm = tilejit::kernel("auto_stages", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> c, Block<"BM"> BM,
-                                                Block<"BN"> BN, Block<"BK"> BK) {
+  auto gemm = tilejit::kernel("auto_stages", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> c, Meta<"BM"> BM,
+                                                Meta<"BN"> BN, Meta<"BK"> BK) {
     auto m = program_id(0) * BM, n = program_id(1) * BN;
     auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
       return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {n, k}, {BN, BK}).trans(), acc);
@@ -858,7 +858,7 @@ TEST_CASE("num_stages left to tilejit: 3 where three rings fit, fewer where they
 TEST_CASE("early_views moves a view made after a loop in front of it, unless it needs the loop or lies in a loop") {
   // Three stores after a K loop: through a view of values from before the loop (moves), through a view whose
   // extent is the loop's result (stays), and, inside a tile loop, through a view rebuilt per tile (stays).
-  auto k = tilejit::kernel("early_views", [](Tensor<i32, 1> ends, Tensor<f32, 2> a, Tensor<f32, 2> y, Block<"BM"> BM) {
+  auto k = tilejit::kernel("early_views", [](Tensor<i32, 1> ends, Tensor<f32, 2> a, Tensor<f32, 2> y, Meta<"BM"> BM) {
     auto end = load(ends, program_id(0));
     auto total = for_range(0, a.size(1).to<i32>(), 16, Scalar<i32>(0), [&](Scalar<i32> k, Scalar<i32> s) {
       return s + load(ends, k);

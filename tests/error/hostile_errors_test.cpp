@@ -24,7 +24,7 @@ constexpr int64_t k2p32 = int64_t{1} << 32;
 
 TEST_SUITE("error") {
 TEST_CASE("zeros({2^32, 2^32}): the element count does not wrap to 0") {
-  auto k = tilejit::kernel("zeros_wrap", [](Tensor<f32, 1> y, Block<"M"> M) {
+  auto k = tilejit::kernel("zeros_wrap", [](Tensor<f32, 1> y, Meta<"M"> M) {
     bad_line = __LINE__; auto z = zeros<f32>({M, M});
     store(y, arange(0, 1), sum(sum(z, 1), 0).reshape({1}));
   });
@@ -178,7 +178,7 @@ TEST_CASE("raw runtime::launch and runtime::warmup: a wrong argument count or ki
 }
 
 TEST_CASE("autotuner errors found while choosing name the launch / tune / candidates line, not the kernel") {
-  auto k = tilejit::kernel("tuned_calls", [](Tensor<f32, 1> y, Scalar<i32> n, Block<"B"> B) {
+  auto k = tilejit::kernel("tuned_calls", [](Tensor<f32, 1> y, Scalar<i32> n, Meta<"B"> B) {
     store(y, arange(0, 4), 1.0f); (void)n; (void)B;
   });
   std::vector<float> ys(4);
@@ -210,14 +210,14 @@ TEST_CASE("autotuner errors found while choosing name the launch / tune / candid
 
 TEST_CASE("an i64 TMA coordinate that i32 cannot hold is refused, not wrapped") {
   constexpr int64_t k2p31 = int64_t{1} << 31;
-  // Known while tracing: a literal, a Block value, a constant i64 scalar, a tile index x box.
+  // Known while tracing: a literal, a Meta value, a constant i64 scalar, a tile index x box.
   auto literal = tilejit::kernel("coord_literal", [](Tensor<f32, 2> x, Tensor<f32, 2> y) {
     bad_line = __LINE__; descriptor_store(y, {0, 0}, descriptor_load(x, {k2p31, 0}, {16, 16}));
   });
   const tilejit::test::Expected at_2p31{"descriptor_load: TMA coordinates are signed 32-bit (an i64 index is converted to i32",
                                         "coordinate 0 (dimension 0) = 2147483648", "-2147483648..2147483647"};
   check_user_error(trace_error(literal), at_2p31, kFile);
-  auto block = tilejit::kernel("coord_block", [](Tensor<f32, 2> x, Tensor<f32, 2> y, Block<"R"> R) {
+  auto block = tilejit::kernel("coord_block", [](Tensor<f32, 2> x, Tensor<f32, 2> y, Meta<"R"> R) {
     bad_line = __LINE__; descriptor_store(y, {0, 0}, descriptor_load(x, {R, 0}, {16, 16}));
   });
   check_user_error(trace_error(block, Config{{"R", k2p31}}), at_2p31, kFile);
@@ -253,7 +253,7 @@ TEST_CASE("a configuration literal that names a value twice") {
 }
 
 TEST_CASE("autotuner misuse names the user's line") {
-  auto k = tilejit::kernel("tuned_sites", [](Tensor<f32, 1> y, Block<"B"> B) { store(y, arange(0, 4), 1.0f); (void)B; });
+  auto k = tilejit::kernel("tuned_sites", [](Tensor<f32, 1> y, Meta<"B"> B) { store(y, arange(0, 4), 1.0f); (void)B; });
   std::vector<float> ys(4);
   const TensorView<f32, 1> Y(ys.data(), {4});
   auto bad_index = k.autotune({{"B", {4}}}).grid([](const Config&, const tilejit::TuneArgs& a) {
@@ -273,8 +273,8 @@ TEST_CASE("autotuner misuse names the user's line") {
   auto h = k.autotune({{"B", {4}}}).grid([](const Config&) { return tilejit::dim3(1); });
   heuristic_line = __LINE__; h.heuristic("BN", [](const Config&, const tilejit::TuneArgs&) { return 8; });
   check_user_error(catch_user_error([&] { (void)h.candidates(nullptr, Y); }),
-                   {"autotune: a heuristic of kernel 'tuned_sites' sets 'BN', which is not one of its Block parameters", "BN",
-                    "Block names: B, num_warps, num_stages, programs_per_sm, warp_specialize"}, kFile, heuristic_line);
+                   {"autotune: a heuristic of kernel 'tuned_sites' sets 'BN', which is not one of its Meta parameters", "BN",
+                    "Meta names: B, num_warps, num_stages, programs_per_sm, warp_specialize"}, kFile, heuristic_line);
 }
 
 TEST_CASE("interpret() refuses what launch() would refuse: shared memory over 227 KiB") {
@@ -300,8 +300,8 @@ namespace {
 std::vector<std::string> g_warnings;
 }  // namespace
 
-TEST_CASE("a configuration value that no Block parameter reads is a warning naming it") {
-  auto k = tilejit::kernel("extra_value", [](Tensor<f32, 1> y, Block<"B"> B) { store(y, arange(0, 4), 1.0f); (void)B; });
+TEST_CASE("a configuration value that no Meta parameter reads is a warning naming it") {
+  auto k = tilejit::kernel("extra_value", [](Tensor<f32, 1> y, Meta<"B"> B) { store(y, arange(0, 4), 1.0f); (void)B; });
   std::vector<float> ys(4);
   g_warnings.clear();
   tilejit::set_log_level(tilejit::LogLevel::warn);
@@ -312,7 +312,7 @@ TEST_CASE("a configuration value that no Block parameter reads is a warning nami
   tilejit::set_log_callback(nullptr);
   bool found = false;
   for (const std::string& w : g_warnings)
-    found = found || w.find("configuration value BX=8 is not one of its Block parameters (Block names: B)") != std::string::npos;
+    found = found || w.find("configuration value BX=8 is not one of its Meta parameters (Meta names: B)") != std::string::npos;
   CHECK(found);
   CHECK(ys[3] == 1.0f);
 }

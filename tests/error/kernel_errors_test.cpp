@@ -58,9 +58,9 @@ TEST_CASE("if_else: branches returning different shapes") {
 }
 
 TEST_CASE("configuration without a value the kernel needs") {
-  // The error names the kernel's definition (where Block<"BM"> is declared),
+  // The error names the kernel's definition (where Meta<"BM"> is declared),
   // the missing name and the names the configuration does define.
-  bad_line = __LINE__; auto k = tilejit::kernel("missing_config", [](Tensor<f32, 2> x, Block<"BM"> BM, Block<"BN"> BN) {
+  bad_line = __LINE__; auto k = tilejit::kernel("missing_config", [](Tensor<f32, 2> x, Meta<"BM"> BM, Meta<"BN"> BN) {
     descriptor_load(x, {0, 0}, {BM, BN});
   });
   const unsigned line = bad_line;
@@ -70,7 +70,7 @@ TEST_CASE("configuration without a value the kernel needs") {
 }
 
 TEST_CASE("configuration with no values at all") {
-  bad_line = __LINE__; auto k = tilejit::kernel("empty_config", [](Tensor<f32, 1>, Block<"BLOCK"> B) { (void)B; });
+  bad_line = __LINE__; auto k = tilejit::kernel("empty_config", [](Tensor<f32, 1>, Meta<"BLOCK"> B) { (void)B; });
   const unsigned line = bad_line;
   check_user_error(trace_error(k), {"the configuration has no value named 'BLOCK'", "configuration {num_warps=4, num_stages=auto}",
                                     "no names defined"}, kFile, line);

@@ -124,7 +124,7 @@ TEST_CASE("descriptor_load: tile too large for shared memory") {
 TEST_CASE("descriptor_store: add reduction into a u8 tensor") {
   auto k = tilejit::kernel("reduce_u8", [](Tensor<u8, 2> y) {
     auto v = zeros<u8>({16, 16});
-    bad_line = __LINE__; descriptor_store(y, {0, 0}, v, Reduce::add);
+    bad_line = __LINE__; descriptor_store(y, {0, 0}, v, StoreReduce::add);
   });
   check_user_error(trace_error(k),
                    {"descriptor_store: reductions need a 16-bit or wider element type", "u8",
@@ -134,7 +134,7 @@ TEST_CASE("descriptor_store: add reduction into a u8 tensor") {
 TEST_CASE("descriptor_store: add reduction into an f64 tensor") {
   auto k = tilejit::kernel("reduce_add_f64", [](Tensor<f64, 2> y) {
     auto v = zeros<f64>({4, 2});
-    bad_line = __LINE__; descriptor_store(y, {0, 0}, v, Reduce::add);
+    bad_line = __LINE__; descriptor_store(y, {0, 0}, v, StoreReduce::add);
   });
   check_user_error(trace_error(k),
                    {"the TMA add reduction does not support f64", "f64", "f16, bf16, f32, i32"}, kFile);
@@ -143,11 +143,11 @@ TEST_CASE("descriptor_store: add reduction into an f64 tensor") {
 TEST_CASE("descriptor_store: add reduction into an i64 tensor (the TMA unit faults on it)") {
   auto k = tilejit::kernel("reduce_add_i64", [](Tensor<i64, 1> y) {
     auto v = zeros<i64>({16});
-    bad_line = __LINE__; descriptor_store(y, {0}, v, Reduce::add);
+    bad_line = __LINE__; descriptor_store(y, {0}, v, StoreReduce::add);
   });
   check_user_error(trace_error(k), {"the TMA add reduction does not support i64", "i64", "f16, bf16, f32, i32"}, kFile);
   // min and max into i64 stay allowed
-  auto m = tilejit::kernel("reduce_max_i64", [](Tensor<i64, 1> y) { descriptor_store(y, {0}, zeros<i64>({16}), Reduce::max); });
+  auto m = tilejit::kernel("reduce_max_i64", [](Tensor<i64, 1> y) { descriptor_store(y, {0}, zeros<i64>({16}), StoreReduce::max); });
   CHECK_FALSE(trace_error(m).has_value());
 }
 

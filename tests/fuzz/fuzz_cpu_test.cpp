@@ -130,9 +130,9 @@ TEST_CASE("fuzz: the seeds docs/testing.md names take the products' later choice
   const auto has = [](uint64_t seed, const char* text) { return make_product_program(seed).cpp().find(text) != std::string::npos; };
   for (uint64_t seed : {4ull, 70ull, 74ull}) CHECK_MESSAGE(has(seed, "Precision::ieee"), seed);
   for (uint64_t seed : {19ull, 20ull, 71ull}) CHECK_MESSAGE(has(seed, "Tensor<f64, 2> a"), seed);
-  for (uint64_t seed : {1ull, 5ull, 10ull}) CHECK_MESSAGE(has(seed, ", Reduce::"), seed);
+  for (uint64_t seed : {1ull, 5ull, 10ull}) CHECK_MESSAGE(has(seed, ", StoreReduce::"), seed);
   for (uint64_t seed : {68ull, 147ull, 198ull}) CHECK_MESSAGE(has(seed, "program_id(2)"), seed);
-  CHECK_FALSE(has(0, "Reduce::"));
+  CHECK_FALSE(has(0, "StoreReduce::"));
   CHECK_FALSE(has(0, "Precision::ieee"));
 }
 

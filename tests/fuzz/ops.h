@@ -34,7 +34,7 @@ enum class Reduction { sum, max, min, argmax };
 // Parameters (tilejit::detail::make_param, as a kernel lambda's parameter list makes them).
 TensorRef param_tensor(ir::Graph& g, int index, ir::DType dtype, int rank);
 Val param_scalar(ir::Graph& g, int index, ir::DType dtype);
-/// A Block<"name"> parameter (its value comes from the Config; it adds no node).
+/// A Meta<"name"> parameter (its value comes from the Config; it adds no node).
 void param_block(ir::Graph& g, const std::string& name);
 
 // Values.

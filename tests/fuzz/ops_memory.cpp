@@ -84,7 +84,7 @@ void descriptor_store(const TensorRef& t, const std::vector<Val>& coords, const 
     using T = typename decltype(x)::dtype;
     constexpr int R = decltype(x)::rank;
     [&]<size_t... I>(std::index_sequence<I...>) {
-      dsl::descriptor_store(x, {index_of(coords[I])...}, Value<T, R>(dsl::detail::node, v.id), Reduce(reduce));
+      dsl::descriptor_store(x, {index_of(coords[I])...}, Value<T, R>(dsl::detail::node, v.id), StoreReduce(reduce));
     }(std::make_index_sequence<R>{});
   });
 }

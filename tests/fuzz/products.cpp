@@ -101,7 +101,7 @@ struct Recipe {
   Attn attn = Attn::scaled;
   bool k_trans = true;                    ///< attention: keys stored [S, D] and read .trans() (else stored [D, S])
   int64_t tiles_m = 1, tiles_n = 1;
-  int reduce = 0;                         ///< the output's TMA store: 0 plain, 1 Reduce::add, 2 Reduce::min, 3 Reduce::max
+  int reduce = 0;                         ///< the output's TMA store: 0 plain, 1 StoreReduce::add, 2 StoreReduce::min, 3 StoreReduce::max
   int64_t splits = 1;                     ///< gemm, two_acc: K split over program_id(2), each part reduced into c (exact combines)
   int64_t split_k = 0;                    ///< the K extent of one part (a multiple of BK)
 };
@@ -405,7 +405,7 @@ class Body {
 
   E pid(int axis) { return E{program_id(axis), "program_id(" + int_str(axis) + ")"}; }
   E lit(int64_t v, const std::string& s) { return E{int_literal(DType::i32, v), s}; }
-  /// x * c, printed with the name of c (a Block parameter or a number).
+  /// x * c, printed with the name of c (a Meta parameter or a number).
   E mul(const E& x, int64_t c, const std::string& cs) { return E{binary_literal(Binary::mul, x.v, static_cast<double>(c)), x.s + " * " + cs}; }
   E sop(Binary op, const E& x, const E& y, const char* sym) { return E{binary(op, x.v, y.v), paren(x.s) + " " + sym + " " + paren(y.s)}; }
   E sop_lit(Binary op, const E& x, int64_t c, const std::string& cs, const char* sym) {
@@ -603,7 +603,7 @@ class Body {
     const double err = reduce && v.err > 0 ? 2 * v.err + (reduce == 1 ? ulp(v.v.dtype) : 0) : v.err;
     rec_.tolerance[static_cast<size_t>(t)] = std::max(rec_.tolerance[static_cast<size_t>(t)], err);
     if (tma) {
-      static const char* reduces[] = {"", ", Reduce::add", ", Reduce::min", ", Reduce::max"};
+      static const char* reduces[] = {"", ", StoreReduce::add", ", StoreReduce::min", ", StoreReduce::max"};
       descriptor_store(tref(c), {m.v, n.v}, v.v, reduce);
       line("descriptor_store(" + c + ", {" + m.s + ", " + n.s + "}, " + v.s + reduces[reduce] + ");");
       return;

@@ -719,7 +719,7 @@ class Body {
           coords.push_back(origin[i].v);
           cs += (i ? ", " : "") + origin[i].s;
         }
-        static const char* reduces[] = {"", ", Reduce::add", ", Reduce::min", ", Reduce::max"};
+        static const char* reduces[] = {"", ", StoreReduce::add", ", StoreReduce::min", ", StoreReduce::max"};
         const E& val = v;
         descriptor_store(y.ref, coords, val.v, reduce);
         line("descriptor_store(" + y.s + ", {" + cs + "}, " + val.s + reduces[reduce] + ");");
@@ -881,7 +881,7 @@ std::string Program::cpp() const {
     first = false;
   }
   for (const std::string& b : blocks) {
-    s += (first ? "" : ", ") + std::string("Block<\"") + b + "\"> " + b;
+    s += (first ? "" : ", ") + std::string("Meta<\"") + b + "\"> " + b;
     first = false;
   }
   s += ") {\n" + r.body + "});\n";

@@ -49,7 +49,7 @@ struct Program {
   std::string name;                 ///< the kernel's name: fuzz_<seed>, or fuzz_dot_<seed> for a program with products
   std::vector<TensorSpec> tensors;  ///< the kernel's first parameters
   std::vector<ScalarSpec> scalars;  ///< then these
-  std::vector<std::string> blocks;  ///< then Block<"NAME"> parameters, whose values are in `config`
+  std::vector<std::string> blocks;  ///< then Meta<"NAME"> parameters, whose values are in `config`
   dim3 grid;
   Config config;
   int rank = 1;                     ///< rank of the working tile

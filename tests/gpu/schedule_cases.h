@@ -43,8 +43,8 @@ inline void run_block_scaled(int64_t M, int64_t N, int64_t K, const tilejit::Con
 /// C = A @ B0^T + A @ B1^T with one K loop each (bf16 out): two sequential pipelined loops.
 inline auto two_k_loops_kernel() {
   using namespace tilejit::dsl;
-  return tilejit::kernel("two_loops", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b0, Tensor<bf16, 2> b1, Tensor<bf16, 2> c, Block<"BM"> BM,
-                                         Block<"BN"> BN, Block<"BK"> BK) {
+  return tilejit::kernel("two_loops", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b0, Tensor<bf16, 2> b1, Tensor<bf16, 2> c, Meta<"BM"> BM,
+                                         Meta<"BN"> BN, Meta<"BK"> BK) {
     auto m = program_id(0) * BM, n = program_id(1) * BN;
     auto loop = [&](const Tensor<bf16, 2>& b) {
       return for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {

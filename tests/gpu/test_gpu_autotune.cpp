@@ -16,7 +16,7 @@ namespace {
 // y += x + salt: accumulates into its output. Inputs are small integers, so every sum is exact and
 // the GPU must match the interpreter bit for bit.
 auto accumulate_kernel(float salt) {
-  return tilejit::kernel("gpu_accumulate", [salt](Tensor<f32, 1> x, Tensor<f32, 1> y, Block<"B"> B) {
+  return tilejit::kernel("gpu_accumulate", [salt](Tensor<f32, 1> x, Tensor<f32, 1> y, Meta<"B"> B) {
     auto offs = program_id(0) * B + arange(0, B);
     auto mask = offs < x.size(0);
     store(y, offs, load(y, offs, mask) + (load(x, offs, mask) + salt), mask);

@@ -8,7 +8,7 @@ using tilejit::Config;
 using tilejit::dim3;
 
 TEST_CASE("gpu: a compile during CUDA graph capture is refused; after warmup the captured graph runs") {
-  auto k = tilejit::kernel("captured_scale", [](Tensor<f32, 2> x, Tensor<f32, 2> y, Scalar<f32> a, Block<"B"> B) {
+  auto k = tilejit::kernel("captured_scale", [](Tensor<f32, 2> x, Tensor<f32, 2> y, Scalar<f32> a, Meta<"B"> B) {
     auto t = descriptor_load(x, {program_id(0) * B, 0}, {B, 64});
     descriptor_store(y, {program_id(0) * B, 0}, t * a);
   });

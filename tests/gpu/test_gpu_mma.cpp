@@ -26,7 +26,7 @@ namespace {
 template <class In, class Acc, bool BTransposed, bool ATransposed = false>
 auto matmul_kernel() {
   return tilejit::kernel(ATransposed ? (BTransposed ? "mma_tt" : "mma_tn") : (BTransposed ? "mma_nt" : "mma_nn"),
-                         [](Tensor<In, 2> a, Tensor<In, 2> b, Tensor<Acc, 2> c, Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
+                         [](Tensor<In, 2> a, Tensor<In, 2> b, Tensor<Acc, 2> c, Meta<"BM"> BM, Meta<"BN"> BN, Meta<"BK"> BK) {
                            auto m = program_id(0) * BM, n = program_id(1) * BN;
                            auto acc = for_range(0, a.size(ATransposed ? 0 : 1).template to<i32>(), BK, zeros<Acc>({BM, BN}),
                                                 [&](Scalar<i32> k, Value<Acc, 2> acc) {
@@ -62,8 +62,8 @@ void check(int64_t M, int64_t N, int64_t K, Tiles t, double tol, double lo, doub
 
 /// Attention's two products: O = (Q @ K^T as bf16) @ V, the second with its a (P) in registers.
 auto two_products_kernel() {
-  return tilejit::kernel("two_products", [](Tensor<bf16, 2> q, Tensor<bf16, 2> k, Tensor<bf16, 2> v, Tensor<f32, 2> o, Block<"BM"> BM,
-                                            Block<"BN"> BN, Block<"D"> D) {
+  return tilejit::kernel("two_products", [](Tensor<bf16, 2> q, Tensor<bf16, 2> k, Tensor<bf16, 2> v, Tensor<f32, 2> o, Meta<"BM"> BM,
+                                            Meta<"BN"> BN, Meta<"D"> D) {
     auto m = program_id(0) * BM;
     auto s = dot(descriptor_load(q, {m, 0}, {BM, D}), descriptor_load(k, {0, 0}, {BN, D}).trans(), zeros<f32>({BM, BN}));
     descriptor_store(o, {m, 0}, dot(s.to<bf16>(), descriptor_load(v, {0, 0}, {BN, D}), zeros<f32>({BM, D})));

@@ -37,7 +37,7 @@ auto array_kernel() {
 }
 
 auto add_kernel() {
-  return tilejit::kernel("multi_add", [](Tensor<f32, 1> x, Tensor<f32, 1> y, Block<"B"> B) {
+  return tilejit::kernel("multi_add", [](Tensor<f32, 1> x, Tensor<f32, 1> y, Meta<"B"> B) {
     auto offs = program_id(0) * B + arange(0, B);
     auto mask = offs < x.size(0);
     store(y, offs, load(x, offs, mask) * 3.0f, mask);

@@ -80,7 +80,7 @@ TEST_CASE("gpu: binary ops and comparisons") {
 TEST_CASE("gpu: masked pointer loads and stores (vector add)") {
   for (int64_t n : {1, 127, 128, 1000, 4099}) {
     SUBCASE(("n = " + std::to_string(n)).c_str()) {
-      auto k = tilejit::kernel("vadd", [](Tensor<f32, 1> x, Tensor<f32, 1> y, Tensor<f32, 1> z, Block<"B"> B) {
+      auto k = tilejit::kernel("vadd", [](Tensor<f32, 1> x, Tensor<f32, 1> y, Tensor<f32, 1> z, Meta<"B"> B) {
         auto offs = program_id(0) * B + arange(0, B);
         auto mask = offs < x.size(0);
         store(z, offs, load(x, offs, mask) + load(y, offs, mask), mask);
@@ -99,7 +99,7 @@ TEST_CASE("gpu: jagged sequences with device-built descriptors (seed 002)") {
   for (size_t li = 0; li < layouts.size(); ++li) {
     SUBCASE(("layout " + std::to_string(li)).c_str()) {
       const auto& offs = layouts[li];
-      auto k = tilejit::kernel("jagged", [](Tensor<i32, 1> offsets, Tensor<bf16, 2> x, Tensor<bf16, 2> y, Block<"BM"> BM, Block<"D"> D) {
+      auto k = tilejit::kernel("jagged", [](Tensor<i32, 1> offsets, Tensor<bf16, 2> x, Tensor<bf16, 2> y, Meta<"BM"> BM, Meta<"D"> D) {
         auto b = program_id(1);
         auto start = load(offsets, b);
         auto end = load(offsets, b + 1);
@@ -232,7 +232,7 @@ TEST_CASE("gpu: reductions and dot and control flow") {
   }
   for (int64_t K : {16, 48, 100}) {
     SUBCASE(("dot with a K loop, K = " + std::to_string(K)).c_str()) {
-      auto k = tilejit::kernel("matmul", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> c, Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
+      auto k = tilejit::kernel("matmul", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> c, Meta<"BM"> BM, Meta<"BN"> BN, Meta<"BK"> BK) {
         auto m = program_id(0) * BM;
         auto n = program_id(1) * BN;
         auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> kk, Value<f32, 2> acc) {

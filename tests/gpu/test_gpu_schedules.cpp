@@ -95,7 +95,7 @@ TEST_CASE("gpu: a K loop that scales its accumulator before each product (in pla
   // acc = dot(a_k, b_k^T, acc * decay): the previous step's product is awaited right before the threads scale its
   // registers in place; each step's product stays in flight into the next.
   auto kern = tilejit::kernel("gemm_decayed_acc", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> c, Scalar<f32> decay,
-                                                     Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
+                                                     Meta<"BM"> BM, Meta<"BN"> BN, Meta<"BK"> BK) {
     auto m = program_id(0) * BM, n = program_id(1) * BN;
     auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
       return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {n, k}, {BN, BK}).trans(), acc * decay);
@@ -155,7 +155,7 @@ TEST_CASE("gpu: two sequential pipelined K loops sharing their shared memory mat
 TEST_CASE("gpu: 8-bit M/N-major GEMMs at 2 stages with split-K bounds, a bias or a reducing store alone match the interpreter") {
   // Each ingredient of products seeds 1416 and 2893 (below) on its own, at the stage count where their combination
   // fails: loop bounds from program_id and minimum, a bias tile issued before the loop, a TMA reduce-max store.
-  auto v1 = tilejit::kernel("diag_bounds", [](Tensor<f8e4m3, 2> a, Tensor<f8e4m3, 2> b, Tensor<f32, 2> c, Scalar<i32> KS, Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
+  auto v1 = tilejit::kernel("diag_bounds", [](Tensor<f8e4m3, 2> a, Tensor<f8e4m3, 2> b, Tensor<f32, 2> c, Scalar<i32> KS, Meta<"BM"> BM, Meta<"BN"> BN, Meta<"BK"> BK) {
     auto m = program_id(0) * BM, n = program_id(1) * BN;
     auto k0 = program_id(2) * KS;
     auto k1 = minimum(k0 + KS, a.size(0).to<i32>());
@@ -164,19 +164,19 @@ TEST_CASE("gpu: 8-bit M/N-major GEMMs at 2 stages with split-K bounds, a bias or
     });
     descriptor_store(c, {m, n}, acc);
   });
-  auto v2 = tilejit::kernel("diag_bias", [](Tensor<f8e4m3, 2> a, Tensor<f8e4m3, 2> b, Tensor<f32, 1> bias, Tensor<f32, 2> c, Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
+  auto v2 = tilejit::kernel("diag_bias", [](Tensor<f8e4m3, 2> a, Tensor<f8e4m3, 2> b, Tensor<f32, 1> bias, Tensor<f32, 2> c, Meta<"BM"> BM, Meta<"BN"> BN, Meta<"BK"> BK) {
     auto m = program_id(0) * BM, n = program_id(1) * BN;
     auto acc = for_range(0, a.size(0).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> kk, Value<f32, 2> acc) {
       return dot(descriptor_load(a, {kk, m}, {BK, BM}).trans(), descriptor_load(b, {kk, n}, {BK, BN}), acc);
     });
     descriptor_store(c, {m, n}, acc + descriptor_load(bias, {m}, {BM}).expand_dims<1>());
   });
-  auto v3 = tilejit::kernel("diag_redmax", [](Tensor<f8e4m3, 2> a, Tensor<f8e4m3, 2> b, Tensor<bf16, 2> c, Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
+  auto v3 = tilejit::kernel("diag_redmax", [](Tensor<f8e4m3, 2> a, Tensor<f8e4m3, 2> b, Tensor<bf16, 2> c, Meta<"BM"> BM, Meta<"BN"> BN, Meta<"BK"> BK) {
     auto m = program_id(0) * BM, n = program_id(1) * BN;
     auto acc = for_range(0, a.size(0).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> kk, Value<f32, 2> acc) {
       return dot(descriptor_load(a, {kk, m}, {BK, BM}).trans(), descriptor_load(b, {kk, n}, {BK, BN}), acc);
     });
-    descriptor_store(c, {m, n}, acc.to<bf16>(), Reduce::max);
+    descriptor_store(c, {m, n}, acc.to<bf16>(), StoreReduce::max);
   });
   const Config cfg({{"BM", 128}, {"BN", 128}, {"BK", 128}}, 4, 2);
   Twin<f8e4m3, 2> a({288, 256}, {288, 1}), b({288, 330}, {368, 1});
@@ -193,14 +193,14 @@ TEST_CASE("gpu: split-K GEMMs of 8-bit M/N-major operands (copied K-major) reduc
   // At 2 stages thread 0 ran the K loop apart from its warp (ptxas closed the prologue's divergent region after the
   // loop): the barrier after the K-major copies let wgmma read unfinished copies. A __syncwarp after the prologue.
   auto k = tilejit::kernel("splitk_e4m3", [](Tensor<f8e4m3, 2> a, Tensor<f8e4m3, 2> b, Tensor<f32, 1> bias, Tensor<bf16, 2> c,
-                                             Scalar<i32> KS, Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
+                                             Scalar<i32> KS, Meta<"BM"> BM, Meta<"BN"> BN, Meta<"BK"> BK) {
     auto m = program_id(0) * BM, n = program_id(1) * BN;
     auto k0 = program_id(2) * KS;
     auto k1 = minimum(k0 + KS, a.size(0).to<i32>());
     auto acc = for_range(k0, k1, BK, zeros<f32>({BM, BN}), [&](Scalar<i32> kk, Value<f32, 2> acc) {
       return dot(descriptor_load(a, {kk, m}, {BK, BM}).trans(), descriptor_load(b, {kk, n}, {BK, BN}), acc);
     });
-    descriptor_store(c, {m, n}, (acc + descriptor_load(bias, {m}, {BM}).expand_dims<1>()).to<bf16>(), Reduce::max);
+    descriptor_store(c, {m, n}, (acc + descriptor_load(bias, {m}, {BM}).expand_dims<1>()).to<bf16>(), StoreReduce::max);
   });
   for (int stages = 1; stages <= 3; ++stages)
     for (int parts : {1, 3}) {

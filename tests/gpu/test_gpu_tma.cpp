@@ -14,7 +14,7 @@ namespace {
 // that are multiples of 16 bytes, so only the loads are shifted, by 16 bytes innermost.
 template <class T>
 void copy_2d(int64_t M, int64_t N, int64_t BM, int64_t BN, int shift) {
-  auto k = tilejit::kernel("copy2d", [](Tensor<T, 2> x, Tensor<T, 2> y, Scalar<i32> s, Scalar<i32> si, Block<"BM"> bm, Block<"BN"> bn) {
+  auto k = tilejit::kernel("copy2d", [](Tensor<T, 2> x, Tensor<T, 2> y, Scalar<i32> s, Scalar<i32> si, Meta<"BM"> bm, Meta<"BN"> bn) {
     auto m = program_id(0) * bm;
     auto n = program_id(1) * bn;
     descriptor_store(y, {m, n}, descriptor_load(x, {m - s, n - si}, {bm, bn}));
@@ -30,7 +30,7 @@ void copy_2d(int64_t M, int64_t N, int64_t BM, int64_t BN, int shift) {
 // z = x * a + b elementwise over TMA tiles.
 template <class T>
 void axpb_2d(int64_t M, int64_t N, int64_t BM, int64_t BN) {
-  auto k = tilejit::kernel("axpb", [](Tensor<T, 2> x, Tensor<T, 2> z, Scalar<float> a, Scalar<float> b, Block<"BM"> bm, Block<"BN"> bn) {
+  auto k = tilejit::kernel("axpb", [](Tensor<T, 2> x, Tensor<T, 2> z, Scalar<float> a, Scalar<float> b, Meta<"BM"> bm, Meta<"BN"> bn) {
     auto m = program_id(0) * bm;
     auto n = program_id(1) * bn;
     auto t = descriptor_load(x, {m, n}, {bm, bn}).template to<f32>();
@@ -200,7 +200,7 @@ TEST_CASE("gpu: NaN converts to integer 0 (f32 and f64 to i8, u8, i32, i64), as 
 
 TEST_CASE("gpu: TMA reduce-add store accumulates across programs") {
   auto k = tilejit::kernel("reduce_add", [](Tensor<f32, 2> x, Tensor<f32, 2> y) {
-    descriptor_store(y, {0, 0}, descriptor_load(x, {program_id(0) * 16, 0}, {16, 32}), Reduce::add);
+    descriptor_store(y, {0, 0}, descriptor_load(x, {program_id(0) * 16, 0}, {16, 32}), StoreReduce::add);
   });
   Twin<f32, 2> x({64, 32}), y({16, 32});
   x.randomize(5, -2, 2);
@@ -213,7 +213,7 @@ TEST_CASE("gpu: TMA reduce-add store accumulates across programs") {
 namespace {
 // y = min or max(y, x) through a TMA reduction, NaN on either side: x holds NaN in every fifth element and
 // its box hangs 32 columns past the tensor (NaN fill); y holds NaN in every third element.
-template <class T, Reduce Red>
+template <class T, StoreReduce Red>
 void nan_reduce_case() {
   auto k = tilejit::kernel("nan_reduce", [](Tensor<T, 2> x, Tensor<T, 2> y) {
     descriptor_store(y, {0, 0}, descriptor_load(x, {0, 32}, {8, 64}, {}, Fill::nan), Red);
@@ -238,8 +238,8 @@ void nan_reduce_case() {
 
 TEST_CASE("gpu: TMA float min and max reductions ignore a NaN operand (minNum / maxNum)") {
   // sm_90's TMA min / max take f16 and bf16 among the floats (f32 is a UserError).
-  SUBCASE("bf16 min") { nan_reduce_case<bf16, Reduce::min>(); }
-  SUBCASE("bf16 max") { nan_reduce_case<bf16, Reduce::max>(); }
-  SUBCASE("f16 min") { nan_reduce_case<f16, Reduce::min>(); }
-  SUBCASE("f16 max") { nan_reduce_case<f16, Reduce::max>(); }
+  SUBCASE("bf16 min") { nan_reduce_case<bf16, StoreReduce::min>(); }
+  SUBCASE("bf16 max") { nan_reduce_case<bf16, StoreReduce::max>(); }
+  SUBCASE("f16 min") { nan_reduce_case<f16, StoreReduce::min>(); }
+  SUBCASE("f16 max") { nan_reduce_case<f16, StoreReduce::max>(); }
 }

@@ -33,7 +33,7 @@ std::string tiles(int64_t bm, int64_t bn, int64_t bk, int warps, int stages) {
 /// The tutorial GEMM with operands of type T, B stored [K, N], f32 C.
 template <class T>
 auto tutorial_gemm(const char* name) {
-  return tilejit::kernel(name, [](Tensor<T, 2> a, Tensor<T, 2> b, Tensor<f32, 2> c, Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
+  return tilejit::kernel(name, [](Tensor<T, 2> a, Tensor<T, 2> b, Tensor<f32, 2> c, Meta<"BM"> BM, Meta<"BN"> BN, Meta<"BK"> BK) {
     auto m = program_id(0) * BM, n = program_id(1) * BN;
     auto acc = for_range(0, a.size(1).template to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
       return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {k, n}, {BK, BN}), acc);
@@ -81,7 +81,7 @@ TEST_CASE("gpu: warp-specialized fp8 and tf32 GEMMs (K-major copies among the co
   // e4m3 with B stored [N, K] (read through .trans()); tf32 with B stored [K, N], which the consumer threads copy
   // K-major in every iteration between barriers of their own (the producer never reaches them).
   auto e4m3 = tilejit::kernel("gemm_roles_e4m3", [](Tensor<f8e4m3, 2> a, Tensor<f8e4m3, 2> b, Tensor<f32, 2> c,
-                                                    Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
+                                                    Meta<"BM"> BM, Meta<"BN"> BN, Meta<"BK"> BK) {
     auto m = program_id(0) * BM, n = program_id(1) * BN;
     auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
       return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {n, k}, {BN, BK}).trans(), acc);
@@ -177,7 +177,7 @@ TEST_CASE("gpu: warp roles with a tile schedule read from memory (MoE-style) mat
   // Each tile's first row is read from `tile_rows` (as a grouped GEMM finds its tiles from expert offsets): the
   // producer reads it too. Tiled (one program per tile) and persistent (a tile loop reading the schedule).
   auto tiled = tilejit::kernel("schedule_gemm", [](Tensor<i32, 1> tile_rows, Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> c,
-                                                   Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
+                                                   Meta<"BM"> BM, Meta<"BN"> BN, Meta<"BK"> BK) {
     auto m = load(tile_rows, program_id(0)), n = program_id(1) * BN;
     auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
       return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {n, k}, {BN, BK}).trans(), acc);
@@ -185,7 +185,7 @@ TEST_CASE("gpu: warp roles with a tile schedule read from memory (MoE-style) mat
     descriptor_store(c, {m, n}, acc);
   });
   auto persistent = tilejit::kernel("schedule_gemm_persistent", [](Tensor<i32, 1> tile_rows, Tensor<bf16, 2> a, Tensor<bf16, 2> b,
-                                                                   Tensor<f32, 2> c, Block<"BM"> BM, Block<"BN"> BN, Block<"BK"> BK) {
+                                                                   Tensor<f32, 2> c, Meta<"BM"> BM, Meta<"BN"> BN, Meta<"BK"> BK) {
     auto tiles_n = (c.size(1).to<i32>() + BN - 1) / BN;
     auto tiles = tile_rows.size(0).to<i32>() * tiles_n;
     for_range(program_id(0), tiles, num_programs(0), [&](Scalar<i32> t) {

@@ -223,7 +223,7 @@ namespace {
 /// C = A @ B with bf16 inputs and an f32 accumulator: TMA tiles, a K loop, zero fill at every edge.
 auto gemm_kernel() {
   return tilejit::kernel("gemm", [](dsl::Tensor<dsl::bf16, 2> A, dsl::Tensor<dsl::bf16, 2> B, dsl::Tensor<dsl::f32, 2> C,
-                                    dsl::Block<"BM"> BM, dsl::Block<"BN"> BN, dsl::Block<"BK"> BK) {
+                                    dsl::Meta<"BM"> BM, dsl::Meta<"BN"> BN, dsl::Meta<"BK"> BK) {
     using namespace tilejit::dsl;
     auto m = program_id(0) * BM;
     auto n = program_id(1) * BN;

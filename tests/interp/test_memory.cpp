@@ -49,7 +49,7 @@ TEST_CASE("bool tensors hold one byte per element; any nonzero byte reads as tru
 namespace {
 /// y[i, j] = x[i, j] + 1 for a [BM, BN] tile per program, masked at the edges; masked-off loads read -1.
 auto masked_kernel() {
-  return tilejit::kernel("masked", [](dsl::Tensor<dsl::f32, 2> x, dsl::Tensor<dsl::f32, 2> y, dsl::Block<"BM"> BM, dsl::Block<"BN"> BN) {
+  return tilejit::kernel("masked", [](dsl::Tensor<dsl::f32, 2> x, dsl::Tensor<dsl::f32, 2> y, dsl::Meta<"BM"> BM, dsl::Meta<"BN"> BN) {
     using namespace tilejit::dsl;
     auto rows = program_id(0) * BM + arange(0, BM);
     auto cols = program_id(1) * BN + arange(0, BN);

@@ -206,10 +206,10 @@ TEST_CASE("DSL block construction: arange, full, zeros, expand_dims, broadcast_t
 
 namespace {
 /// A kernel generic over its element type: cast<f32>(x) and expand_dims<0>(x) need no `.template`, and load and
-/// store take literal offsets (a number or a Block value).
+/// store take literal offsets (a number or a Meta value).
 template <class T>
 auto generic_kernel() {
-  return tilejit::kernel("generic", [](dsl::Tensor<T, 1> x, dsl::Tensor<dsl::f32, 1> y, dsl::Tensor<dsl::i32, 1> n, dsl::Block<"B"> B) {
+  return tilejit::kernel("generic", [](dsl::Tensor<T, 1> x, dsl::Tensor<dsl::f32, 1> y, dsl::Tensor<dsl::i32, 1> n, dsl::Meta<"B"> B) {
     using namespace tilejit::dsl;
     auto i = arange(0, B);
     auto v = cast<f32>(load(x, i));
@@ -234,9 +234,9 @@ TEST_CASE("DSL in a template: cast<T>(x) and expand_dims<A>(x) as free functions
   CHECK(n.geti(2) == 8 * 2);                      // n[3] * 2, i64 offsets
 }
 
-TEST_CASE("DSL where between two literals: integers give an i32 block, floats an f32 one, Block values count as integers") {
+TEST_CASE("DSL where between two literals: integers give an i32 block, floats an f32 one, Meta values count as integers") {
   auto k = tilejit::kernel("where_literals", [](dsl::Tensor<dsl::i32, 1> oi, dsl::Tensor<dsl::f32, 1> of, dsl::Tensor<dsl::i64, 1> ol,
-                                                dsl::Block<"B"> B) {
+                                                dsl::Meta<"B"> B) {
     using namespace tilejit::dsl;
     auto i = arange(0, 8);
     auto ones = where(i < 3, 1, 0);  // Value<i32, 1>
@@ -288,7 +288,7 @@ TEST_CASE("DSL integer promotion and literals: i8 + i32 is i32, u8 wraps, i64 ar
 namespace {
 auto scale_kernel() {
   return tilejit::kernel("scale", [](dsl::Tensor<dsl::bf16, 2> x, dsl::Tensor<dsl::bf16, 2> y, dsl::Scalar<dsl::f32> alpha,
-                                     dsl::Block<"BM"> BM, dsl::Block<"BN"> BN) {
+                                     dsl::Meta<"BM"> BM, dsl::Meta<"BN"> BN) {
     using namespace tilejit::dsl;
     auto m = program_id(0) * BM;
     auto n = program_id(1) * BN;
@@ -452,3 +452,19 @@ TEST_CASE("a run rejected in a later program leaves the tensors it writes as the
   for (float v : y) CHECK(v == 1.0f);
   CHECK(counts[0] == 10);
 }
+
+// The former spellings of Meta and StoreReduce keep compiling (with a deprecation warning, silenced here).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+TEST_CASE("deprecated spellings: Block<\"B\"> is Meta<\"B\">, Reduce is StoreReduce") {
+  static_assert(std::is_same_v<tilejit::dsl::Block<"B">, tilejit::dsl::Meta<"B">>);
+  static_assert(std::is_same_v<tilejit::dsl::Reduce, tilejit::dsl::StoreReduce>);
+  auto k = tilejit::kernel("old_names", [](tilejit::dsl::Tensor<tilejit::dsl::f32, 1> y, tilejit::dsl::Block<"B"> B) {
+    using namespace tilejit::dsl;
+    descriptor_store(y, {0}, full<f32>({B}, 1.0f), Reduce::add);
+  });
+  std::vector<float> y(8, 1.0f);
+  k.interpret(tilejit::dim3(1), tilejit::Config{{"B", 8}}, tilejit::TensorView<float, 1>(y.data(), {8}));
+  CHECK(y[7] == 2.0f);
+}
+#pragma GCC diagnostic pop

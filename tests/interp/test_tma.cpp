@@ -224,7 +224,7 @@ auto load_kernel(std::array<int64_t, R> box, std::array<int64_t, R> est, dsl::Fi
 }
 
 template <class T, int R, size_t... I>
-auto store_kernel(std::array<int64_t, R> box, dsl::Reduce reduce, int64_t numel, std::index_sequence<I...>) {
+auto store_kernel(std::array<int64_t, R> box, dsl::StoreReduce reduce, int64_t numel, std::index_sequence<I...>) {
   return tilejit::kernel("tma_store_sweep", [=](dsl::Tensor<T, R> x, dsl::Tensor<dsl::i32, 1> coords, dsl::Tensor<T, 1> src) {
     using namespace tilejit::dsl;
     auto pid = program_id(0);
@@ -323,7 +323,7 @@ StoreRun check_store(const TmaCase& c, uint64_t seed) {
   const auto programs = static_cast<int64_t>(c.coords.size());
   Buffer src(t, programs * numel);
   for (int64_t k = 0; k < src.size(); ++k) src.set_bits(k, random_bits(t, r));
-  auto k = store_kernel<T, R>(arr<T, R>(c.box), dsl::Reduce::none, numel, std::make_index_sequence<R>{});
+  auto k = store_kernel<T, R>(arr<T, R>(c.box), dsl::StoreReduce::none, numel, std::make_index_sequence<R>{});
   const auto g = k.trace(Config{});
   tilejit::interp::run(*g, dim3(static_cast<uint32_t>(programs)),
                        std::vector<tilejit::KernelArg>{tensor_arg(mem.arg(c.sizes, c.strides, guard)), tensor_arg(coords.arg1()),
@@ -434,7 +434,7 @@ TEST_CASE("NaN fill gives NaN for f16 and f32 outside the tensor, data inside") 
 
 namespace {
 template <class T>
-void reduce_case(dsl::Reduce red, const std::function<uint64_t(uint64_t, uint64_t)>& combine, const std::function<double(int64_t)>& gen) {
+void reduce_case(dsl::StoreReduce red, const std::function<uint64_t(uint64_t, uint64_t)>& combine, const std::function<double(int64_t)>& gen) {
   const DType t = dsl::dtype_v<T>;
   const int64_t u = 16 / ir::size_of(t);
   const int64_t M = 7, N = 3 * u, stride = 4 * u, B0 = 4, B1 = 2 * u;  // a store needs rows of whole 16-byte units
@@ -474,25 +474,25 @@ void reduce_case(dsl::Reduce red, const std::function<uint64_t(uint64_t, uint64_
 }
 
 template <class T>
-std::function<uint64_t(uint64_t, uint64_t)> float_combine(dsl::Reduce red) {
+std::function<uint64_t(uint64_t, uint64_t)> float_combine(dsl::StoreReduce red) {
   const DType t = dsl::dtype_v<T>;
   return [t, red](uint64_t a, uint64_t b) {
     const double x = decode_float(t, a), y = decode_float(t, b);
     double r;
-    if (red == dsl::Reduce::add) r = ref_round(t, static_cast<float>(x) + static_cast<float>(y));
-    else if (red == dsl::Reduce::min) r = std::min(x, y);
+    if (red == dsl::StoreReduce::add) r = ref_round(t, static_cast<float>(x) + static_cast<float>(y));
+    else if (red == dsl::StoreReduce::min) r = std::min(x, y);
     else r = std::max(x, y);
     return encode(t, r);
   };
 }
 template <class T>
-std::function<uint64_t(uint64_t, uint64_t)> int_combine(dsl::Reduce red) {
+std::function<uint64_t(uint64_t, uint64_t)> int_combine(dsl::StoreReduce red) {
   const DType t = dsl::dtype_v<T>;
   return [t, red](uint64_t a, uint64_t b) {
     const int64_t x = decode_int(t, a), y = decode_int(t, b);
     int64_t r;
-    if (red == dsl::Reduce::add) r = ref_wrap(t, static_cast<int64_t>(static_cast<uint64_t>(x) + static_cast<uint64_t>(y)));
-    else if (red == dsl::Reduce::min) r = std::min(x, y);
+    if (red == dsl::StoreReduce::add) r = ref_wrap(t, static_cast<int64_t>(static_cast<uint64_t>(x) + static_cast<uint64_t>(y)));
+    else if (red == dsl::StoreReduce::min) r = std::min(x, y);
     else r = std::max(x, y);
     return static_cast<uint64_t>(r) & (ir::size_of(t) == 8 ? ~0ull : (1ull << (8 * ir::size_of(t))) - 1);
   };
@@ -502,13 +502,13 @@ std::function<uint64_t(uint64_t, uint64_t)> int_combine(dsl::Reduce red) {
 TEST_CASE("descriptor_store with add, min and max reductions combines with memory") {
   const auto fgen = [](int64_t k) { return static_cast<double>((k * 37) % 29) * 0.375 - 4.0; };
   const auto igen = [](int64_t k) { return static_cast<double>(((k * 2654435761) % 2001) - 1000) * 1000003.0; };
-  for (dsl::Reduce red : {dsl::Reduce::add, dsl::Reduce::min, dsl::Reduce::max}) {
-    const std::string rn = red == dsl::Reduce::add ? "add" : red == dsl::Reduce::min ? "min" : "max";
+  for (dsl::StoreReduce red : {dsl::StoreReduce::add, dsl::StoreReduce::min, dsl::StoreReduce::max}) {
+    const std::string rn = red == dsl::StoreReduce::add ? "add" : red == dsl::StoreReduce::min ? "min" : "max";
     SUBCASE(("f32 " + rn).c_str()) { reduce_case<dsl::f32>(red, float_combine<dsl::f32>(red), fgen); }
     SUBCASE(("bf16 " + rn).c_str()) { reduce_case<dsl::bf16>(red, float_combine<dsl::bf16>(red), fgen); }
     SUBCASE(("f16 " + rn).c_str()) { reduce_case<dsl::f16>(red, float_combine<dsl::f16>(red), fgen); }
     SUBCASE(("i32 " + rn).c_str()) { reduce_case<dsl::i32>(red, int_combine<dsl::i32>(red), igen); }
-    if (red != dsl::Reduce::add)  // the TMA unit has no i64 add (a UserError, tests/error)
+    if (red != dsl::StoreReduce::add)  // the TMA unit has no i64 add (a UserError, tests/error)
       SUBCASE(("i64 " + rn).c_str()) { reduce_case<dsl::i64>(red, int_combine<dsl::i64>(red), igen); }
   }
   SUBCASE("bf16 add rounds in bf16: 1 + 2^-9 stays 1") {
@@ -519,7 +519,7 @@ TEST_CASE("descriptor_store with add, min and max reductions combines with memor
     }
     auto k = tilejit::kernel("bf16_add", [](dsl::Tensor<dsl::bf16, 1> x, dsl::Tensor<dsl::bf16, 1> y) {
       using namespace tilejit::dsl;
-      descriptor_store(x, {0}, descriptor_load(y, {0}, {8}), Reduce::add);
+      descriptor_store(x, {0}, descriptor_load(y, {0}, {8}), StoreReduce::add);
     });
     tilejit::interp::run(*k.trace(Config{}), dim3(1), std::vector<tilejit::KernelArg>{tensor_arg(mem.arg1()), tensor_arg(v.arg1())});
     for (int64_t i = 0; i < 8; ++i) CHECK(mem.getf(i) == 1.0);
@@ -623,7 +623,7 @@ void expect_store_refused(const TmaCase& c, const std::string& rule, const std::
   }
   for (int64_t k = 0; k < src.size(); ++k) src.set_bits(k, random_bits(t, r));
   const Buffer coords = coords_buffer(c);
-  auto k = store_kernel<T, 2>(arr<T, 2>(c.box), dsl::Reduce::none, c.tile_numel(), std::make_index_sequence<2>{});
+  auto k = store_kernel<T, 2>(arr<T, 2>(c.box), dsl::StoreReduce::none, c.tile_numel(), std::make_index_sequence<2>{});
   const auto g = k.trace(Config{});
   const int line = op_line(*g, Op::DescStore);
   REQUIRE(line > 0);
@@ -1065,7 +1065,7 @@ TEST_CASE("TensorArray elements chosen by a runtime index") {
 namespace {
 auto jagged_kernel() {
   return tilejit::kernel("jagged_scale", [](dsl::Tensor<dsl::f32, 2> x, dsl::Tensor<dsl::f32, 2> y, dsl::Tensor<dsl::i64, 1> offsets,
-                                            dsl::Scalar<dsl::f32> alpha, dsl::Block<"BM"> BM, dsl::Block<"D"> D) {
+                                            dsl::Scalar<dsl::f32> alpha, dsl::Meta<"BM"> BM, dsl::Meta<"D"> D) {
     using namespace tilejit::dsl;
     auto seq = program_id(1);
     auto start = load(offsets, seq);

@@ -44,7 +44,7 @@ float fresh_salt() {
 
 // y[i] += x[i] * salt: a kernel that accumulates into its output.
 auto accumulate_kernel(float salt, const char* name = "accumulate") {
-  return tilejit::kernel(name, [salt](Tensor<f32, 1> x, Tensor<f32, 1> y, Block<"B"> B) {
+  return tilejit::kernel(name, [salt](Tensor<f32, 1> x, Tensor<f32, 1> y, Meta<"B"> B) {
     auto offs = program_id(0) * B + arange(0, B);
     auto mask = offs < x.size(0);
     store(y, offs, load(y, offs, mask) + load(x, offs, mask) * salt, mask);
@@ -111,7 +111,7 @@ TEST_CASE("search spaces expand in order; bad spaces are UserErrors at the calle
 
 TEST_CASE("the default key buckets sizes to powers of two and names dtypes; key scalars and custom keys") {
   auto k = tilejit::kernel(
-      "keyed", [](Tensor<f32, 2> x, Tensor<bf16, 1> y, Scalar<i32> n, Scalar<f32> a, Block<"B">) {
+      "keyed", [](Tensor<f32, 2> x, Tensor<bf16, 1> y, Scalar<i32> n, Scalar<f32> a, Meta<"B">) {
         store(y, arange(0, 16), load(x, arange(0, 16)).to<bf16>() * a.to<bf16>() + n.to<f32>().to<bf16>());
       });
   std::vector<float> xs(2048);
@@ -141,7 +141,7 @@ TEST_CASE("the default key buckets sizes to powers of two and names dtypes; key 
 
 TEST_CASE("TuneArgs reports misuse with the argument, the value and the limit") {
   auto k = tilejit::kernel("args",
-                           [](Tensor<f32, 1> x, Scalar<f32> a, Block<"B">) { store(x, arange(0, 16), a); });
+                           [](Tensor<f32, 1> x, Scalar<f32> a, Meta<"B">) { store(x, arange(0, 16), a); });
   std::vector<float> xs(16);
   const auto bound = k.bind(tilejit::TensorView<f32, 1>(xs.data(), {16}), 2.0f);
   const TuneArgs args(bound);
@@ -156,8 +156,8 @@ TEST_CASE("TuneArgs reports misuse with the argument, the value and the limit") 
 }
 
 TEST_CASE("autotune() without a space: the matrix-product space for BM / BN / BK kernels, an error naming the line for others") {
-  auto gemm = tilejit::kernel("default_space_gemm", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c, Block<"BN"> BN,
-                                                       Block<"BM"> BM, Block<"BK"> BK) {
+  auto gemm = tilejit::kernel("default_space_gemm", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c, Meta<"BN"> BN,
+                                                       Meta<"BM"> BM, Meta<"BK"> BK) {
     auto m = program_id(0) * BM, n = program_id(1) * BN;
     auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
       return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {k, n}, {BK, BN}), acc);
@@ -185,7 +185,7 @@ TEST_CASE("autotune() without a space: the matrix-product space for BM / BN / BK
     const std::string what = e.what();
     CHECK(what.find("test_autotune.cpp:" + std::to_string(line)) != std::string::npos);
     CHECK(what.find("BM, BN and BK") != std::string::npos);
-    CHECK(e.value() == "Block parameters B");
+    CHECK(e.value() == "Meta parameters B");
   }
   CHECK(thrown);
 }
@@ -235,7 +235,7 @@ TEST_CASE("selection: the fastest candidate by the injected timer wins; outputs 
 
 TEST_CASE("unusable candidates are warnings; when all are unusable the error lists each and why") {
   const float salt = fresh_salt();  // new code: no decision from an earlier run
-  auto k = tilejit::kernel("tiles", [salt](Tensor<f32, 2> x, Tensor<f32, 2> y, Block<"B"> B) {
+  auto k = tilejit::kernel("tiles", [salt](Tensor<f32, 2> x, Tensor<f32, 2> y, Meta<"B"> B) {
     descriptor_store(y, {program_id(0) * B, 0}, descriptor_load(x, {program_id(0) * B, 0}, {B, 64}) * salt);
   });
   std::vector<float> xs(512 * 64), ys(512 * 64);
@@ -347,7 +347,7 @@ TEST_CASE("a change of the kernel that only a later candidate sees is a new deci
   const tilejit::TensorView<f32, 1> X(xs.data(), {700}), Y(ys.data(), {700});
   // Two versions of one kernel that trace alike for B = 64 and differ for B = 256.
   auto version = [salt](float large_b_factor) {
-    return tilejit::kernel("versioned", [salt, large_b_factor](Tensor<f32, 1> x, Tensor<f32, 1> y, Block<"B"> B) {
+    return tilejit::kernel("versioned", [salt, large_b_factor](Tensor<f32, 1> x, Tensor<f32, 1> y, Meta<"B"> B) {
       auto offs = program_id(0) * B + arange(0, B);
       auto mask = offs < x.size(0);
       const float f = static_cast<int64_t>(B) > 64 ? large_b_factor : salt;
@@ -492,11 +492,11 @@ TEST_CASE("8 processes x 20 rounds writing decisions to one folder leave only wh
 
 TEST_CASE("written_params: the tensors a kernel stores to, through views and atomics") {
   auto k = tilejit::kernel(
-      "writes", [](Tensor<f32, 1> a, Tensor<f32, 2> b, Tensor<f32, 1> c, Tensor<f32, 1> d, Block<"B"> B) {
+      "writes", [](Tensor<f32, 1> a, Tensor<f32, 2> b, Tensor<f32, 1> c, Tensor<f32, 1> d, Meta<"B"> B) {
         auto offs = arange(0, B);
         store(a, offs, load(d, offs));
         atomic_add(c, offs, load(d, offs));
-        descriptor_store(b, {0, 0}, descriptor_load(b, {0, 0}, {B, B}), Reduce::add);
+        descriptor_store(b, {0, 0}, descriptor_load(b, {0, 0}, {B, B}), StoreReduce::add);
       });
   CHECK(tilejit::ir::written_params(*k.trace(Config{{"B", 16}})) == std::vector<int>{0, 1, 2});
 }

@@ -19,7 +19,7 @@ using namespace tilejit::dsl;
 namespace {
 // A kernel whose generated source is new to the cache folder: `salt` is baked into the code.
 auto salted_kernel(float salt) {
-  return tilejit::kernel("salted", [salt](Tensor<f32, 2> x, Tensor<f32, 2> y, Block<"BM"> BM) {
+  return tilejit::kernel("salted", [salt](Tensor<f32, 2> x, Tensor<f32, 2> y, Meta<"BM"> BM) {
     auto m = program_id(0) * BM;
     descriptor_store(y, {m, 0}, descriptor_load(x, {m, 0}, {BM, 32}) * salt);
   });

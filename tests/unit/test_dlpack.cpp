@@ -228,7 +228,7 @@ TEST_CASE("dlpack: refusals name the tensor, the field, its value and what tilej
 }
 
 TEST_CASE("dlpack: a kernel interpreted on host tensors given through DLPack") {
-  auto twice = tilejit::kernel("dlpack_twice", [](Tensor<f32, 2> x, Tensor<f32, 2> y, Block<"B"> B) {
+  auto twice = tilejit::kernel("dlpack_twice", [](Tensor<f32, 2> x, Tensor<f32, 2> y, Meta<"B"> B) {
     auto t = descriptor_load(x, {program_id(0) * B, 0}, {B, 8});
     descriptor_store(y, {program_id(0) * B, 0}, t * 2.0f);
   });
@@ -244,7 +244,7 @@ TEST_CASE("dlpack: a kernel interpreted on host tensors given through DLPack") {
 }
 
 TEST_CASE("dlpack: a read-only tensor may be read by a kernel, and a kernel that writes it is refused before it runs") {
-  auto twice = tilejit::kernel("dlpack_read_only", [](Tensor<f32, 2> x, Tensor<f32, 2> y, Block<"B"> B) {
+  auto twice = tilejit::kernel("dlpack_read_only", [](Tensor<f32, 2> x, Tensor<f32, 2> y, Meta<"B"> B) {
     auto t = descriptor_load(x, {program_id(0) * B, 0}, {B, 8});
     descriptor_store(y, {program_id(0) * B, 0}, t * 2.0f);
   });

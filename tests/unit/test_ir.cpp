@@ -244,7 +244,7 @@ TEST_CASE("the verifier accepts a traced kernel and rejects broken graphs") {
 
 TEST_CASE("structural hash: equal for two traces, different when a constant changes") {
   auto make = [](float factor) {
-    return tilejit::kernel("scale", [factor](Tensor<f32, 2> x, Tensor<f32, 2> y, Block<"BM"> BM, Block<"BN"> BN) {
+    return tilejit::kernel("scale", [factor](Tensor<f32, 2> x, Tensor<f32, 2> y, Meta<"BM"> BM, Meta<"BN"> BN) {
       auto m = program_id(0) * BM, n = program_id(1) * BN;
       descriptor_store(y, {m, n}, descriptor_load(x, {m, n}, {BM, BN}) * factor);
     });

@@ -50,7 +50,7 @@ void check_golden(const std::string& name, const K& k, const Config& config) {
 
 TEST_SUITE("ir") {
 TEST_CASE("golden: vector add (masked pointer-style load and store)") {
-  auto k = tilejit::kernel("vector_add", [](Tensor<f32, 1> x, Tensor<f32, 1> y, Tensor<f32, 1> out, Block<"B"> B) {
+  auto k = tilejit::kernel("vector_add", [](Tensor<f32, 1> x, Tensor<f32, 1> y, Tensor<f32, 1> out, Meta<"B"> B) {
     auto start = program_id(0) * B;
     auto offs = start + arange(0, B);
     auto mask = offs < x.size(0);
@@ -62,8 +62,8 @@ TEST_CASE("golden: vector add (masked pointer-style load and store)") {
 }
 
 TEST_CASE("golden: TMA scale (descriptor_load, cast, scalar multiply, descriptor_store)") {
-  auto k = tilejit::kernel("scale", [](Tensor<bf16, 2> x, Tensor<bf16, 2> y, Scalar<float> alpha, Block<"BM"> BM,
-                                       Block<"BN"> BN) {
+  auto k = tilejit::kernel("scale", [](Tensor<bf16, 2> x, Tensor<bf16, 2> y, Scalar<float> alpha, Meta<"BM"> BM,
+                                       Meta<"BN"> BN) {
     auto m = program_id(0) * BM;
     auto n = program_id(1) * BN;
     auto t = descriptor_load(x, {m, n}, {BM, BN});
@@ -74,7 +74,7 @@ TEST_CASE("golden: TMA scale (descriptor_load, cast, scalar multiply, descriptor
 
 TEST_CASE("golden: jagged rows view (device-built descriptors)") {
   auto k = tilejit::kernel("jagged_copy", [](Tensor<i32, 1> offsets, Tensor<f16, 2> values, Tensor<f16, 2> out,
-                                             Block<"BM"> BM, Block<"D"> D) {
+                                             Meta<"BM"> BM, Meta<"D"> D) {
     auto b = program_id(1);
     auto start = load(offsets, b);
     auto end = load(offsets, b + 1);
@@ -86,8 +86,8 @@ TEST_CASE("golden: jagged rows view (device-built descriptors)") {
 }
 
 TEST_CASE("golden: loop with a carried value (row sums over K tiles)") {
-  auto k = tilejit::kernel("row_sum", [](Tensor<f16, 2> x, Tensor<f32, 1> out, Scalar<i32> k_tiles, Block<"BM"> BM,
-                                         Block<"BK"> BK) {
+  auto k = tilejit::kernel("row_sum", [](Tensor<f16, 2> x, Tensor<f32, 1> out, Scalar<i32> k_tiles, Meta<"BM"> BM,
+                                         Meta<"BK"> BK) {
     auto m = program_id(0) * BM;
     auto acc = for_range(0, k_tiles, 1, zeros<f32>({BM}), [&](Scalar<i32> i, Value<f32, 1> a) {
       auto t = descriptor_load(x, {m, i * BK}, {BM, BK});
@@ -100,7 +100,7 @@ TEST_CASE("golden: loop with a carried value (row sums over K tiles)") {
 }
 
 TEST_CASE("golden: if_else producing a value, and if_then with a side effect") {
-  auto k = tilejit::kernel("branches", [](Tensor<f32, 1> x, Tensor<f32, 1> y, Block<"B"> B) {
+  auto k = tilejit::kernel("branches", [](Tensor<f32, 1> x, Tensor<f32, 1> y, Meta<"B"> B) {
     auto pid = program_id(0);
     auto start = pid * B;
     auto offs = start + arange(0, B);
@@ -113,7 +113,7 @@ TEST_CASE("golden: if_else producing a value, and if_then with a side effect") {
 }
 
 TEST_CASE("golden: tensor array with a per-program index and prefetch_descriptor") {
-  auto k = tilejit::kernel("array_copy", [](TensorArray<f32, 2> in, Tensor<f32, 3> out, Block<"BM"> BM, Block<"BN"> BN) {
+  auto k = tilejit::kernel("array_copy", [](TensorArray<f32, 2> in, Tensor<f32, 3> out, Meta<"BM"> BM, Meta<"BN"> BN) {
     auto which = program_id(1);
     auto t = in[which];
     prefetch_descriptor(t, {BM, BN});
@@ -127,7 +127,7 @@ TEST_CASE("golden: strided tile and tile_view indexing") {
   auto k = tilejit::kernel("strided_tiles", [](Tensor<f32, 2> x, Tensor<f32, 2> y) {
     auto tv = tile_view(y, {2, 4});
     auto t = descriptor_load(x, {program_id(0) * 6, 0}, {6, 4}, {3, 1}, Fill::nan);
-    descriptor_store(tv(program_id(0), 0), t, Reduce::add);
+    descriptor_store(tv(program_id(0), 0), t, StoreReduce::add);
   });
   check_golden("strided_tile_view", k, Config{});
 }

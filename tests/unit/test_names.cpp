@@ -12,7 +12,7 @@ using namespace tilejit::dsl;
 namespace {
 
 auto named(const std::string& name, float factor = 2.0f) {
-  return tilejit::kernel(name, [factor](Tensor<f32, 1> x, Block<"B"> B) {
+  return tilejit::kernel(name, [factor](Tensor<f32, 1> x, Meta<"B"> B) {
     auto offs = arange(0, B);
     store(x, offs, load(x, offs) * factor);
   });

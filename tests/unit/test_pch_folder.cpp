@@ -39,7 +39,7 @@ void compile_two(const fs::path& tmp) {
   std::random_device rd;
   for (int i = 0; i < 2; ++i) {
     const float f = 1.0f + static_cast<float>(rd() % 1000003) * 1e-7f;  // new code: no cache hit
-    auto k = tilejit::kernel("pch_probe", [f](Tensor<f32, 1> x, Block<"B"> B) {
+    auto k = tilejit::kernel("pch_probe", [f](Tensor<f32, 1> x, Meta<"B"> B) {
       auto offs = arange(0, B);
       store(x, offs, load(x, offs) * f);
     });

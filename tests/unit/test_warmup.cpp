@@ -7,7 +7,7 @@
 using namespace tilejit::dsl;
 
 TEST_CASE("warmup compiles every configuration and surfaces tracing errors") {
-  auto k = tilejit::kernel("warm", [](Tensor<f32, 2> x, Tensor<f32, 2> y, Block<"BM"> BM) {
+  auto k = tilejit::kernel("warm", [](Tensor<f32, 2> x, Tensor<f32, 2> y, Meta<"BM"> BM) {
     descriptor_store(y, {program_id(0) * BM, 0}, descriptor_load(x, {program_id(0) * BM, 0}, {BM, 32}));
   });
   CHECK_NOTHROW(k.warmup({tilejit::Config{{"BM", 32}}, tilejit::Config{{"BM", 64}}}));

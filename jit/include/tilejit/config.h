@@ -16,7 +16,7 @@ namespace tilejit {
 enum class WarpSpecialize : uint8_t { automatic = 0, on = 1, off = 2 };
 
 /// The values a kernel is specialised for. Names are matched against the
-/// kernel's Block<"NAME"> parameters; order of insertion does not matter.
+/// kernel's Meta<"NAME"> parameters; order of insertion does not matter.
 /// num_stages is the number of ring buffers of software-pipelined loops; kAutoStages (0, the default)
 /// lets tilejit choose for each kernel: 3, or fewer when the tiles of 3 do not fit in shared memory.
 /// warp_specialize adds a producer warpgroup that issues the TMA loads of the kernel's pipelined loop

@@ -6,7 +6,7 @@
 using namespace tilejit::dsl;
 
 void run_it() {
-  auto k = tilejit::kernel("ok", [](Tensor<f32, 1> x, Tensor<bf16, 2> y, Tensor<f32, 6> z, Scalar<f32> a, Block<"B"> B) {
+  auto k = tilejit::kernel("ok", [](Tensor<f32, 1> x, Tensor<bf16, 2> y, Tensor<f32, 6> z, Scalar<f32> a, Meta<"B"> B) {
     auto offs = program_id(0) * B + arange(0, B);
     auto v = load(x, offs) + load(x, offs).to<bf16>().to<f32>();
     store(x, offs, exp(offs.to<f32>()) * a + v + (offs * 2).to<f32>() * 0.5f + (offs % 3).to<f32>());

@@ -7,7 +7,7 @@
 using namespace tilejit::dsl;
 
 void run_it() {
-  auto k = tilejit::kernel("scale", [](Tensor<f32, 1> x, Tensor<f32, 1> y, Scalar<f32> a, Block<"B"> B) {
+  auto k = tilejit::kernel("scale", [](Tensor<f32, 1> x, Tensor<f32, 1> y, Scalar<f32> a, Meta<"B"> B) {
     auto offs = program_id(0) * B + arange(0, B);
     store(y, offs, load(x, offs) * a);
   });

@@ -29,7 +29,7 @@
 namespace tilejit {
 
 namespace detail {
-/// A string usable as a template argument: Block<"BM">.
+/// A string usable as a template argument: Meta<"BM">.
 template <size_t N>
 struct FixedString {
   char chars[N]{};
@@ -41,14 +41,18 @@ struct FixedString {
 namespace dsl {
 /// A named configuration integer: a kernel parameter whose value is chosen per
 /// configuration at run time and is a compile-time constant of the generated code.
+/// Triton's meta-parameters (`BLOCK_M: tl.constexpr`): `Meta<"BM"> BM`.
 template <::tilejit::detail::FixedString Name>
-struct Block {
+struct Meta {
   int64_t value = 0;
   static constexpr std::string_view name() { return Name.view(); }
   constexpr operator int64_t() const { return value; }  // NOLINT
 };
+/// The former name of Meta ("block" is a value of the kernel: a tile of elements).
+template <::tilejit::detail::FixedString Name>
+using Block [[deprecated("Block<\"BM\"> is now Meta<\"BM\">")]] = Meta<Name>;
 namespace detail {
-template <::tilejit::detail::FixedString N> struct is_config_int<Block<N>> : std::true_type {};
+template <::tilejit::detail::FixedString N> struct is_config_int<Meta<N>> : std::true_type {};
 }  // namespace detail
 }  // namespace dsl
 
@@ -162,7 +166,7 @@ P make_param(ir::Graph& g, int index, const Config& cfg) {
     p.dtype = ir::DType::i64;
     p.rank = 0;
     p.name = std::string(P::name());
-    // A missing value is reported at the kernel's definition, where the Block<> parameter is declared.
+    // A missing value is reported at the kernel's definition, where the Meta<> parameter is declared.
     if (!cfg.has(P::name())) {
       try {
         (void)cfg.get(P::name());
@@ -327,7 +331,7 @@ class Kernel {
   template <class... A>
   std::array<KernelArg, kParams> bind_at(const std::source_location& loc, const A&... args) const {
     static_assert(sizeof...(A) == detail::host_arity<Args>(std::make_index_sequence<kParams>{}),
-                  "tilejit: wrong number of kernel arguments (configuration parameters such as Block<\"BM\"> "
+                  "tilejit: wrong number of kernel arguments (configuration parameters such as Meta<\"BM\"> "
                   "are not passed; their values come from the Config)");
     std::array<KernelArg, kParams> out;  // on the stack: the launch path allocates nothing
     bind_from<0, 0>(out, loc, args...);
@@ -370,7 +374,7 @@ class Kernel {
   Autotuned<F> autotune(TuneSpace space) const {
     return Autotuned<F>(*this, std::make_shared<runtime::Autotuner>(base_, std::move(space)));
   }
-  /// A tuner over TuneSpace::matmul(), the default space of a matrix-product kernel: for kernels whose Block
+  /// A tuner over TuneSpace::matmul(), the default space of a matrix-product kernel: for kernels whose Meta
   /// parameters are BM, BN and BK (in any order); UserError at the caller's line for any other kernel.
   Autotuned<F> autotune(std::source_location loc = std::source_location::current()) const {
     std::vector<std::string> names;
@@ -380,9 +384,9 @@ class Kernel {
     if (sorted != std::vector<std::string>{"BK", "BM", "BN"}) {
       std::string list;
       for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
-      throw UserError("autotune() without a space searches the matrix-product space, for kernels whose Block parameters are "
+      throw UserError("autotune() without a space searches the matrix-product space, for kernels whose Meta parameters are "
                       "BM, BN and BK; kernel '" + base_->name() + "' needs a space of its own",
-                      list.empty() ? std::string("no Block parameters") : "Block parameters " + list,
+                      list.empty() ? std::string("no Meta parameters") : "Meta parameters " + list,
                       "BM, BN, BK (or kernel.autotune(space))", loc);
     }
     return autotune(TuneSpace::matmul());
@@ -426,7 +430,7 @@ class Kernel {
     }
   }
 
-  /// The names of the kernel's Block parameters, in order.
+  /// The names of the kernel's Meta parameters, in order.
   template <size_t I>
   static void block_names(std::vector<std::string>& out) {
     if constexpr (I < kParams) {
@@ -488,7 +492,7 @@ class Autotuned {
     tuner_->set_prune(std::move(fn), loc);
     return *this;
   }
-  /// Sets the value `name` (a Block name, num_warps, num_stages, programs_per_sm or warp_specialize) of every
+  /// Sets the value `name` (a Meta name, num_warps, num_stages, programs_per_sm or warp_specialize) of every
   /// candidate to `fn(candidate, args)`, in the order the heuristics are added, before pruning.
   /// A name the kernel lacks is a UserError at the first tuning, naming this line.
   Autotuned& heuristic(std::string name, HeuristicFn fn, std::source_location loc = std::source_location::current()) {
@@ -544,7 +548,7 @@ class Autotuned {
 };
 
 /// Makes a kernel from a lambda whose parameters are Tensor<T, R>, TensorArray<T, R>,
-/// Scalar<T> and Block<"NAME"> values.
+/// Scalar<T> and Meta<"NAME"> values.
 template <class F>
 Kernel<F> kernel(std::string name, F fn, std::source_location where = std::source_location::current()) {
   return Kernel<F>(std::move(name), std::move(fn), where);

@@ -16,9 +16,11 @@ namespace tilejit::dsl {
 enum class Placement : int { automatic = 0, host = 1, device = 2 };
 /// Value of TMA-loaded elements outside the tensor.
 enum class Fill : int { zero = 0, nan = 1 };
-/// What a TMA store does with the values already in memory. For floats, min and max take the number
-/// when one operand is NaN (IEEE minNum / maxNum, as the TMA unit does); two NaNs give NaN.
-enum class Reduce : int { none = 0, add = 1, min = 2, max = 3 };
+/// What a TMA store does with the values already in memory (ir::StoreReduce). For floats, min and max take the
+/// number when one operand is NaN (IEEE minNum / maxNum, as the TMA unit does); two NaNs give NaN.
+using StoreReduce = ir::StoreReduce;
+/// The former name of StoreReduce (a reduction of values is `sum`, `max`, ... or `reduce`).
+using Reduce [[deprecated("Reduce is now StoreReduce (StoreReduce::add etc.)")]] = ir::StoreReduce;
 /// How TensorArray::at prefetches an element's descriptors (ir::ArrayPrefetch).
 using Prefetch = ir::ArrayPrefetch;
 
@@ -39,7 +41,7 @@ class Index {
     return detail::cast_node(id_, d);
   }
 
-  /// The value, when tracing knows it (a literal, a Block value, a constant scalar).
+  /// The value, when tracing knows it (a literal, a Meta value, a constant scalar).
   std::optional<int64_t> known() const {
     if (is_const_) return value_;
     const ir::Graph& g = detail::graph();
@@ -259,7 +261,7 @@ auto literal_offset(L offset) {
 }
 }  // namespace detail
 
-/// load(t, 0): one element at a literal offset (a number or a Block value), as a Scalar.
+/// load(t, 0): one element at a literal offset (a number or a Meta value), as a Scalar.
 template <class T, int R, class L>
   requires detail::is_literal_v<L>
 Value<tag_t<T>, 0> load(const Tensor<T, R>& t, L offset, std::source_location loc = std::source_location::current()) {
@@ -278,7 +280,7 @@ void store(const Tensor<T, R>& t, const Value<I, RO>& offsets, const V& value, c
            std::source_location loc = std::source_location::current()) {
   detail::store_like<ir::Op::Store>(t, offsets, value, &mask, loc, "store");
 }
-/// store(t, 0, v): one element at a literal offset (a number or a Block value).
+/// store(t, 0, v): one element at a literal offset (a number or a Meta value).
 template <class T, int R, class L, class V>
   requires detail::is_literal_v<L>
 void store(const Tensor<T, R>& t, L offset, const V& value, std::source_location loc = std::source_location::current()) {

@@ -38,7 +38,7 @@ std::vector<ir::NodeId> coord_nodes(const Coords& coords, const char* what, cons
 }
 
 template <int R>
-ir::TmaAttrs make_attrs(std::span<const int64_t> box, std::span<const int64_t> estride, Fill fill, Reduce reduce,
+ir::TmaAttrs make_attrs(std::span<const int64_t> box, std::span<const int64_t> estride, Fill fill, StoreReduce reduce,
                         Placement placement) {
   ir::TmaAttrs a;
   a.rank = R;
@@ -47,7 +47,7 @@ ir::TmaAttrs make_attrs(std::span<const int64_t> box, std::span<const int64_t> e
     a.estride[i] = estride.empty() ? 1 : static_cast<int32_t>(estride[i]);
   }
   a.fill = static_cast<int>(fill);
-  a.reduce = static_cast<int>(reduce);
+  a.reduce = reduce;
   a.placement = static_cast<int>(placement);
   return a;
 }
@@ -62,7 +62,7 @@ Value<tag_t<T>, R> emit_load(const Tensor<T, R>& t, const std::vector<ir::NodeId
                              const std::vector<int64_t>& estride, Fill fill, const std::source_location& loc) {
   check_tma_access<T, R>("descriptor_load", box, estride, fill, coords.size(), loc);
   ir::Graph& g = graph_at(loc);
-  const ir::TmaAttrs a = make_attrs<R>(box, estride, fill, Reduce::none, t.placement());
+  const ir::TmaAttrs a = make_attrs<R>(box, estride, fill, StoreReduce::none, t.placement());
   std::vector<ir::NodeId> ops{t.id()};
   ops.insert(ops.end(), coords.begin(), coords.end());
   ir::Shape s;
@@ -72,17 +72,17 @@ Value<tag_t<T>, R> emit_load(const Tensor<T, R>& t, const std::vector<ir::NodeId
 }
 
 template <class T, int R, class V>
-void emit_store(const Tensor<T, R>& t, const std::vector<ir::NodeId>& coords, const Value<V, R>& value, Reduce reduce,
+void emit_store(const Tensor<T, R>& t, const std::vector<ir::NodeId>& coords, const Value<V, R>& value, StoreReduce reduce,
                 const std::source_location& loc) {
   const ir::Shape& vs = value.shape();
   const std::vector<int64_t> box(vs.dims.begin(), vs.dims.begin() + R);
   check_tma_access<T, R>("descriptor_store", box, {}, Fill::zero, coords.size(), loc);
-  if (reduce != Reduce::none && (is_fp8_v<T> || is_bool_v<T> || std::is_same_v<tag_t<T>, i8> || std::is_same_v<tag_t<T>, u8>))
+  if (reduce != StoreReduce::none && (is_fp8_v<T> || is_bool_v<T> || std::is_same_v<tag_t<T>, i8> || std::is_same_v<tag_t<T>, u8>))
     user_error("descriptor_store: reductions need a 16-bit or wider element type", std::string(ir::name_of(dtype_v<T>)),
                "f16, bf16, f32, f64, i32, i64", loc);
-  if (reduce == Reduce::add && std::is_same_v<tag_t<T>, f64>)
+  if (reduce == StoreReduce::add && std::is_same_v<tag_t<T>, f64>)
     user_error("descriptor_store: the TMA add reduction does not support f64", "f64", "f16, bf16, f32, i32", loc);
-  if (reduce == Reduce::add && std::is_same_v<tag_t<T>, i64>)
+  if (reduce == StoreReduce::add && std::is_same_v<tag_t<T>, i64>)
     user_error("descriptor_store: the TMA add reduction does not support i64 (the TMA unit faults with 'illegal "
                "instruction'; min and max work)",
                "i64", "f16, bf16, f32, i32", loc);
@@ -113,11 +113,11 @@ Value<tag_t<T>, R> descriptor_load(const Tensor<T, R>& t, std::initializer_list<
 }
 
 /// Stores `value` as the box of `t` that starts at `coords`; elements outside
-/// the tensor are not written. With a Reduce other than none the tile is
+/// the tensor are not written. With a StoreReduce other than none the tile is
 /// combined with memory (add / min / max) instead of overwriting it.
 template <class T, int R, class V>
 void descriptor_store(const Tensor<T, R>& t, std::initializer_list<Index> coords, const Value<V, R>& value,
-                      Reduce reduce = Reduce::none, std::source_location loc = std::source_location::current()) {
+                      StoreReduce reduce = StoreReduce::none, std::source_location loc = std::source_location::current()) {
   static_assert(detail::tma_rank_ok<R>,
                 "tilejit: descriptor_store: TMA addresses at most 5 dimensions; view the tensor with "
                 "t.merge({...}) so that contiguous dimensions become one");
@@ -136,7 +136,7 @@ void prefetch_descriptor(const Tensor<T, R>& t, std::initializer_list<int64_t> b
   const auto b = detail::to_vec(box), e = detail::to_vec(estride);
   detail::check_tma_access<T, R>("prefetch_descriptor", b, e, fill, static_cast<size_t>(R), loc);
   ir::Graph& g = detail::graph_at(loc);
-  const ir::TmaAttrs a = detail::make_attrs<R>(b, e, fill, Reduce::none, t.placement());
+  const ir::TmaAttrs a = detail::make_attrs<R>(b, e, fill, StoreReduce::none, t.placement());
   const auto ints = ir::encode_tma_attrs(ir::Op::DescPrefetch, a);
   g.add(ir::Op::DescPrefetch, dtype_v<T>, ir::Shape{}, {t.id()}, ints);
 }
@@ -206,7 +206,7 @@ Value<tag_t<T>, R> descriptor_load(const TileRef<T, R>& ref, Fill fill = Fill::z
 
 /// Stores one tile of a TileView (the value's shape must equal the view's box).
 template <class T, int R, class V>
-void descriptor_store(const TileRef<T, R>& ref, const Value<V, R>& value, Reduce reduce = Reduce::none,
+void descriptor_store(const TileRef<T, R>& ref, const Value<V, R>& value, StoreReduce reduce = StoreReduce::none,
                       std::source_location loc = std::source_location::current()) {
   static_assert(std::is_same_v<tag_t<T>, tag_t<V>>,
                 "tilejit: descriptor_store: the value's element type differs from the tensor's; convert with .to<T>()");

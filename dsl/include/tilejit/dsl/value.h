@@ -35,7 +35,7 @@ template <class X> struct is_value : std::false_type {};
 template <class T, int R> struct is_value<Value<T, R>> : std::true_type {};
 template <class X> inline constexpr bool is_value_v = is_value<std::remove_cvref_t<X>>::value;
 
-/// Marks configuration integers (Block<"BM">) that act as integer literals.
+/// Marks configuration integers (Meta<"BM">) that act as integer literals.
 template <class X> struct is_config_int : std::false_type {};
 template <class X> inline constexpr bool is_config_int_v = is_config_int<std::remove_cvref_t<X>>::value;
 
@@ -390,7 +390,7 @@ auto where(const Value<i1, RC>& cond, const A& a, const B& b,
                              {detail::broadcast_to(cond.id(), s), detail::broadcast_to(na, s), detail::broadcast_to(nb, s)}));
 }
 
-/// Elementwise select between two literals (numbers or Block values), which then give the block's type: integers
+/// Elementwise select between two literals (numbers or Meta values), which then give the block's type: integers
 /// an i32 block (where(c, 1, 0), as Triton's tl.where), or i64 when either is a 64-bit C++ integer; floating-point
 /// numbers an f32 block.
 template <int RC, class A, class B>

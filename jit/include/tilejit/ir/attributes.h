@@ -36,6 +36,10 @@ enum class LoadAhead : int64_t {
   first_iteration = 2,  ///< before the loop, for its first iteration
 };
 
+/// What a TMA store (DescStore) does with the values already in memory: overwrite them, or combine the tile
+/// with them (cp.reduce.async.bulk .add / .min / .max).
+enum class StoreReduce : int { none = 0, add = 1, min = 2, max = 3 };
+
 /// Which products a WgmmaWait ends.
 enum class WaitFor : uint8_t {
   issued = 0,              ///< the dot's own group, right after it is issued
@@ -174,7 +178,7 @@ struct TmaAttrs {
   std::array<int32_t, kMaxRank> box{};
   std::array<int32_t, kMaxRank> estride{1, 1, 1, 1, 1};
   int fill = 0;       ///< 0 zero, 1 NaN
-  int reduce = 0;     ///< DescStore only: 0 plain store, 1 add, 2 min, 3 max
+  StoreReduce reduce = StoreReduce::none;  ///< DescStore only
   int placement = 0;  ///< 0 auto, 1 host, 2 device
   static TmaAttrs decode(Op op, std::span<const int64_t> v);
   std::vector<int64_t> encode(Op op) const;
