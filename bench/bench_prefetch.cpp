@@ -1,4 +1,4 @@
-// TMA descriptor prefetch (seed 004): 48 batches x 4 pyramid levels, 192 descriptors in one TensorArray, one
+// TMA descriptor prefetch: 48 batches x 4 pyramid levels, 192 descriptors in one TensorArray, one
 // program per (query tile, batch) reading its batch's four levels, in each prefetch variant. Prints one JSON
 // line per variant and tile size; with --print-source, the generated CUDA of every variant (no GPU needed).
 #include <cstdio>

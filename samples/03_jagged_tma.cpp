@@ -1,4 +1,4 @@
-// Sample 03: jagged sequences with TMA (seed 002), on the GPU or in the CPU interpreter.
+// Sample 03: jagged sequences with TMA, on the GPU or in the CPU interpreter.
 //
 // The kernel is jagged_scale_kernel() in sample_kernels.h: each program takes a
 // view of its own sequence with values.rows(start, end), a descriptor that

@@ -1,4 +1,4 @@
-// Sample 04: a strided TMA tile (seed 001): every third row of a 6x4 box, on the GPU or in the CPU interpreter.
+// Sample 04: a strided TMA tile: every third row of a 6x4 box, on the GPU or in the CPU interpreter.
 //
 // The kernel is every_third_row_kernel() in sample_kernels.h: element strides
 // {3, 1} on a box {6, 4} read rows m and m + 3 of x as a 2 x 4 tile, which is

@@ -1,4 +1,4 @@
-// Sample 05: CuTe-style tile views (seed 003): a blocked transpose, on the GPU or in the CPU interpreter.
+// Sample 05: CuTe-style tile views: a blocked transpose, on the GPU or in the CPU interpreter.
 //
 // The kernel is transpose_kernel() in sample_kernels.h: tile_view(x, {T, T})
 // indexed by tile indices (i, j) gives the TMA coordinate (i * T, j * T), not an

@@ -1,4 +1,4 @@
-// Sample 06: an array of TMA descriptors (seed 004), one tensor per program, on the GPU or in the CPU interpreter.
+// Sample 06: an array of TMA descriptors, one tensor per program, on the GPU or in the CPU interpreter.
 //
 // The kernel is scale_levels_kernel() in sample_kernels.h: a TensorArray<f32, 2>
 // parameter takes several tensors of different shapes; tilejit encodes one TMA

@@ -47,7 +47,7 @@ inline auto axpb_kernel() {
   });
 }
 
-/// Sample 03: jagged sequences with TMA (seed 002): per-sequence views built in the kernel.
+/// Sample 03: jagged sequences with TMA: per-sequence views built in the kernel.
 ///
 /// `values` packs sequences of different lengths one after the other; sequence s
 /// holds rows offsets[s] .. offsets[s + 1]. A TMA descriptor of the whole tensor
@@ -72,9 +72,9 @@ inline auto jagged_scale_kernel() {
   });
 }
 
-/// Sample 04: a strided TMA tile (seed 001, figure 1 right): every third row of a box.
+/// Sample 04: a strided TMA tile: every third row of a box.
 ///
-/// In seed 001 the box is (6, 4) and the element strides (1, 3): the tile takes
+/// In this sample the box is (6, 4) and the element strides (1, 3): the tile takes
 /// every third element of the *innermost* dimension. On Hopper the innermost
 /// element stride is ignored by the hardware, so tilejit refuses anything but 1
 /// there. The same picture transposed is allowed: element strides {3, 1} on a
@@ -93,7 +93,7 @@ inline auto every_third_row_kernel() {
   });
 }
 
-/// Sample 05: CuTe-style tile views (seed 003): a blocked transpose, y = x^T.
+/// Sample 05: CuTe-style tile views: a blocked transpose, y = x^T.
 ///
 /// tile_view(t, {T, T}) sees t as a grid of T x T boxes. Indexing it with tile
 /// indices (i, j) does not compute an address: like CuTe's TMA tensors, whose
@@ -109,10 +109,10 @@ inline auto transpose_kernel() {
   });
 }
 
-/// Sample 06: an array of TMA descriptors (seed 004): one tensor per program, chosen at run time.
+/// Sample 06: an array of TMA descriptors: one tensor per program, chosen at run time.
 ///
 /// A TensorArray<T, R> parameter is several tensors of one type and rank, each
-/// with its own shape (seed 004's batches x levels). tilejit encodes one TMA
+/// with its own shape (batches x pyramid levels). tilejit encodes one TMA
 /// descriptor per tensor on the host into device memory; arr[k] picks one by a
 /// runtime index. prefetch_descriptor() emits prefetch.tensormap so that the
 /// descriptor is in cache by the time the load needs it. out[l] = (l + 1) * in[l].

@@ -333,7 +333,7 @@ void eval_load(const ir::Graph& g, const TensorValue& t, const Block& offsets, c
 void eval_store(const ir::Graph& g, const TensorValue& t, const Block& offsets, const Block& value, const Block* mask,
                 bool atomic_add);
 
-/// TMA tile access with seed 000's semantics. `what` names the op in messages.
+/// TMA tile access with the hardware's semantics. `what` names the op in messages.
 void eval_tma_load(const ir::Graph& g, const TensorValue& t, std::span<const int64_t> coords, const ir::TmaAttrs& a,
                    Block& out);
 void eval_tma_store(const ir::Graph& g, const TensorValue& t, std::span<const int64_t> coords, const ir::TmaAttrs& a,

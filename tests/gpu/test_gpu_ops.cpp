@@ -94,7 +94,7 @@ TEST_CASE("gpu: masked pointer loads and stores (vector add)") {
   }
 }
 
-TEST_CASE("gpu: jagged sequences with device-built descriptors (seed 002)") {
+TEST_CASE("gpu: jagged sequences with device-built descriptors") {
   const std::vector<std::vector<int32_t>> layouts = {{0, 5, 5, 70, 71, 200}, {0, 64, 128}, {0, 1}, {0, 300, 301, 333}};
   for (size_t li = 0; li < layouts.size(); ++li) {
     SUBCASE(("layout " + std::to_string(li)).c_str()) {
@@ -125,7 +125,7 @@ TEST_CASE("gpu: jagged sequences with device-built descriptors (seed 002)") {
   }
 }
 
-TEST_CASE("gpu: descriptor arrays with prefetch (seed 004)") {
+TEST_CASE("gpu: descriptor arrays with prefetch") {
   for (int count : {1, 3, 8}) {
     SUBCASE(("tensors = " + std::to_string(count)).c_str()) {
       auto k = tilejit::kernel("desc_array", [](TensorArray<f32, 2> xs, Tensor<f32, 2> y) {

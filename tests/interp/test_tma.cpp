@@ -1,4 +1,4 @@
-// Interpreter tests of TMA: load/store sweeps against seed 000's tmaload/tmastore, views, arrays, jagged rows, errors.
+// Interpreter tests of TMA: load/store sweeps against a reference tmaload/tmastore written out here, views, arrays, jagged rows, errors.
 #include <algorithm>
 #include <array>
 #include <set>
@@ -15,7 +15,7 @@ using tilejit::dim3;
 
 namespace {
 
-// ---- seed 000, written out for any rank ------------------------------------------------------------
+// ---- the reference TMA tile semantics (tmaload / tmastore), written out for any rank ------------------------------------------------------------
 
 /// The global side of a descriptor and one access: outermost dimension first, all in elements.
 struct TmaCase {
@@ -41,7 +41,7 @@ struct TmaCase {
   }
 };
 
-/// The rules the hardware adds to seed 000 (measured on H100/H200, docs/tma_hardware.md), as
+/// The rules the hardware adds to the reference (measured on H100/H200, docs/tma_hardware.md), as
 /// preconditions of tmaload and tmastore, in the order they are checked: the innermost coordinate times
 /// the element size is a multiple of 16 bytes (else the instruction faults); a store has no negative
 /// coordinate (else it faults; loads may start before the tensor); a store's tensor has rows of a
@@ -242,7 +242,7 @@ Buffer coords_buffer(const TmaCase& c) {
 }
 
 /// Runs one program per coordinate set of `c` loading a tile into a buffer, and compares every element
-/// with seed 000's tmaload (data inside, the fill outside).
+/// with the reference tmaload (data inside, the fill outside).
 template <class T, int R>
 void check_load(const TmaCase& c, uint64_t seed) {
   const DType t = dsl::dtype_v<T>;
@@ -305,7 +305,7 @@ struct StoreRun {
 };
 
 /// Runs one program per coordinate set of `c` storing a random tile, and compares every element of the
-/// buffer (guard bands and row padding included) with seed 000's tmastore.
+/// buffer (guard bands and row padding included) with the reference tmastore.
 template <class T, int R>
 StoreRun check_store(const TmaCase& c, uint64_t seed) {
   const DType t = dsl::dtype_v<T>;
@@ -391,12 +391,12 @@ void sweep_all_ranks_store() {
 
 }  // namespace
 
-TEST_CASE_TEMPLATE("descriptor_load matches seed 000's tmaload: ranks 1-5, edges, negative coordinates, element strides", T,
+TEST_CASE_TEMPLATE("descriptor_load matches the reference tmaload: ranks 1-5, edges, negative coordinates, element strides", T,
                    dsl::f32, dsl::bf16, dsl::u8, dsl::f64, dsl::i32) {
   sweep_all_ranks_load<T>();
 }
 
-TEST_CASE_TEMPLATE("descriptor_store matches seed 000's tmastore and leaves guard bands and padding untouched", T, dsl::f32,
+TEST_CASE_TEMPLATE("descriptor_store matches the reference tmastore and leaves guard bands and padding untouched", T, dsl::f32,
                    dsl::bf16, dsl::u8, dsl::f64, dsl::i32) {
   sweep_all_ranks_store<T>();
 }
@@ -526,7 +526,7 @@ TEST_CASE("descriptor_store with add, min and max reductions combines with memor
   }
 }
 
-// ---- the 16-byte rules the hardware adds to seed 000 ----------------------------------------------------
+// ---- the 16-byte rules the hardware adds to the reference ----------------------------------------------------
 
 namespace {
 /// The source line of the first node of `op` in `g`.
@@ -551,7 +551,7 @@ TmaCase pair_case(DType t, int64_t rows, int64_t cols) {
 /// One program moves a [2, 2u] tile from x to y. With `store` false it loads at (1, inner) and stores at
 /// (0, 0); with `store` true it loads at (0, 0) and stores at (1, inner). An innermost coordinate that is
 /// not a multiple of 16 bytes must raise the UserError at the op's line and write nothing; the aligned
-/// coordinate below it (at least 0 for a store) must run and match seed 000.
+/// coordinate below it (at least 0 for a store) must run and match the reference.
 template <class T>
 void unaligned_coordinate_case(int64_t inner, bool store) {
   const DType t = dsl::dtype_v<T>;
@@ -595,7 +595,7 @@ void unaligned_coordinate_case(int64_t inner, bool store) {
   int64_t touched = 0;
   for (int64_t e = 0; e < y.size(); ++e) touched += y.bits(e) != y0[static_cast<size_t>(e)];
   CHECK(touched == 0);
-  // The aligned coordinate just below runs, and both tiles follow seed 000.
+  // The aligned coordinate just below runs, and both tiles follow the reference.
   const std::vector<int64_t> aligned = {1, store ? std::max<int64_t>(0, floor_to(inner, u)) : floor_to(inner, u)};
   CHECK(seed000_fault(rc, aligned, store) == "");
   run(aligned[1]);
@@ -640,9 +640,9 @@ void expect_store_refused(const TmaCase& c, const std::string& rule, const std::
 }
 
 /// A [5, 3u] tensor with a row stride of 4u accessed with [3, 2u] boxes at negative innermost coordinates
-/// of whole 16-byte units (-u, -2u) and negative rows. Loads work and follow seed 000 (both fills for
+/// of whole 16-byte units (-u, -2u) and negative rows. Loads work and follow the reference (both fills for
 /// floating types); stores there are refused (no negative store coordinate, innermost or outer), while
-/// stores at non-negative coordinates over the end edges follow seed 000 and leave the padding alone.
+/// stores at non-negative coordinates over the end edges follow the reference and leave the padding alone.
 template <class T>
 void negative_coordinate_case() {
   const DType t = dsl::dtype_v<T>;
@@ -727,7 +727,7 @@ TEST_CASE("an innermost coordinate that is not a multiple of 16 bytes is a UserE
   }
 }
 
-TEST_CASE("negative coordinates (innermost in whole 16-byte units) load like seed 000; stores there are a UserError") {
+TEST_CASE("negative coordinates (innermost in whole 16-byte units) load like the reference; stores there are a UserError") {
   SUBCASE("f32 -4") { negative_coordinate_case<dsl::f32>(); }
   SUBCASE("bf16 -8") { negative_coordinate_case<dsl::bf16>(); }
   SUBCASE("u8 -16") { negative_coordinate_case<dsl::u8>(); }
@@ -1060,7 +1060,7 @@ TEST_CASE("TensorArray elements chosen by a runtime index") {
   }
 }
 
-// ---- jagged sequences (seed 002) --------------------------------------------------------------------------
+// ---- jagged sequences --------------------------------------------------------------------------
 
 namespace {
 auto jagged_kernel() {

@@ -107,7 +107,7 @@ std::optional<Violation> check_store_coordinates(std::span<const int64_t> coords
 /// stores rather than write memory the tensor does not own.
 std::optional<Violation> check_store_extent(ir::DType dtype, int64_t inner_size);
 
-/// The TMA domain of seed 001: `in` viewed with consecutive dimensions merged,
+/// The TMA domain: `in` viewed with consecutive dimensions merged,
 /// group k holding groups[k] dimensions (outermost first). A merged dimension
 /// has the product of the sizes and the stride of its innermost member. Merged
 /// neighbours must be contiguous (stride[d] == stride[d+1] * size[d+1]); the

@@ -85,7 +85,7 @@ class Tensor {
   Tensor with_placement(Placement p) const { return Tensor(id_, p); }
 
   /// Rows [start, end) of dimension 0: a view whose extent is known only in the
-  /// kernel (seed 002's jagged sequences). Its TMA descriptor is built on the device.
+  /// kernel (jagged sequences). Its TMA descriptor is built on the device.
   /// end == start is an empty view (no TMA operation may use it); end < start is an
   /// error when the kernel runs (the interpreter throws UserError naming both; on the
   /// GPU, TILEJIT_DEBUG=1 stops the kernel with the same message).
@@ -153,7 +153,7 @@ Tensor<T, static_cast<int>(N)> make_view(const Tensor<T, R>& base, Index offset,
 }
 
 /// Many tensors of one type and rank passed as one argument; their TMA
-/// descriptors are encoded on the host into device memory (seed 004).
+/// descriptors are encoded on the host into device memory.
 template <class T, int R>
 class TensorArray {
   static_assert(R >= 1 && R <= ir::kMaxRank, "tilejit: TensorArray<T, R>: rank must be between 1 and 5");

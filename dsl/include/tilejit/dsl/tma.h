@@ -1,4 +1,4 @@
-// TMA in the DSL: descriptor_load / descriptor_store / prefetch_descriptor and tile views (seed 003).
+// TMA in the DSL: descriptor_load / descriptor_store / prefetch_descriptor and tile views.
 #pragma once
 
 #include <initializer_list>
@@ -128,7 +128,7 @@ void descriptor_store(const Tensor<T, R>& t, std::initializer_list<Index> coords
 }
 
 /// Brings the descriptor that descriptor_load(t, ..., box, estride, fill) uses
-/// into the cache ahead of time (prefetch.tensormap, seed 004).
+/// into the cache ahead of time (prefetch.tensormap).
 template <class T, int R>
 void prefetch_descriptor(const Tensor<T, R>& t, std::initializer_list<int64_t> box, std::initializer_list<int64_t> estride = {},
                          Fill fill = Fill::zero, std::source_location loc = std::source_location::current()) {
@@ -149,7 +149,7 @@ struct TileRef {
   std::vector<int64_t> box;
 };
 
-/// A tensor seen as a grid of boxes (CuTe's TMA tensors, seed 003): indexing
+/// A tensor seen as a grid of boxes (CuTe's TMA tensors): indexing
 /// the view with tile indices yields TMA coordinates (index * box).
 template <class T, int R>
 class TileView {

@@ -49,7 +49,7 @@
 // An unmasked out-of-bounds access is undefined behaviour (the interpreter
 // raises UserError).
 //
-// TMA. DescLoad reads the tile of seed 000's `tmaload`: for dimension i the tile
+// TMA. DescLoad reads the tile of the TMA tile mode (cp.async.bulk.tensor): for dimension i the tile
 // has ceil(box[i] / estride[i]) elements; element j reads coordinate
 // coord[i] + j * estride[i]. Elements whose coordinate is outside [0, size[i])
 // in any dimension are filled with zero (fill = 0) or NaN (fill = 1, float
