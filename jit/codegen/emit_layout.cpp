@@ -78,7 +78,7 @@ void Emitter::emit_reshape(NodeId id) {
 void Emitter::emit_permute(NodeId id) {
   const NodeId x = g_.operand(id, 0);
   const ir::Shape &sd = g_.node(id).shape, &sx = g_.node(x).shape;
-  const auto perm = g_.ints(id);
+  const std::vector<int64_t> perm = ir::attrs<ir::PermuteAttrs>(g_, id).perm;
   const auto stx = row_major(sx);
   if (uniform(x)) {
     line("const " + decl(id) + " = " + at(x) + ";", id);

@@ -338,9 +338,9 @@ std::string Emitter::tensor_field(NodeId tensor, passes::TensorField field, int 
     case Op::MergeView: {
       const NodeId src = g_.operand(tensor, 0);
       int first = 0;
-      const std::vector<int> groups = ir::attrs<ir::MergeViewAttrs>(g_, tensor).groups;
-      for (int k = 0; k < d; ++k) first += groups[static_cast<size_t>(k)];
-      const int count = groups[static_cast<size_t>(d)];
+      const std::vector<int64_t> groups = ir::attrs<ir::MergeViewAttrs>(g_, tensor).groups;
+      for (int k = 0; k < d; ++k) first += static_cast<int>(groups[static_cast<size_t>(k)]);
+      const int count = static_cast<int>(groups[static_cast<size_t>(d)]);
       if (field == F::stride) return tensor_field(src, F::stride, first + count - 1);
       std::string prod;
       for (int k = 0; k < count; ++k) prod += (k ? " * " : "") + tensor_field(src, F::size, first + k);

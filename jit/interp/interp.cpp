@@ -216,6 +216,9 @@ class Machine {
   int64_t scalar_i(NodeId id) const { return vals_[static_cast<size_t>(id)].i[0]; }
   const TensorValue& tensor(NodeId id) const { return tens_[static_cast<size_t>(id)]; }
 
+  // One case per op of ops.def, with no default: a new op is a build error here (-Werror=switch) until it has
+  // semantics. Long for that reason; each case is a few lines, the work is in interp_compute.cpp and
+  // interp_memory.cpp.
   void eval(NodeId id) {
     const ir::Node& n = g_.node(id);
     const auto ops = g_.operands(id);
@@ -257,7 +260,7 @@ class Machine {
         return;
       }
       case Op::MergeView:
-        tens_[static_cast<size_t>(id)] = merge_view(g_, tensor(ops[0]), g_.ints(id).subspan(1));
+        tens_[static_cast<size_t>(id)] = merge_view(g_, tensor(ops[0]), ir::attrs<ir::MergeViewAttrs>(g_, id).groups);
         return;
       case Op::MakeView: {
         const auto rank = static_cast<size_t>(ir::attrs<ir::MakeViewAttrs>(g_, id).rank);
@@ -318,7 +321,7 @@ class Machine {
       }
       case Op::Permute:
         out.reset(n.dtype, n.shape);
-        eval_permute(val(ops[0]), g_.ints(id), out);
+        eval_permute(val(ops[0]), ir::attrs<ir::PermuteAttrs>(g_, id).perm, out);
         return;
       case Op::Cast:
         out.reset(n.dtype, n.shape);

@@ -98,9 +98,7 @@ ArrayElemAttrs ArrayElemAttrs::decode(Op op, std::span<const int64_t> v) {
   return {to_int(at(op, v, 0)), static_cast<ArrayPrefetch>(at(op, v, 1))};
 }
 MergeViewAttrs MergeViewAttrs::decode(Op op, std::span<const int64_t> v) {
-  MergeViewAttrs a{to_int(at(op, v, 0)), {}};
-  for (size_t k = 1; k < v.size(); ++k) a.groups.push_back(to_int(v[k]));
-  return a;
+  return {to_int(at(op, v, 0)), {v.begin() + 1, v.end()}};
 }
 std::vector<int64_t> MergeViewAttrs::encode(Op) const {
   std::vector<int64_t> v{rank};
@@ -113,11 +111,7 @@ MakeViewAttrs MakeViewAttrs::decode(Op op, std::span<const int64_t> v) {
 ConstAttrs ConstAttrs::decode(Op op, std::span<const int64_t> v) { return {at(op, v, 0)}; }
 AxisAttrs AxisAttrs::decode(Op op, std::span<const int64_t> v) { return {to_int(at(op, v, 0))}; }
 ArangeAttrs ArangeAttrs::decode(Op op, std::span<const int64_t> v) { return {at(op, v, 0)}; }
-PermuteAttrs PermuteAttrs::decode(Op, std::span<const int64_t> v) {
-  PermuteAttrs a;
-  for (int64_t x : v) a.perm.push_back(to_int(x));
-  return a;
-}
+PermuteAttrs PermuteAttrs::decode(Op, std::span<const int64_t> v) { return {{v.begin(), v.end()}}; }
 ReduceAttrs ReduceAttrs::decode(Op op, std::span<const int64_t> v) {
   return {to_int(at(op, v, 0)), static_cast<uint32_t>(at(op, v, 1))};
 }

@@ -53,6 +53,8 @@ int param_of(const ir::Graph& g, NodeId t) {
 
 }  // namespace
 
+// One pass over the program in order with a case per op that has axis facts to propagate (Triton's
+// AxisInfo visitors, written as one switch): long for that reason, each case a few lines.
 std::vector<AxisInfo> analyze_axes(const ir::Graph& g, const GraphInfo& info, const codegen::Specialization& spec) {
   std::vector<AxisInfo> ax(g.size());
   std::vector<NodeId> order;

@@ -85,14 +85,14 @@ NodeId visit(detail::Rewriter& rw, NodeId old) {
       return rw.add_at(old, n.op, n.dtype, n.shape, ops, {});
     }
     case Op::Permute: {
-      const auto perm = in.ints(old);
+      const std::vector<int64_t> perm = ir::attrs<ir::PermuteAttrs>(in, old).perm;
       bool identity = true;
       for (size_t d = 0; d < perm.size(); ++d) identity = identity && perm[d] == static_cast<int64_t>(d);
       if (identity) return same(in.operand(old, 0));
       const NodeId x = rw.map(in.operand(old, 0));
       if (out.node(x).op == Op::Permute) {
         // result dim d = mid dim perm[d] = source dim inner[perm[d]]
-        const auto inner = out.ints(x);
+        const std::vector<int64_t> inner = ir::attrs<ir::PermuteAttrs>(out, x).perm;
         std::vector<int64_t> composed(perm.size());
         bool id2 = true;
         for (size_t d = 0; d < perm.size(); ++d) {

@@ -346,9 +346,8 @@ void TileUsePlanner::plan_staging() {
     if (from.kind != ValueLayout::Distributed || to.kind != ValueLayout::Distributed || plan_.resident.count(x) ||
         plan_.resident.count(id) || (op == Op::ConvertLayout && from.dist == to.dist))
       continue;
-    const auto perm = g_.ints(id);
     const layout::Layout readers =
-        op == Op::Permute ? layout::permute_sources(to.dist, std::vector<int64_t>(perm.begin(), perm.end()), g_.node(x).shape) : to.dist;
+        op == Op::Permute ? layout::permute_sources(to.dist, ir::attrs<ir::PermuteAttrs>(g_, id).perm, g_.node(x).shape) : to.dist;
     const layout::SharedLayout tile = layout::staging_layout(from.dist, readers, ir::size_of(g_.node(x).dtype));
     if (tile.pad_elems > 0 || tile.xor_unit > 0) plan_.staging[id] = tile;
   }

@@ -38,13 +38,13 @@ TensorSource resolve_tensor(const ir::Graph& g, ir::NodeId tensor) {
       return s;
     case Op::MergeView: {
       s = resolve_tensor(g, g.operand(tensor, 0));
-      const auto ints = g.ints(tensor);
+      const std::vector<int64_t> merged = ir::attrs<ir::MergeViewAttrs>(g, tensor).groups;
       std::vector<int> groups;
       int d = 0;
       bool identity = true;
-      for (size_t k = 1; k < ints.size(); ++k) {
+      for (int64_t count : merged) {
         int root = 0;
-        for (int64_t j = 0; j < ints[k]; ++j, ++d) root += s.root_dims(d);
+        for (int64_t j = 0; j < count; ++j, ++d) root += s.root_dims(d);
         groups.push_back(root);
         identity = identity && root == 1;
       }

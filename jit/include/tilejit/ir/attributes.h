@@ -90,7 +90,7 @@ struct ArrayElemAttrs {
 struct MergeViewAttrs {
   static constexpr AttrsKind kind = AttrsKind::MergeViewAttrs;
   int rank = 0;
-  std::vector<int> groups;
+  std::vector<int64_t> groups;
   static MergeViewAttrs decode(Op op, std::span<const int64_t> v);
   std::vector<int64_t> encode(Op op) const;
 };
@@ -131,9 +131,9 @@ struct ArangeAttrs {
 /// Permute [perm...]: result dimension d is input dimension perm[d].
 struct PermuteAttrs {
   static constexpr AttrsKind kind = AttrsKind::PermuteAttrs;
-  std::vector<int> perm;
+  std::vector<int64_t> perm;
   static PermuteAttrs decode(Op op, std::span<const int64_t> v);
-  std::vector<int64_t> encode(Op) const { return {perm.begin(), perm.end()}; }
+  std::vector<int64_t> encode(Op) const { return perm; }
 };
 
 /// Reduce [axis, combine region].

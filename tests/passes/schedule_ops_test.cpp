@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "../../samples/sample_kernels.h"
-#include "emit_kernels.h"
+#include "../codegen/emit_kernels.h"
 #include "tilejit/error.h"
 #include "tilejit/ir/ir.h"
 #include "tilejit/passes/describe.h"
