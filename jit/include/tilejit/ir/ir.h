@@ -283,7 +283,7 @@ class Graph {
   std::vector<Param> params;
   std::vector<std::pair<std::string, int64_t>> config;  ///< name -> value, incl. num_warps/num_stages
   int num_warps = 4;
-  int num_stages = 2;  ///< ring buffers of pipelined loops; 0: the lowering chooses (PipelinePlan::stages)
+  int num_stages = 2;  ///< ring buffers of pipelined loops; 0: the lowering chooses (LoopPipelinePlan::stages)
   int min_programs_per_sm = 0;  ///< occupancy target of __launch_bounds__ (0: none)
   WarpSpecialize warp_specialize = WarpSpecialize::automatic;  ///< Config::warp_specialize (passes::WarpRoles)
 
