@@ -6,7 +6,7 @@
 namespace tilejit::codegen::detail {
 
 void Emitter::emit_schedule_op(NodeId id) {
-  const ir::ScheduleAttrs a = ir::schedule_attrs(g_, id);
+  const ir::ScheduleAttrs a = ir::attrs<ir::ScheduleAttrs>(g_, id);
   const std::string f = str(a.node), s = str(a.stages);
   switch (g_.node(id).op) {
     case Op::ReuseFence: {
@@ -162,7 +162,7 @@ void Emitter::issue_stage(NodeId f, const std::string& stage, const std::string&
   line("tj::mbarrier_arrive_expect_tx(" + bar + ", " + str(p.stage_bytes) + ");");
   for (NodeId l : p.loads) {
     const passes::LoadPlan& lp = L_.smem.loads.at(l);
-    const int rank = ir::tma_attrs(g_, l).rank;
+    const int rank = ir::attrs<ir::TmaAttrs>(g_, l).rank;
     const int64_t elems = g_.node(l).shape.numel();
     tma_pieces(l, [&](const std::string& offset, const std::string& crd) {
       line("tj::tma_load_" + str(rank) + "d(tj_buf" + str(lp.buffer) + " + " + stage + " * " + str(elems) + offset + ", " +

@@ -117,7 +117,7 @@ void Emitter::emit_desc_load(NodeId id) {
 void Emitter::issue_desc_load(NodeId id) {
   const ir::Node& n = g_.node(id);
   const passes::LoadPlan& lp = L_.smem.loads.at(id);
-  const ir::TmaAttrs a = ir::tma_attrs(g_, id);
+  const ir::TmaAttrs a = ir::attrs<ir::TmaAttrs>(g_, id);
   const std::string bar = "&tj_bar[" + str(lp.barrier) + "]";
   const std::string buf = "tj_buf" + str(lp.buffer);
   const int64_t bytes = n.shape.numel() * ir::size_of(n.dtype);
@@ -139,7 +139,7 @@ void Emitter::issue_desc_load(NodeId id) {
 void Emitter::emit_desc_store(NodeId id) {
   const ir::Node& n = g_.node(id);
   const passes::StorePlan& sp = L_.smem.stores.at(id);
-  const ir::TmaAttrs a = ir::tma_attrs(g_, id);
+  const ir::TmaAttrs a = ir::attrs<ir::TmaAttrs>(g_, id);
   const NodeId v = g_.operands(id).back();
   stores_ = true;
   static const char* kinds[] = {"store", "reduce_add", "reduce_min", "reduce_max"};

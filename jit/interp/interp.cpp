@@ -123,7 +123,7 @@ class Machine {
         case Op::DescLoad:
         case Op::DescStore:
         case Op::DescPrefetch: {
-          const ir::TmaAttrs a = ir::tma_attrs(g_, id);
+          const ir::TmaAttrs a = ir::attrs<ir::TmaAttrs>(g_, id);
           std::vector<int64_t> box(a.box.begin(), a.box.begin() + a.rank), est;
           if (n.op != Op::DescStore) est.assign(a.estride.begin(), a.estride.begin() + a.rank);
           const char* what = n.op == Op::DescLoad ? "descriptor_load" : n.op == Op::DescStore ? "descriptor_store" : "prefetch_descriptor";

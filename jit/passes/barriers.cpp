@@ -97,7 +97,7 @@ class Planner {
     if (stages_through_scratch(l_, id)) scratch_write(id);
     switch (n.op) {
       case ir::Op::ReuseFence: case ir::Op::CtaBarrier: passed_barrier(); break;
-      case ir::Op::TmaIssue: issue(ir::schedule_attrs(g_, id).node); break;
+      case ir::Op::TmaIssue: issue(ir::attrs<ir::ScheduleAttrs>(g_, id).node); break;
       case ir::Op::Dot:
         if (auto m = l_.mma.dots.find(id); m != l_.mma.dots.end() && (m->second.a.k_major_copy || m->second.b.k_major_copy))
           passed_barrier();  // the threads' K-major copies are complete before wgmma reads them

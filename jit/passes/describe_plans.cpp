@@ -110,7 +110,7 @@ std::string describe_axes(const Lowered& l) {
   std::string out = "axis info (values whose facts are not all 1):\n";
   bool any = false;
   for (NodeId id : program_order(l)) {
-    if (!is_value(l.graph, id)) continue;
+    if (!ir::yields_value(l.graph.node(id).op)) continue;
     const AxisInfo& a = l.axes[static_cast<size_t>(id)];
     const int rank = l.graph.node(id).shape.rank;
     std::string line;

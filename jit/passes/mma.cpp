@@ -106,7 +106,7 @@ class Planner {
       reason = "an operand tile has rank " + std::to_string(n.shape.rank) + ", not 2";
       return false;
     }
-    const ir::TmaAttrs at = ir::tma_attrs(g_, src);
+    const ir::TmaAttrs at = ir::attrs<ir::TmaAttrs>(g_, src);
     if (at.estride[0] != 1 || at.estride[1] != 1) {
       reason = "an operand tile has element strides";
       return false;

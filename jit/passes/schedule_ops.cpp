@@ -16,7 +16,7 @@ using ir::ScheduleAttrs;
 namespace {
 
 NodeId put(ir::Graph& g, Op op, const ScheduleAttrs& a, NodeId anchor, bool after) {
-  return g.insert(op, ir::encode_schedule_attrs(op, a), anchor, after);
+  return g.insert(op, a.encode(op), anchor, after);
 }
 
 /// The first node of loop `f`'s body after its index and loop-carried arguments.

@@ -42,7 +42,7 @@ const char* op_word(Op op) {
 
 /// The placement an op gets: 1 host (a parameter's own or a tensor array's), 2 device.
 int decide(const ir::Graph& g, NodeId op) {
-  const ir::TmaAttrs a = ir::tma_attrs(g, op);
+  const ir::TmaAttrs a = ir::attrs<ir::TmaAttrs>(g, op);
   const TensorSource s = detail::resolve_tensor(g, g.operand(op, 0));
   const std::string w = op_word(g.node(op).op);
   if (g.node(op).op == Op::DescStore && (a.reduce == ir::StoreReduce::min || a.reduce == ir::StoreReduce::max) &&
@@ -83,7 +83,7 @@ TmaPlan collect_descriptors(const ir::Graph& g, const GraphInfo& info, const Mma
   int next_table = 0;
   for (NodeId op : ops) {
     const ir::Node& n = g.node(op);
-    ir::TmaAttrs a = ir::tma_attrs(g, op);
+    ir::TmaAttrs a = ir::attrs<ir::TmaAttrs>(g, op);
     const NodeId tensor = g.operand(op, 0);
     const TensorSource s = detail::resolve_tensor(g, tensor);
     if (n.op == Op::DescStore) {
@@ -169,9 +169,9 @@ ir::Graph plan_tma(const ir::Graph& g, TmaPlan& plan) {
   ir::Graph out = rw.run([](detail::Rewriter& r, NodeId old) -> NodeId {
     const ir::Graph& in = r.in();
     if (!is_tma(in.node(old).op)) return ir::kNoNode;
-    ir::TmaAttrs a = ir::tma_attrs(in, old);
+    ir::TmaAttrs a = ir::attrs<ir::TmaAttrs>(in, old);
     a.placement = decide(in, old);
-    return r.copy_with_ints(old, ir::encode_tma_attrs(in.node(old).op, a));
+    return r.copy_with_ints(old, a.encode(in.node(old).op));
   });
   plan = collect_descriptors(out, analyze(out));
   return out;

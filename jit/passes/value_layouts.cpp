@@ -63,7 +63,7 @@ class Solver {
     out.threads = warps_ * 32;
     out.of.resize(g_.size());
     for (NodeId id : order_) {
-      if (!is_value(g_, id)) continue;
+      if (!ir::yields_value(g_.node(id).op)) continue;
       ValueLayout& v = out.of[static_cast<size_t>(id)];
       v.numel = g_.node(id).shape.numel();
       if (!distributed(id)) {
@@ -94,7 +94,7 @@ class Solver {
 
  private:
   size_t root(NodeId id) const { return static_cast<size_t>(const_cast<UnionFind&>(uf_).find(id)); }
-  bool distributed(NodeId id) const { return is_value(g_, id) && g_.node(id).shape.numel() > 1; }
+  bool distributed(NodeId id) const { return ir::yields_value(g_.node(id).op) && g_.node(id).shape.numel() > 1; }
 
   void unite(NodeId a, NodeId b) {
     if (distributed(a) && distributed(b)) uf_.unite(a, b);

@@ -118,7 +118,7 @@ WarpRoles plan_warp_roles(const ir::Graph& g, const GraphInfo& info, const Value
         return refuse("the TMA loads of the loop at " + source_line(g, f) + " need the load at " + source_line(g, n) +
                       ", from a tensor the kernel writes (the producer warpgroup could read it before it is written)");
     }
-    const bool value = is_value(g, n);
+    const bool value = ir::yields_value(g.node(n).op);
     if (std::find(bodies.begin(), bodies.end(), node.region) == bodies.end() || !producer_can_compute(node.op) ||
         (value && layout.of[static_cast<size_t>(n)].kind != ValueLayout::Uniform))
       return refuse("the TMA loads of the loop at " + source_line(g, f) + " need " +
@@ -128,7 +128,7 @@ WarpRoles plan_warp_roles(const ir::Graph& g, const GraphInfo& info, const Value
     worklist.insert(worklist.end(), g.operands(n).begin(), g.operands(n).end());
   }
   for (size_t n = 0; n < g.size(); ++n)
-    if (needed[n] && is_value(g, static_cast<NodeId>(n)) && g.node(static_cast<NodeId>(n)).op != ir::Op::LoopIndex)
+    if (needed[n] && ir::yields_value(g.node(static_cast<NodeId>(n)).op) && g.node(static_cast<NodeId>(n)).op != ir::Op::LoopIndex)
       roles.producer_nodes.push_back(static_cast<NodeId>(n));
   std::sort(roles.producer_nodes.begin(), roles.producer_nodes.end(),
             [&](NodeId a, NodeId b) { return info.position[static_cast<size_t>(a)] < info.position[static_cast<size_t>(b)]; });

@@ -822,7 +822,7 @@ TEST_CASE("box rules are checked before the first program for graphs built witho
     B.line(31);
     const NodeId zero = B.ci(DType::i32, 0);
     const ir::Shape s{4, (inner_box + inner_est - 1) / inner_est};
-    B.g.add(Op::DescLoad, DType::f32, s, {x, zero, zero}, ir::encode_tma_attrs(Op::DescLoad, a));
+    B.g.add(Op::DescLoad, DType::f32, s, {x, zero, zero}, a.encode(Op::DescLoad));
     (void)y;
     return B;
   };

@@ -80,10 +80,10 @@ TEST_CASE("descriptor placement: parameters host, tensor arrays array, views dev
   // The graph records each decision in the op's placement attribute.
   const auto loads = tma_ops(l, Op::DescLoad);
   REQUIRE(loads.size() == 4);
-  CHECK(tilejit::ir::tma_attrs(l.graph, loads[0]).placement == 1);
-  CHECK(tilejit::ir::tma_attrs(l.graph, loads[1]).placement == 1);
-  CHECK(tilejit::ir::tma_attrs(l.graph, loads[2]).placement == 2);
-  CHECK(tilejit::ir::tma_attrs(l.graph, loads[3]).placement == 2);
+  CHECK(tilejit::ir::attrs<tilejit::ir::TmaAttrs>(l.graph, loads[0]).placement == 1);
+  CHECK(tilejit::ir::attrs<tilejit::ir::TmaAttrs>(l.graph, loads[1]).placement == 1);
+  CHECK(tilejit::ir::attrs<tilejit::ir::TmaAttrs>(l.graph, loads[2]).placement == 2);
+  CHECK(tilejit::ir::attrs<tilejit::ir::TmaAttrs>(l.graph, loads[3]).placement == 2);
 
   // Launch plan: host and array descriptors for the runtime, a workspace for the two built on the device.
   const auto& plan = l.args.plan;

@@ -91,7 +91,7 @@ TEST_CASE("schedule ops: a GEMM K loop keeps its last product in flight; the sta
   CHECK(p.carried[0].dot == p.dot);
   CHECK(p.carried[0].update == ir::kNoNode);
   for (NodeId w : waits) {
-    const ir::ScheduleAttrs a = ir::schedule_attrs(g, w);
+    const ir::ScheduleAttrs a = ir::attrs<ir::ScheduleAttrs>(g, w);
     if (l.info.loop[static_cast<size_t>(w)] == f) {
       CHECK(a.dots == std::vector<NodeId>{p.carried[0].arg});  // the previous iteration's product: its registers
       CHECK(a.pending == 1);
@@ -104,10 +104,10 @@ TEST_CASE("schedule ops: a GEMM K loop keeps its last product in flight; the sta
   }
   const auto barriers = all(g, Op::CtaBarrier);
   REQUIRE(barriers.size() == 1);
-  CHECK(ir::schedule_attrs(g, barriers[0]).reason == ir::BarrierReason::stage_free_in_flight);
+  CHECK(ir::attrs<ir::ScheduleAttrs>(g, barriers[0]).reason == ir::BarrierReason::stage_free_in_flight);
   const auto waits_for_stage = all(g, Op::PipeWait);
   REQUIRE(waits_for_stage.size() == 1);
-  CHECK(ir::schedule_attrs(g, waits_for_stage[0]).load == l.pipe.loops.at(f).loads.front());
+  CHECK(ir::attrs<ir::ScheduleAttrs>(g, waits_for_stage[0]).load == l.pipe.loops.at(f).loads.front());
   CHECK(all(g, Op::PipeEnd).empty());
   // Every node has its analysis, layout and axis entry.
   CHECK(l.info.position.size() == g.size());
@@ -123,8 +123,8 @@ TEST_CASE("schedule ops: a K loop inside a tile loop keeps its ring position bet
   for (Op op : {Op::PipeBegin, Op::PipePrologue, Op::PipeRefill}) {
     const auto ops = all(g, op);
     REQUIRE(ops.size() == 1);
-    CHECK(ir::schedule_attrs(g, ops[0]).ring_persists);
-    CHECK(ir::schedule_attrs(g, ops[0]).stages == 3);
+    CHECK(ir::attrs<ir::ScheduleAttrs>(g, ops[0]).ring_persists);
+    CHECK(ir::attrs<ir::ScheduleAttrs>(g, ops[0]).stages == 3);
   }
   CHECK(around(g, f, 0, 2) == std::vector<std::string>{"for", "wgmma.wait", "pipe.end"});
   const std::string text = ir::print(g);
@@ -286,7 +286,7 @@ TEST_CASE("schedule ops: attention's products are each awaited before their firs
   const auto waits = all(g, Op::WgmmaWait);
   REQUIRE(waits.size() == 2);
   for (NodeId w : waits) {
-    const ir::ScheduleAttrs a = ir::schedule_attrs(g, w);
+    const ir::ScheduleAttrs a = ir::attrs<ir::ScheduleAttrs>(g, w);
     REQUIRE(a.dots.size() == 1);
     CHECK(a.pending == 0);
     CHECK(a.when == ir::WaitFor::issued);
@@ -304,7 +304,7 @@ TEST_CASE("schedule ops: attention's products are each awaited before their firs
   }
   const auto barriers = all(g, Op::CtaBarrier);
   REQUIRE(barriers.size() == 1);
-  CHECK(ir::schedule_attrs(g, barriers[0]).reason == ir::BarrierReason::stage_free);
+  CHECK(ir::attrs<ir::ScheduleAttrs>(g, barriers[0]).reason == ir::BarrierReason::stage_free);
   // Nothing stays in flight past the loop.
   CHECK(around(g, f, 0, 1).back() != "wgmma.wait");
 }
@@ -327,15 +327,15 @@ TEST_CASE("schedule ops: a product into acc * decay stays in flight; the threads
                                                            "dot", "barrier.cta", "pipe.refill", "pipe.advance", "yield"});
   const auto waits = all(g, Op::WgmmaWait);
   REQUIRE(waits.size() == 2);
-  const ir::ScheduleAttrs in_body = ir::schedule_attrs(g, waits[0]);
+  const ir::ScheduleAttrs in_body = ir::attrs<ir::ScheduleAttrs>(g, waits[0]);
   CHECK(in_body.dots == std::vector<NodeId>{c.arg});
   CHECK(in_body.pending == 0);
   CHECK(in_body.when == ir::WaitFor::previous_iteration);
   const auto& nodes = g.region(body(g, f)).nodes;
   const auto at = std::find(nodes.begin(), nodes.end(), waits[0]);
   CHECK(at[1] == c.update);
-  CHECK(ir::schedule_attrs(g, all(g, Op::CtaBarrier)[0]).reason == ir::BarrierReason::stage_free);
-  CHECK(ir::schedule_attrs(g, waits[1]).when == ir::WaitFor::last_iteration);
+  CHECK(ir::attrs<ir::ScheduleAttrs>(g, all(g, Op::CtaBarrier)[0]).reason == ir::BarrierReason::stage_free);
+  CHECK(ir::attrs<ir::ScheduleAttrs>(g, waits[1]).when == ir::WaitFor::last_iteration);
 }
 
 TEST_CASE("schedule ops: two products that accumulate in place stay in flight together") {
@@ -353,7 +353,7 @@ TEST_CASE("schedule ops: two products that accumulate in place stay in flight to
   std::vector<NodeId> args;
   for (const passes::CarriedProduct& c : p.carried) args.push_back(c.arg);
   for (NodeId w : waits) {
-    const ir::ScheduleAttrs a = ir::schedule_attrs(g, w);
+    const ir::ScheduleAttrs a = ir::attrs<ir::ScheduleAttrs>(g, w);
     const bool in_body = l.info.loop[static_cast<size_t>(w)] == f;
     CHECK(a.dots == (in_body ? args : p.dots));
     CHECK(a.pending == (in_body ? 2 : 0));
@@ -372,7 +372,7 @@ TEST_CASE("schedule ops: a load the K loop does not feed is issued before the lo
   CHECK(around(g, f, 3, 0) == std::vector<std::string>{"tma.issue", "pipe.begin", "pipe.prologue", "for"});
   const auto issues = all(g, Op::TmaIssue);
   REQUIRE(issues.size() == 1);
-  CHECK(ir::schedule_attrs(g, issues[0]).node == l.pipe.issued_before.at(f).front());
+  CHECK(ir::attrs<ir::ScheduleAttrs>(g, issues[0]).node == l.pipe.issued_before.at(f).front());
 }
 
 TEST_CASE("schedule ops: a dot outside any loop is awaited right after it") {
@@ -385,7 +385,7 @@ TEST_CASE("schedule ops: a dot outside any loop is awaited right after it") {
     const auto at = std::find(nodes.begin(), nodes.end(), dot);
     REQUIRE(at + 1 != nodes.end());
     CHECK(g.node(at[1]).op == Op::WgmmaWait);
-    CHECK(ir::schedule_attrs(g, at[1]).dots == std::vector<NodeId>{dot});
+    CHECK(ir::attrs<ir::ScheduleAttrs>(g, at[1]).dots == std::vector<NodeId>{dot});
   }
   CHECK(all(g, Op::PipeBegin).empty());
   CHECK(all(g, Op::CtaBarrier).empty());

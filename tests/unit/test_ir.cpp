@@ -68,7 +68,7 @@ TEST_CASE("hash-consing: effects are never merged") {
   ir::TmaAttrs a;
   a.rank = 2;
   a.box = {8, 8};
-  const auto ints = ir::encode_tma_attrs(Op::DescPrefetch, a);
+  const auto ints = a.encode(Op::DescPrefetch);
   CHECK(g.add(Op::DescPrefetch, DType::f32, Shape{}, {0}, ints) != g.add(Op::DescPrefetch, DType::f32, Shape{}, {0}, ints));
   // Parameters (Arg) are not merged either.
   CHECK(g.add(Op::ParamScalar, DType::f32, Shape{}, {}, {1}) != g.add(Op::ParamScalar, DType::f32, Shape{}, {}, {1}));
@@ -172,7 +172,7 @@ TEST_CASE("the verifier accepts a traced kernel and rejects broken graphs") {
     a.rank = 2;
     a.box = {6, 8};
     a.estride = {3, 1};
-    g.add(Op::DescLoad, DType::f32, Shape{6, 8}, {0, c, c}, ir::encode_tma_attrs(Op::DescLoad, a));
+    g.add(Op::DescLoad, DType::f32, Shape{6, 8}, {0, c, c}, a.encode(Op::DescLoad));
     CHECK(contains(verify_message(g), "TMA load shape is not ceil(box / estride)"));
   }
   SUBCASE("TMA store with a missing coordinate") {
@@ -182,7 +182,7 @@ TEST_CASE("the verifier accepts a traced kernel and rejects broken graphs") {
     ir::TmaAttrs a;
     a.rank = 2;
     a.box = {8, 8};
-    g.add(Op::DescStore, DType::f32, Shape{}, {0, c, v}, ir::encode_tma_attrs(Op::DescStore, a));
+    g.add(Op::DescStore, DType::f32, Shape{}, {0, c, v}, a.encode(Op::DescStore));
     CHECK(contains(verify_message(g), "TMA op has the wrong number of operands"));
   }
   SUBCASE("loop body without a yield") {

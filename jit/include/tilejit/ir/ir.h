@@ -343,9 +343,5 @@ inline DotPrecision dot_precision(const Graph& g, NodeId id) { return attrs<DotA
 /// True when MakeView node `id` was made by tensor.rows(start, end) (its start and end are its last operands).
 inline bool is_rows_view(const Graph& g, NodeId id) { return attrs<MakeViewAttrs>(g, id).rows; }
 inline ArrayPrefetch array_prefetch(const Graph& g, NodeId id) { return attrs<ArrayElemAttrs>(g, id).prefetch; }
-inline TmaAttrs tma_attrs(const Graph& g, NodeId id) { return attrs<TmaAttrs>(g, id); }
-inline std::vector<int64_t> encode_tma_attrs(Op op, const TmaAttrs& a) { return a.encode(op); }
-inline ScheduleAttrs schedule_attrs(const Graph& g, NodeId id) { return attrs<ScheduleAttrs>(g, id); }
-inline std::vector<int64_t> encode_schedule_attrs(Op op, const ScheduleAttrs& a) { return a.encode(op); }
 
 }  // namespace tilejit::ir

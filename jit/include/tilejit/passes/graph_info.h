@@ -36,7 +36,4 @@ GraphInfo analyze(const ir::Graph& g);
 /// performance notes, plan descriptions and pass diagnostics name the user's code.
 std::string source_line(const ir::Graph& g, NodeId id);
 
-/// True for nodes that hold a block value (as opposed to tensors, effects and regions): ops.def's Result column.
-inline bool is_value(const ir::Graph& g, NodeId id) { return ir::yields_value(g.node(id).op); }
-
 }  // namespace tilejit::passes
