@@ -63,7 +63,8 @@ def load(paths):
     return rows
 
 
-ROW_BENCHES = ("softmax", "softmax_tma", "softmax_online", "softmax_online_combine", "layernorm", "rowsum")
+ROW_BENCHES = ("softmax", "softmax_tma", "softmax_online", "softmax_online_combine", "softmax_online_in_place", "layernorm",
+               "rowsum")
 
 
 def bandwidth_table(rows):

@@ -249,9 +249,11 @@ VariantResources compile_variant(const KernelBase& k, const Config& config, std:
                                  const DeviceTarget& target, const args::CallSite& at) {
   const auto graph = traced(k, config);
   check_args(*graph, args, at);
-  const std::vector<uint16_t> relevant = passes::relevant_specialization(*graph);
+  const std::vector<codegen::Specialization::Bits> relevant = passes::relevant_specialization(*graph);
   codegen::Specialization spec;
-  for (size_t i = 0; i < args.size(); ++i) spec.tensors.push_back(specialization_bits(args[i]) & relevant[i]);
+  spec.tensors.resize(args.size());
+  specialization_facts(args, spec.tensors.data());
+  for (size_t i = 0; i < args.size(); ++i) spec.tensors[i] &= relevant[i];
   const codegen::GeneratedKernel gen = generated(*graph, spec);
   VariantResources r;
   r.threads = gen.plan.threads;

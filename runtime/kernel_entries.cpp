@@ -12,7 +12,7 @@
 
 namespace tilejit::detail {
 
-Entry& find_or_compile_entry(KernelRuntime& rt, const KernelBase& k, const Config& config, std::span<const uint16_t> facts,
+Entry& find_or_compile_entry(KernelRuntime& rt, const KernelBase& k, const Config& config, std::span<const codegen::Specialization::Bits> facts,
                              CUcontext ctx, CUstream stream, std::span<const KernelArg> args, const args::CallSite* at) {
   std::lock_guard lock(rt.m);
   for (auto& e : rt.entries)

@@ -39,8 +39,8 @@ struct CachedDescriptor {
 struct Entry {
   Config config;
   CUcontext ctx = nullptr;
-  std::vector<uint16_t> relevant;  // per argument: the specialisation bits the generated code may use
-  std::vector<uint16_t> spec;      // per argument: the bits it was compiled with (a subset of relevant)
+  std::vector<codegen::Specialization::Bits> relevant;  // per argument: the specialisation bits the generated code may use
+  std::vector<codegen::Specialization::Bits> spec;      // per argument: the bits it was compiled with (a subset of relevant)
   std::shared_ptr<const ir::Graph> graph;
   codegen::GeneratedKernel gen;
   std::shared_ptr<Library> lib;
@@ -68,7 +68,7 @@ inline KernelRuntime& runtime_of(const KernelBase& k) {
 
 /// True when entry `e` was compiled for this configuration, context and the argument facts `facts`
 /// (it assumed only facts that hold).
-inline bool matches(const Entry& e, const Config& config, CUcontext ctx, std::span<const uint16_t> facts) {
+inline bool matches(const Entry& e, const Config& config, CUcontext ctx, std::span<const codegen::Specialization::Bits> facts) {
   if (e.ctx != ctx || !(e.config == config) || facts.size() != e.spec.size()) return false;
   for (size_t i = 0; i < facts.size(); ++i)
     if ((facts[i] & e.relevant[i]) != e.spec[i]) return false;
@@ -77,14 +77,14 @@ inline bool matches(const Entry& e, const Config& config, CUcontext ctx, std::sp
 
 /// entry_for() past its lock-free check of the last entry: another entry of `rt` that matches, under
 /// the lock, else a new one (traced, checked, compiled and loaded).
-Entry& find_or_compile_entry(KernelRuntime& rt, const KernelBase& k, const Config& config, std::span<const uint16_t> facts,
+Entry& find_or_compile_entry(KernelRuntime& rt, const KernelBase& k, const Config& config, std::span<const codegen::Specialization::Bits> facts,
                              CUcontext ctx, CUstream stream, std::span<const KernelArg> args, const args::CallSite* at);
 
 /// The entry of `k` for `config`, context `ctx` and `facts`, the argument specialisation bits of the
 /// launch (codegen::Specialization), one per argument. `args`, unless `at` is null (a warm-up without
 /// arguments, whose facts are one per parameter), are checked at `at` before anything is compiled or
 /// loaded: a wrong count or kind never reaches the driver.
-inline Entry& entry_for(const KernelBase& k, const Config& config, std::span<const uint16_t> facts, CUcontext ctx,
+inline Entry& entry_for(const KernelBase& k, const Config& config, std::span<const codegen::Specialization::Bits> facts, CUcontext ctx,
                         CUstream stream, std::span<const KernelArg> args, const args::CallSite* at) {
   KernelRuntime& rt = runtime_of(k);
   if (Entry* last = rt.last.load(std::memory_order_acquire); last && matches(*last, config, ctx, facts)) return *last;

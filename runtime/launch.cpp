@@ -63,7 +63,7 @@ void warmup(const KernelBase& kernel, const Config& config) {
   CUcontext ctx = nullptr;
   TILEJIT_CHECK_CU(driver().cuCtxGetCurrent(&ctx));
   // The variant for tensors that satisfy every fact: 16-byte aligned, sizes and strides multiples of 16.
-  const std::vector<uint16_t> all(kernel.graph(config)->params.size(), uint16_t{0xffff});
+  const std::vector<codegen::Specialization::Bits> all(kernel.graph(config)->params.size(), codegen::Specialization::kAll);
   entry_for(kernel, config, all, ctx, nullptr, {}, nullptr);
 }
 
@@ -77,8 +77,8 @@ void warmup(const KernelBase& kernel, const Config& config, std::span<const Kern
   }
   CUcontext ctx = nullptr;
   TILEJIT_CHECK_CU(driver().cuCtxGetCurrent(&ctx));
-  std::vector<uint16_t> facts;
-  for (const KernelArg& a : args) facts.push_back(specialization_bits(a));
+  std::vector<codegen::Specialization::Bits> facts(args.size());
+  specialization_facts(args, facts.data());
   const Entry& e = entry_for(kernel, config, facts, ctx, nullptr, args, &at);
   // A variant compiled earlier was found without a check: the same checks as a launch.
   args::check_launch_args(*e.graph, e.arg_facts, args, at, args::Mode{.gpu = true});
@@ -145,14 +145,15 @@ void launch(const KernelBase& kernel, Stream stream, dim3 grid, const Config& co
     TILEJIT_CHECK_CU(d.cuCtxGetCurrent(&ctx));
   }
   const auto s = reinterpret_cast<CUstream>(stream);
-  // The argument specialisation of this launch: alignment of bases, sizes and strides divisible by 16.
+  // The argument specialisation of this launch: alignment of bases, sizes and strides divisible by 16,
+  // tensors that overlap no other.
   constexpr size_t kInlineArgs = 64;
-  uint16_t inline_facts[kInlineArgs];
-  std::unique_ptr<uint16_t[]> heap_facts;
-  uint16_t* facts = inline_facts;
-  if (args.size() > kInlineArgs) facts = (heap_facts = std::make_unique<uint16_t[]>(args.size())).get();
-  for (size_t i = 0; i < args.size(); ++i) facts[i] = specialization_bits(args[i]);
-  Entry& e = entry_for(kernel, config, std::span<const uint16_t>(facts, args.size()), ctx, s, args, &at);
+  codegen::Specialization::Bits inline_facts[kInlineArgs];
+  std::unique_ptr<codegen::Specialization::Bits[]> heap_facts;
+  codegen::Specialization::Bits* facts = inline_facts;
+  if (args.size() > kInlineArgs) facts = (heap_facts = std::make_unique<codegen::Specialization::Bits[]>(args.size())).get();
+  specialization_facts(args, facts);
+  Entry& e = entry_for(kernel, config, std::span<const codegen::Specialization::Bits>(facts, args.size()), ctx, s, args, &at);
   args::check_launch_args(*e.graph, e.arg_facts, args, at, args::Mode{.gpu = true});
   const codegen::LaunchPlan& plan = e.gen.plan;
 

@@ -35,10 +35,10 @@ std::string Emitter::header() const {
     pos = nl == std::string::npos ? d.size() : nl + 1;
   }
   std::string spec;
-  const std::vector<uint16_t> relevant = passes::relevant_specialization(g_);
+  const std::vector<codegen::Specialization::Bits> relevant = passes::relevant_specialization(g_);
   for (size_t p = 0; p < g_.params.size(); ++p) {
     if (g_.params[p].kind != ir::Param::Tensor || relevant[p] == 0) continue;
-    const uint16_t bits = L_.spec.of(static_cast<int>(p)) & relevant[p];
+    const codegen::Specialization::Bits bits = L_.spec.of(static_cast<int>(p)) & relevant[p];
     std::string facts;
     if (relevant[p] & codegen::Specialization::kBaseAligned)
       facts = (bits & codegen::Specialization::kBaseAligned) ? "base 16-byte aligned" : "base not known to be aligned";
@@ -46,6 +46,9 @@ std::string Emitter::header() const {
       if (bits & codegen::Specialization::size_div16(d)) facts += (facts.empty() ? "" : ", ") + std::string("size") + str(d) + " % 16 == 0";
       if (bits & codegen::Specialization::stride_div16(d)) facts += (facts.empty() ? "" : ", ") + std::string("stride") + str(d) + " % 16 == 0";
     }
+    if (relevant[p] & codegen::Specialization::kDisjoint)
+      facts += std::string(facts.empty() ? "" : ", ") +
+               ((bits & codegen::Specialization::kDisjoint) ? "overlaps no other tensor" : "may overlap another tensor");
     spec += "//     " + g_.params[p].name + ": " + facts + "\n";
   }
   if (!spec.empty()) h += "//   argument specialisation (what this variant assumes of its launch's tensors):\n" + spec;

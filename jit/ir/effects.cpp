@@ -19,8 +19,7 @@ std::vector<int> written_params(const Graph& g) {
   std::vector<int> out;
   bool unknown = false;
   for (NodeId id = 0; id < static_cast<NodeId>(g.size()); ++id) {
-    const Op op = g.node(id).op;
-    if (op != Op::Store && op != Op::AtomicAdd && op != Op::DescStore) continue;
+    if (!writes_memory(g.node(id).op)) continue;
     const int p = tensor_param(g, g.operand(id, 0));
     if (p < 0)
       unknown = true;
@@ -38,8 +37,7 @@ std::vector<int> written_params(const Graph& g) {
 
 NodeId first_write(const Graph& g, int param) {
   for (NodeId id = 0; id < static_cast<NodeId>(g.size()); ++id) {
-    const Op op = g.node(id).op;
-    if ((op == Op::Store || op == Op::AtomicAdd || op == Op::DescStore) && tensor_param(g, g.operand(id, 0)) == param) return id;
+    if (writes_memory(g.node(id).op) && tensor_param(g, g.operand(id, 0)) == param) return id;
   }
   return kNoNode;
 }

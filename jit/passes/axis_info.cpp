@@ -3,6 +3,7 @@
 
 #include "tilejit/error.h"
 #include "tilejit/passes/axis_info.h"
+#include "passes/prefetch_loads.h"
 #include "tilejit/passes/graph_info.h"
 #include "tilejit/passes/value_layouts.h"
 
@@ -82,7 +83,7 @@ std::vector<AxisInfo> analyze_axes(const ir::Graph& g, const GraphInfo& info, co
       case Op::TensorSize: case Op::TensorStride: {
         const int p = param_of(g, ops[0]);
         const int d = ir::attrs<ir::DimAttrs>(g, id).dim;
-        const uint16_t bit = n.op == Op::TensorSize ? codegen::Specialization::size_div16(d)
+        const codegen::Specialization::Bits bit = n.op == Op::TensorSize ? codegen::Specialization::size_div16(d)
                                                     : codegen::Specialization::stride_div16(d);
         a = uniform_value(n.shape, p >= 0 && (spec.of(p) & bit) ? 16 : 1);
         break;
@@ -192,8 +193,8 @@ std::vector<AxisInfo> analyze_axes(const ir::Graph& g, const GraphInfo& info, co
   return ax;
 }
 
-std::vector<uint16_t> relevant_specialization(const ir::Graph& g) {
-  std::vector<uint16_t> bits(g.params.size(), 0);
+std::vector<codegen::Specialization::Bits> relevant_specialization(const ir::Graph& g) {
+  std::vector<codegen::Specialization::Bits> bits(g.params.size(), 0);
   for (size_t i = 0; i < g.size(); ++i) {
     const auto id = static_cast<NodeId>(i);
     const ir::Node& n = g.node(id);
@@ -208,6 +209,9 @@ std::vector<uint16_t> relevant_specialization(const ir::Graph& g) {
                                                                 : codegen::Specialization::stride_div16(d);
     }
   }
+  const std::vector<bool> disjoint = disjointness_matters(g);
+  for (size_t p = 0; p < bits.size(); ++p)
+    if (disjoint[p]) bits[p] |= codegen::Specialization::kDisjoint;
   return bits;
 }
 

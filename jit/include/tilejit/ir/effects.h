@@ -7,6 +7,10 @@
 
 namespace tilejit::ir {
 
+/// Whether op writes memory: Store, AtomicAdd and DescStore (plain or reducing). Its tensor operand is
+/// operand 0. The one definition of "a write" for the analyses below and the passes.
+inline bool writes_memory(Op op) { return op == Op::Store || op == Op::AtomicAdd || op == Op::DescStore; }
+
 /// The tensor that tensor node `t` is a view of: MergeView and MakeView are followed to the node they start
 /// from (a ParamTensor, an ArrayElem of a TensorArray, ...); any other node is its own base.
 NodeId view_base(const Graph& g, NodeId t);
