@@ -6,8 +6,6 @@
 #include <cstdint>
 #include <cstring>
 #include <mutex>
-#include <optional>
-#include <utility>
 #include <span>
 #include <vector>
 
@@ -20,8 +18,7 @@
 
 namespace tilejit::detail {
 
-/// The codegen::Specialization bits of one argument that depend on it alone (0 for arguments that are not
-/// tensors): alignment of the base, sizes and strides divisible by 16.
+/// The codegen::Specialization bits of one argument (0 for arguments that are not tensors).
 inline codegen::Specialization::Bits specialization_bits(const KernelArg& a) {
   using S = codegen::Specialization;
   if (a.kind != KernelArg::Tensor) return 0;
@@ -32,52 +29,6 @@ inline codegen::Specialization::Bits specialization_bits(const KernelArg& a) {
     if (t.strides[static_cast<size_t>(d)] % 16 == 0) b |= S::stride_div16(d);
   }
   return b;
-}
-
-/// The bytes [lo, hi) tensor `t` spans (empty for a tensor without elements); nullopt when its extent
-/// does not fit in 64 bits (the launch checks refuse it).
-inline std::optional<std::pair<uintptr_t, uintptr_t>> byte_span(const TensorArg& t) {
-  args::Extent e;
-  if (args::tensor_extent(t, e)) return std::nullopt;
-  if (e.empty()) return std::pair<uintptr_t, uintptr_t>{0, 0};
-  const auto es = static_cast<intptr_t>(ir::size_of(t.dtype));
-  const auto base = reinterpret_cast<uintptr_t>(t.data);
-  return std::pair<uintptr_t, uintptr_t>{base + static_cast<uintptr_t>(e.lo * es), base + static_cast<uintptr_t>((e.hi + 1) * es)};
-}
-
-/// The specialisation bits of every argument of a launch into `out` (one per argument): specialization_bits,
-/// plus Specialization::kDisjoint for each tensor whose bytes overlap those of no other tensor argument
-/// (the tensors of TensorArray arguments included). Quadratic in the number of tensors, which is small.
-inline void specialization_facts(std::span<const KernelArg> args, codegen::Specialization::Bits* out) {
-  using Span = std::pair<uintptr_t, uintptr_t>;
-  constexpr size_t kInline = 32;
-  Span inline_spans[kInline];
-  std::vector<Span> heap;
-  size_t count = 0;
-  for (const KernelArg& a : args) count += a.kind == KernelArg::Tensor ? 1 : a.kind == KernelArg::TensorArray ? a.array.size() : 0;
-  Span* spans = inline_spans;
-  if (count > kInline) spans = (heap = std::vector<Span>(count)).data();
-  // Every tensor's bytes in argument order; a tensor whose extent is unknown spans everything.
-  size_t k = 0;
-  const auto span_of = [](const TensorArg& t) { return byte_span(t).value_or(Span{0, UINTPTR_MAX}); };
-  for (const KernelArg& a : args) {
-    if (a.kind == KernelArg::Tensor) spans[k++] = span_of(a.tensor);
-    if (a.kind == KernelArg::TensorArray)
-      for (const TensorArg& t : a.array) spans[k++] = span_of(t);
-  }
-  k = 0;
-  for (size_t i = 0; i < args.size(); ++i) {
-    out[i] = specialization_bits(args[i]);
-    if (args[i].kind == KernelArg::TensorArray) k += args[i].array.size();
-    if (args[i].kind != KernelArg::Tensor) continue;
-    const Span self = spans[k];
-    bool apart = true;
-    for (size_t j = 0; j < count && apart; ++j)
-      apart = j == k || self.first == self.second || spans[j].first == spans[j].second ||
-              self.second <= spans[j].first || spans[j].second <= self.first;
-    if (apart) out[i] |= codegen::Specialization::kDisjoint;
-    ++k;
-  }
 }
 
 /// The checks of launch() on `args` against graph `g`; UserErrors name `at`.

@@ -251,9 +251,7 @@ VariantResources compile_variant(const KernelBase& k, const Config& config, std:
   check_args(*graph, args, at);
   const std::vector<codegen::Specialization::Bits> relevant = passes::relevant_specialization(*graph);
   codegen::Specialization spec;
-  spec.tensors.resize(args.size());
-  specialization_facts(args, spec.tensors.data());
-  for (size_t i = 0; i < args.size(); ++i) spec.tensors[i] &= relevant[i];
+  for (size_t i = 0; i < args.size(); ++i) spec.tensors.push_back(specialization_bits(args[i]) & relevant[i]);
   const codegen::GeneratedKernel gen = generated(*graph, spec);
   VariantResources r;
   r.threads = gen.plan.threads;

@@ -77,8 +77,8 @@ void warmup(const KernelBase& kernel, const Config& config, std::span<const Kern
   }
   CUcontext ctx = nullptr;
   TILEJIT_CHECK_CU(driver().cuCtxGetCurrent(&ctx));
-  std::vector<codegen::Specialization::Bits> facts(args.size());
-  specialization_facts(args, facts.data());
+  std::vector<codegen::Specialization::Bits> facts;
+  for (const KernelArg& a : args) facts.push_back(specialization_bits(a));
   const Entry& e = entry_for(kernel, config, facts, ctx, nullptr, args, &at);
   // A variant compiled earlier was found without a check: the same checks as a launch.
   args::check_launch_args(*e.graph, e.arg_facts, args, at, args::Mode{.gpu = true});
@@ -145,14 +145,13 @@ void launch(const KernelBase& kernel, Stream stream, dim3 grid, const Config& co
     TILEJIT_CHECK_CU(d.cuCtxGetCurrent(&ctx));
   }
   const auto s = reinterpret_cast<CUstream>(stream);
-  // The argument specialisation of this launch: alignment of bases, sizes and strides divisible by 16,
-  // tensors that overlap no other.
+  // The argument specialisation of this launch: alignment of bases, sizes and strides divisible by 16.
   constexpr size_t kInlineArgs = 64;
   codegen::Specialization::Bits inline_facts[kInlineArgs];
   std::unique_ptr<codegen::Specialization::Bits[]> heap_facts;
   codegen::Specialization::Bits* facts = inline_facts;
   if (args.size() > kInlineArgs) facts = (heap_facts = std::make_unique<codegen::Specialization::Bits[]>(args.size())).get();
-  specialization_facts(args, facts);
+  for (size_t i = 0; i < args.size(); ++i) facts[i] = specialization_bits(args[i]);
   Entry& e = entry_for(kernel, config, std::span<const codegen::Specialization::Bits>(facts, args.size()), ctx, s, args, &at);
   args::check_launch_args(*e.graph, e.arg_facts, args, at, args::Mode{.gpu = true});
   const codegen::LaunchPlan& plan = e.gen.plan;

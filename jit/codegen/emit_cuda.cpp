@@ -46,9 +46,6 @@ std::string Emitter::header() const {
       if (bits & codegen::Specialization::size_div16(d)) facts += (facts.empty() ? "" : ", ") + std::string("size") + str(d) + " % 16 == 0";
       if (bits & codegen::Specialization::stride_div16(d)) facts += (facts.empty() ? "" : ", ") + std::string("stride") + str(d) + " % 16 == 0";
     }
-    if (relevant[p] & codegen::Specialization::kDisjoint)
-      facts += std::string(facts.empty() ? "" : ", ") +
-               ((bits & codegen::Specialization::kDisjoint) ? "overlaps no other tensor" : "may overlap another tensor");
     spec += "//     " + g_.params[p].name + ": " + facts + "\n";
   }
   if (!spec.empty()) h += "//   argument specialisation (what this variant assumes of its launch's tensors):\n" + spec;

@@ -3,7 +3,6 @@
 
 #include "tilejit/error.h"
 #include "tilejit/passes/axis_info.h"
-#include "passes/prefetch_loads.h"
 #include "tilejit/passes/graph_info.h"
 #include "tilejit/passes/value_layouts.h"
 
@@ -209,9 +208,6 @@ std::vector<codegen::Specialization::Bits> relevant_specialization(const ir::Gra
                                                                 : codegen::Specialization::stride_div16(d);
     }
   }
-  const std::vector<bool> disjoint = disjointness_matters(g);
-  for (size_t p = 0; p < bits.size(); ++p)
-    if (disjoint[p]) bits[p] |= codegen::Specialization::kDisjoint;
   return bits;
 }
 

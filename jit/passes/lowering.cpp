@@ -82,10 +82,8 @@ constexpr LoweringStep kSteps[] = {
      [](Lowered& l, const Options&) { l.graph = hoist_invariants(l.graph); }, nullptr},
     {"early_views", "moves views made after a loop from values defined before it in front of the loop", true,
      [](Lowered& l, const Options&) { l.graph = early_views(l.graph); }, nullptr},
-    {"prefetch_loads",
-     "issues the pointer loads of loops without dots one iteration ahead (ahead of the loop's stores when they "
-     "cannot alias)",
-     true, [](Lowered& l, const Options&) { l.graph = prefetch_loads(l.graph, l.spec); }, nullptr},
+    {"prefetch_loads", "issues the pointer loads of loops without stores or dots one iteration ahead", true,
+     [](Lowered& l, const Options&) { l.graph = prefetch_loads(l.graph); }, nullptr},
     {"eliminate_dead_code", "removes pure nodes whose value is never used", true,
      [](Lowered& l, const Options&) { l.graph = eliminate_dead_code(l.graph); }, nullptr},
     {"plan_tma",

@@ -40,50 +40,29 @@ struct Target {
   std::unordered_set<NodeId> moves;  ///< the slice nodes the loop index reaches: computed only when the iteration runs
 };
 
-/// Per loop (at any depth), the parameters its body writes (Store, AtomicAdd, DescStore, in nested regions
-/// too), and the loops that hold a dot or a write through a tensor of no known parameter.
-struct LoopWrites {
-  std::unordered_map<NodeId, std::unordered_set<int>> params;
-  std::unordered_set<NodeId> blocked;
-};
-
-LoopWrites loop_writes(const ir::Graph& g, const GraphInfo& info) {
-  LoopWrites w;
-  for (size_t i = 0; i < g.size(); ++i) {
-    if (info.position[i] < 0) continue;
-    const auto id = static_cast<NodeId>(i);
-    const Op op = g.node(id).op;
-    const bool writes = ir::writes_memory(op);
-    if (!writes && op != Op::Dot) continue;
-    const int p = writes ? ir::tensor_param(g, g.operand(id, 0)) : -1;
-    for (NodeId f = info.loop[i]; f != ir::kNoNode; f = info.loop[static_cast<size_t>(f)]) {
-      if (p < 0) w.blocked.insert(f);
-      else w.params[f].insert(p);
-    }
-  }
-  return w;
-}
-
 class Planner {
  public:
-  Planner(const ir::Graph& g, const codegen::Specialization& spec) : g_(g), spec_(spec), info_(analyze(g)) {}
+  explicit Planner(const ir::Graph& g) : g_(g), info_(analyze(g)) {}
 
   std::unordered_map<NodeId, Target> targets() {
     std::unordered_map<NodeId, Target> out;
     if (g_.num_stages == 1) return out;  // num_stages=1: nothing is pipelined
-    const LoopWrites writes = loop_writes(g_, info_);
+    std::unordered_set<NodeId> blocked;  // loops with a write or a dot anywhere in their body
+    for (size_t i = 0; i < g_.size(); ++i) {
+      if (info_.position[i] < 0) continue;
+      const Op op = g_.node(static_cast<NodeId>(i)).op;
+      if (!ir::writes_memory(op) && op != Op::Dot) continue;
+      for (NodeId f = info_.loop[i]; f != ir::kNoNode; f = info_.loop[static_cast<size_t>(f)]) blocked.insert(f);
+    }
     for (size_t i = 0; i < g_.size(); ++i) {
       const auto loop = static_cast<NodeId>(i);
-      if (info_.position[i] < 0 || g_.node(loop).op != Op::For || writes.blocked.count(loop)) continue;
-      const auto w = writes.params.find(loop);
-      const std::unordered_set<int> no_writes;
-      const std::unordered_set<int>& written = w == writes.params.end() ? no_writes : w->second;
+      if (info_.position[i] < 0 || g_.node(loop).op != Op::For || blocked.count(loop)) continue;
       Target t;
       std::unordered_set<NodeId> slice;
       int64_t bytes = 0;
       const int threads = g_.num_warps * 32;
       for (NodeId id : g_.region(ir::loop_body(g_, loop)).nodes) {
-        if (g_.node(id).op != Op::Load || !apart_from_writes(id, written)) continue;
+        if (g_.node(id).op != Op::Load) continue;
         std::unordered_set<NodeId> need;
         if (!collect(loop, id, need)) continue;
         const ir::Node& n = g_.node(id);
@@ -110,17 +89,6 @@ class Planner {
   }
 
  private:
-  /// Whether load `id` may be issued before the writes of the loop (the parameters `written`): always when
-  /// the loop writes nothing; else when it reads a Tensor parameter the loop does not write whose memory
-  /// the launch's other tensors do not overlap (Specialization::kDisjoint). Every access stays inside the
-  /// tensor argument it derives from (an access outside it is undefined, ir.h), so the writes cannot reach it.
-  bool apart_from_writes(NodeId id, const std::unordered_set<int>& written) const {
-    if (written.empty()) return true;
-    const int p = ir::tensor_param(g_, g_.operand(id, 0));
-    return p >= 0 && g_.params[static_cast<size_t>(p)].kind == ir::Param::Tensor && !written.count(p) &&
-           (spec_.of(p) & codegen::Specialization::kDisjoint);
-  }
-
   /// Collects the body nodes load `id`'s offsets, mask and fill value are computed from; false when one of
   /// them is not a pure function of the loop index and of values defined before the loop, or when the
   /// loaded tensor itself is made in the loop.
@@ -146,7 +114,6 @@ class Planner {
   }
 
   const ir::Graph& g_;
-  const codegen::Specialization& spec_;
   GraphInfo info_;
 };
 
@@ -284,25 +251,10 @@ class Prefetcher {
 
 }  // namespace
 
-ir::Graph prefetch_loads(const ir::Graph& g, const codegen::Specialization& spec) {
-  auto targets = Planner(g, spec).targets();
+ir::Graph prefetch_loads(const ir::Graph& g) {
+  auto targets = Planner(g).targets();
   if (targets.empty()) return g;
   return Prefetcher(g, std::move(targets)).run();
-}
-
-std::vector<bool> disjointness_matters(const ir::Graph& g) {
-  const GraphInfo info = analyze(g);
-  const LoopWrites writes = loop_writes(g, info);
-  std::vector<bool> out(g.params.size(), false);
-  for (size_t i = 0; i < g.size(); ++i) {
-    const auto id = static_cast<NodeId>(i);
-    if (info.position[i] < 0 || g.node(id).op != Op::Load) continue;
-    const int p = ir::tensor_param(g, g.operand(id, 0));
-    if (p < 0 || g.params[static_cast<size_t>(p)].kind != ir::Param::Tensor) continue;
-    for (NodeId f = info.loop[i]; f != ir::kNoNode; f = info.loop[static_cast<size_t>(f)])
-      if (writes.params.count(f)) out[static_cast<size_t>(p)] = true;
-  }
-  return out;
 }
 
 }  // namespace tilejit::passes

@@ -381,15 +381,6 @@ std::vector<EmitCase> make_cases() {
                            traced(tilejit::samples::block_scaled_matmul_kernel()), {}});
   cases.push_back(EmitCase{"softmax_online", "the online softmax over blocks of 4096 (samples::softmax_online_kernel), 8 warps",
                            Config{{"BN", 4096}}.num_warps(8).num_stages(0), traced(tilejit::samples::softmax_online_kernel()), {}});
-  {
-    // The variant a launch with y = x (in place) compiles: x may overlap another tensor.
-    codegen::Options in_place;
-    const auto shared = codegen::Specialization::kAll & ~codegen::Specialization::kDisjoint;
-    in_place.spec.tensors = {shared, shared, 0};
-    cases.push_back(EmitCase{"softmax_online_in_place", "the online softmax for a launch whose x may overlap y (in place)",
-                             Config{{"BN", 4096}}.num_warps(8).num_stages(0), traced(tilejit::samples::softmax_online_kernel()),
-                             in_place});
-  }
   cases.push_back(EmitCase{"moe_grouped_gemm",
                            "sample 11's grouped GEMM: a K loop inside an if, the store's view made after the loop (moved before it)",
                            Config{{"BM", 128}, {"BN", 256}, {"BK", 64}, {"GM", 8}}.num_warps(8).num_stages(4),

@@ -220,10 +220,8 @@ TEST_CASE("gpu: split-K GEMMs of 8-bit M/N-major operands (copied K-major) reduc
 }
 
 TEST_CASE("gpu: loops without products load one iteration ahead (prefetch_loads) and match the interpreter") {
-  // The online softmax's reduction loop carries the next block of its row; so does the normalising loop, which
-  // stores to y, when x and y do not overlap (the argument specialisation). In place (y = x) the launch runs the
-  // variant whose normalising loop loads each block where it is used. Rows of every residue of the block, shorter
-  // than one block, and with 1 stage (no prefetch) for comparison.
+  // The online softmax's reduction loop carries the next block of its row; the normalising loop (it stores) does not.
+  // Rows of every residue of the block, shorter than one block, and with 1 stage (no prefetch) for comparison.
   auto online = tilejit::samples::softmax_online_kernel();
   auto combine = tilejit::samples::softmax_online_combine_kernel();
   for (int64_t n : {1, 700, 1024, 3000, 4096, 5000}) {
@@ -241,7 +239,7 @@ TEST_CASE("gpu: loops without products load one iteration ahead (prefetch_loads)
           run_both(combine, tilejit::dim3(static_cast<uint32_t>(rows)), cfg, 1e-5, x, y2);
           Twin<f32, 2> z({rows, n});
           z.randomize(74, -8, 8);
-          run_both(online, tilejit::dim3(static_cast<uint32_t>(rows)), cfg, 1e-5, z, z);  // in place
+          run_both(online, tilejit::dim3(static_cast<uint32_t>(rows)), cfg, 1e-5, z, z);  // in place: y = x
         }
       }
     }

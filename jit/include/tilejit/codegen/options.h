@@ -19,20 +19,17 @@ namespace tilejit::codegen {
 /// What the generated code may assume about the tensor arguments of a launch (argument
 /// specialisation, as Triton's): per kernel parameter, bit 0 = the base address is 16-byte
 /// aligned, bit 1 + d = stride d (in elements) is a multiple of 16, bit 9 + d = size d is a
-/// multiple of 16 (d < 8, the largest rank), bit 17 = the tensor's memory overlaps that of no
-/// other tensor argument (tensors of TensorArray arguments included). Launches compute it from
-/// their arguments and keep one compiled kernel per value, so a misaligned or aliased tensor runs
-/// correctly (in a kernel that assumes less). Unset (empty): every tensor is assumed aligned, with
-/// every size and stride a multiple of 16, and apart from the others (what warmup() and
-/// cuda_source() compile).
+/// multiple of 16 (d < 8, the largest rank). Launches compute it from their arguments and keep
+/// one compiled kernel per value, so a misaligned tensor runs correctly (in a kernel that assumes
+/// less). Unset (empty): every tensor is assumed aligned with every size and stride a multiple of
+/// 16 (what warmup() and cuda_source() compile).
 struct Specialization {
   using Bits = uint32_t;
   std::vector<Bits> tensors;  ///< per parameter (0 for parameters that are not tensors)
   static constexpr Bits kBaseAligned = 1;
   static constexpr Bits stride_div16(int d) { return Bits{1} << (1 + d); }
   static constexpr Bits size_div16(int d) { return Bits{1} << (9 + d); }
-  static constexpr Bits kDisjoint = Bits{1} << 17;
-  static constexpr Bits kAll = (Bits{1} << 18) - 1;
+  static constexpr Bits kAll = (Bits{1} << 17) - 1;
   /// The bits of parameter `param` (all set when unset).
   Bits of(int param) const { return tensors.empty() ? kAll : tensors[static_cast<size_t>(param)]; }
   bool operator==(const Specialization&) const = default;

@@ -32,8 +32,7 @@ struct AxisInfo {
 
 /// Per kernel parameter, the codegen::Specialization bits that generated code may rely on: base
 /// alignment of tensors read or written with pointer loads and stores, and the divisibility of the
-/// sizes and strides the kernel reads, and whether a tensor overlaps the others where prefetch_loads
-/// would read it ahead of a loop's writes. A launch compiles one variant per value of (its facts & these).
+/// sizes and strides the kernel reads. A launch compiles one variant per value of (its facts & these).
 std::vector<codegen::Specialization::Bits> relevant_specialization(const ir::Graph& g);
 
 /// The largest divisibility the analysis tracks (elements).
