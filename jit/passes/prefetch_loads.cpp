@@ -16,13 +16,21 @@ using ir::Op;
 
 namespace {
 
-/// Nodes an address computation may be made of: pure ops that compute a value from their operands.
+/// Nodes an address computation may be made of: pure ops that compute a value from their operands (not a
+/// product, nor the result of a loop, an if or a reduce, which exists only where its region has run).
 bool clonable(Op op) {
   if (ir::kind_of(op) != ir::OpKind::Pure) return false;
-  switch (op) {
-    case Op::Dot: case Op::ReduceResult: case Op::LoopResult: case Op::IfResult: return false;
-    default: return true;
+  using C = ir::OpCategory;
+  switch (ir::category_of(op)) {
+    case C::tensor: case C::leaf: case C::movement: case C::cast: case C::unary: case C::binary: case C::compare:
+    case C::select:
+      return true;
+    case C::reduction: return op != Op::ReduceResult;
+    case C::product: return false;
+    case C::control: return false;  // the pure control ops are the results: LoopResult, IfResult
+    case C::memory: case C::tma: case C::schedule: return false;  // effects
   }
+  return false;
 }
 
 /// Adds a node at old node `loc`'s source line.
