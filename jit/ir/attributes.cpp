@@ -166,11 +166,31 @@ IfAttrs IfAttrs::decode(Op op, std::span<const int64_t> v) {
 namespace {
 /// The number of attributes of schedule op `op` (a WgmmaWait: without the products it ends).
 size_t schedule_count(Op op) {
-  if (!is_schedule_op(op)) throw InternalError("schedule attributes of " + std::string(name_of(op)) + ", not a schedule op");
-  if (op == Op::TmaIssue || op == Op::PipeAdvance || op == Op::PipeEnd || op == Op::ReuseFence || op == Op::CtaBarrier)
-    return 1;
-  if (op == Op::PipeStage || op == Op::WarpProducer || op == Op::WgmmaWait) return 2;
-  return 3;  // PipeBegin, PipePrologue, PipeRefill, PipeRelease: [loop, stages, ring]; PipeWait: [loop, stages, load]
+  switch (op) {
+    case Op::TmaIssue: case Op::PipeAdvance: case Op::PipeEnd: case Op::ReuseFence: case Op::CtaBarrier: return 1;
+    case Op::PipeStage: case Op::WarpProducer: case Op::WgmmaWait: return 2;
+    // [loop, stages, ring]; PipeWait: [loop, stages, load].
+    case Op::PipeBegin: case Op::PipePrologue: case Op::PipeRefill: case Op::PipeRelease: case Op::PipeWait: return 3;
+    // Not schedule ops.
+    case Op::ParamTensor: case Op::ParamTensorArray:
+    case Op::ArrayElem: case Op::MergeView: case Op::MakeView:
+    case Op::ParamScalar: case Op::TensorSize: case Op::TensorStride:
+    case Op::Const: case Op::ProgramId: case Op::NumPrograms: case Op::Arange:
+    case Op::Broadcast: case Op::Reshape: case Op::Permute: case Op::ConvertLayout: case Op::Cast:
+    case Op::Neg: case Op::Not: case Op::Abs: case Op::Exp: case Op::Exp2: case Op::Log: case Op::Log2:
+    case Op::Sqrt: case Op::Rsqrt: case Op::Sin: case Op::Cos: case Op::Tanh: case Op::Sigmoid: case Op::Erf:
+    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Rem:
+    case Op::Min: case Op::Max: case Op::And: case Op::Or: case Op::Xor:
+    case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge: case Op::Where:
+    case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::ArgMax:
+    case Op::Reduce: case Op::CombineArg: case Op::ReduceResult:
+    case Op::Dot: case Op::Load: case Op::Store: case Op::AtomicAdd:
+    case Op::DescLoad: case Op::DescStore: case Op::DescPrefetch:
+    case Op::For: case Op::LoopIndex: case Op::LoopArg:
+    case Op::LoopResult: case Op::If: case Op::IfResult: case Op::Yield:
+      break;
+  }
+  throw InternalError("schedule attributes of " + std::string(name_of(op)) + ", not a schedule op");
 }
 }  // namespace
 
@@ -200,11 +220,10 @@ std::vector<int64_t> ScheduleAttrs::encode(Op op) const {
     return v;
   }
   if (op == Op::CtaBarrier) return {static_cast<int64_t>(reason)};
-  switch (schedule_count(op)) {
-    case 1: return {node};
-    case 2: return {node, stages};
-    default: return {node, stages, op == Op::PipeWait ? load : (ring_persists ? 1 : 0)};
-  }
+  // [loop, stages, ring] (PipeWait: [loop, stages, load]), or as many of them as the op has.
+  std::vector<int64_t> v{node, stages, op == Op::PipeWait ? load : (ring_persists ? 1 : 0)};
+  v.resize(schedule_count(op));
+  return v;
 }
 
 bool well_formed(Op op, std::span<const int64_t> v) {
