@@ -108,6 +108,10 @@ std::vector<int64_t> MergeViewAttrs::encode(Op) const {
 MakeViewAttrs MakeViewAttrs::decode(Op op, std::span<const int64_t> v) {
   return {to_int(at(op, v, 0)), v.size() > 1 && v[1] == 1};
 }
+std::vector<int64_t> MakeViewAttrs::encode(Op) const {
+  if (rows) return {rank, 1};
+  return {rank};
+}
 ConstAttrs ConstAttrs::decode(Op op, std::span<const int64_t> v) { return {at(op, v, 0)}; }
 AxisAttrs AxisAttrs::decode(Op op, std::span<const int64_t> v) { return {to_int(at(op, v, 0))}; }
 ArangeAttrs ArangeAttrs::decode(Op op, std::span<const int64_t> v) { return {at(op, v, 0)}; }
@@ -117,11 +121,12 @@ ReduceAttrs ReduceAttrs::decode(Op op, std::span<const int64_t> v) {
 }
 IndexAttrs IndexAttrs::decode(Op op, std::span<const int64_t> v) { return {to_int(at(op, v, 0))}; }
 DotAttrs DotAttrs::decode(Op, std::span<const int64_t> v) {
-  return {v.empty() ? DotPrecision::ieee : static_cast<DotPrecision>(v[0])};
+  if (v.empty()) return {};
+  return {static_cast<DotPrecision>(v[0])};
 }
 std::vector<int64_t> DotAttrs::encode(Op) const {
-  if (precision == DotPrecision::ieee) return {};
-  return {static_cast<int64_t>(precision)};
+  if (!precision) return {};
+  return {static_cast<int64_t>(*precision)};
 }
 AccessAttrs AccessAttrs::decode(Op op, std::span<const int64_t> v) {
   return {at(op, v, 0) != 0, v.size() > 1 ? static_cast<LoadAhead>(v[1]) : LoadAhead::none};
@@ -234,7 +239,7 @@ bool well_formed(Op op, std::span<const int64_t> v) {
     case AttrsKind::DimAttrs: return n == 1 && in(v[0], 0, kMaxRank - 1);
     case AttrsKind::ArrayElemAttrs: return n == 2 && in(v[0], 1, kMaxRank) && in(v[1], 0, 2);
     case AttrsKind::MergeViewAttrs: return n >= 1 && n == static_cast<size_t>(v[0]) + 1 && in(v[0], 1, kMaxRank);
-    case AttrsKind::MakeViewAttrs: return (n == 1 || (n == 2 && in(v[1], 0, 1))) && in(v[0], 1, kMaxRank);
+    case AttrsKind::MakeViewAttrs: return (n == 1 || (n == 2 && v[1] == 1)) && in(v[0], 1, kMaxRank);
     case AttrsKind::ConstAttrs: return n == 1;
     case AttrsKind::AxisAttrs: return n == 1 && in(v[0], 0, kMaxRank - 1);
     case AttrsKind::ArangeAttrs: return n == 1;
