@@ -92,7 +92,7 @@ NodeId visit(detail::Rewriter& rw, NodeId old) {
       // (TILEJIT_DEBUG=1) test the value before it, e.g. that of an i64 TMA coordinate.
       if (is_int_const(out, mx) && !ir::is_float(n.dtype) && wrap(n.dtype, out.const_i(mx)) == out.const_i(mx)) {
         const int64_t v = wrap(n.dtype, out.const_i(mx));
-        return rw.add_at(old, Op::Const, n.dtype, n.shape, {}, std::vector<int64_t>{v});
+        return rw.add_at(old, Op::Const, n.dtype, n.shape, {}, ir::ConstAttrs{v}.encode(Op::Const));
       }
       return ir::kNoNode;
     }
@@ -123,7 +123,7 @@ NodeId visit(detail::Rewriter& rw, NodeId old) {
         const NodeId src = out.operand(x, 0);
         if (id2) return src;
         const NodeId ops[] = {src};
-        return rw.add_at(old, Op::Permute, n.dtype, n.shape, ops, composed);
+        return rw.add_at(old, Op::Permute, n.dtype, n.shape, ops, ir::PermuteAttrs{composed}.encode(Op::Permute));
       }
       return ir::kNoNode;
     }
@@ -137,7 +137,7 @@ NodeId visit(detail::Rewriter& rw, NodeId old) {
       const bool ca = is_int_const(out, a), cb = is_int_const(out, b);
       if (ca && cb) {
         if (auto v = fold_binary(n.op, t, out.const_i(a), out.const_i(b)))
-          return rw.add_at(old, Op::Const, n.dtype, n.shape, {}, std::vector<int64_t>{*v});
+          return rw.add_at(old, Op::Const, n.dtype, n.shape, {}, ir::ConstAttrs{*v}.encode(Op::Const));
         return ir::kNoNode;
       }
       // x + 0, x - 0, x * 1, x / 1 and their mirror images.
@@ -147,7 +147,7 @@ NodeId visit(detail::Rewriter& rw, NodeId old) {
         return a;
       if ((n.op == Op::Add && ca && va == 0) || (n.op == Op::Mul && ca && va == 1)) return b;
       if (n.op == Op::Mul && ((ca && va == 0) || (cb && vb == 0)))
-        return rw.add_at(old, Op::Const, n.dtype, n.shape, {}, std::vector<int64_t>{0});
+        return rw.add_at(old, Op::Const, n.dtype, n.shape, {}, ir::ConstAttrs{0}.encode(Op::Const));
       return ir::kNoNode;
     }
     // Nothing to simplify: the node is copied.

@@ -167,7 +167,8 @@ class Prefetcher {
       std::vector<NodeId>& args = args_[loop];
       for (size_t k = 0; k < t.loads.size(); ++k) {
         const ir::Node& n = g_.node(t.loads[k]);
-        args.push_back(add(r, t.loads[k], Op::LoopArg, n.dtype, n.shape, {new_loop}, {carried + static_cast<int64_t>(k)}));
+        args.push_back(add(r, t.loads[k], Op::LoopArg, n.dtype, n.shape, {new_loop},
+                           ir::IndexAttrs{carried + static_cast<int>(k)}.encode(Op::LoopArg)));
       }
       // The next iteration's loads, issued before anything of this iteration runs.
       const auto ops = g_.operands(loop);
@@ -208,12 +209,12 @@ class Prefetcher {
     for (NodeId x : t.slice)
       if (!t.moves.count(x)) clone_node(x);
     const NodeId runs = add(r, loop, Op::Lt, DType::i1, scalar, {index, r.map(g_.operand(loop, 1))});
-    const auto then_region = static_cast<int64_t>(dst.num_regions());
-    const NodeId branch = add(r, loop, Op::If, DType::i1, scalar, {runs}, {then_region, then_region + 1});
-    check_internal(dst.new_region(branch) == static_cast<uint32_t>(then_region) &&
-                       dst.new_region(branch) == static_cast<uint32_t>(then_region + 1),
+    const auto then_region = static_cast<uint32_t>(dst.num_regions());
+    const NodeId branch =
+        add(r, loop, Op::If, DType::i1, scalar, {runs}, ir::IfAttrs{then_region, then_region + 1}.encode(Op::If));
+    check_internal(dst.new_region(branch) == then_region && dst.new_region(branch) == then_region + 1,
                    "prefetch_loads: region numbering");
-    dst.push_region(static_cast<uint32_t>(then_region));
+    dst.push_region(then_region);
     for (NodeId x : t.slice)
       if (t.moves.count(x)) clone_node(x);
     std::vector<NodeId> loads, otherwise;
@@ -229,13 +230,13 @@ class Prefetcher {
     }
     add(r, loop, Op::Yield, DType::i32, scalar, loads);
     dst.pop_region();
-    dst.push_region(static_cast<uint32_t>(then_region + 1));
+    dst.push_region(then_region + 1);
     for (size_t k = 0; k < t.loads.size(); ++k) {
       const ir::Node& n = g_.node(t.loads[k]);
       if (!fallback.empty()) {
         otherwise.push_back(fallback[k]);
       } else {
-        const NodeId zero = add(r, t.loads[k], Op::Const, n.dtype, scalar, {}, {0});
+        const NodeId zero = add(r, t.loads[k], Op::Const, n.dtype, scalar, {}, ir::ConstAttrs{0}.encode(Op::Const));
         otherwise.push_back(n.shape.rank == 0 ? zero : add(r, t.loads[k], Op::Broadcast, n.dtype, n.shape, {zero}));
       }
     }
@@ -244,7 +245,8 @@ class Prefetcher {
     std::vector<NodeId> results;
     for (size_t k = 0; k < t.loads.size(); ++k) {
       const ir::Node& n = g_.node(t.loads[k]);
-      results.push_back(add(r, t.loads[k], Op::IfResult, n.dtype, n.shape, {branch}, {static_cast<int64_t>(k)}));
+      results.push_back(add(r, t.loads[k], Op::IfResult, n.dtype, n.shape, {branch},
+                            ir::IndexAttrs{static_cast<int>(k)}.encode(Op::IfResult)));
     }
     return results;
   }
