@@ -112,11 +112,11 @@ int main(int argc, char** argv) {
   std::vector<std::pair<int64_t, int64_t>> shapes = {{1024, 64}, {4096, 64}, {1024, 128}, {4096, 128}};
   std::vector<Config> configs = {cfg(128, 64, 64, 8, 2), cfg(128, 128, 64, 8, 2), cfg(128, 64, 64, 8, 3), cfg(64, 64, 64, 4, 3),
                                  cfg(128, 64, 128, 8, 2), cfg(128, 64, 128, 8, 3), cfg(128, 128, 128, 8, 2), cfg(64, 64, 128, 4, 3),
-                                 cfg(128, 32, 128, 8, 3), cfg(128, 64, 64, 8, 3).warp_specialize(true),
-                                 cfg(128, 64, 128, 8, 2).warp_specialize(true), cfg(128, 64, 128, 8, 3).warp_specialize(true),
-                                 cfg(128, 64, 64, 8, 3).warp_specialize(true).programs_per_sm(2),
-                                 cfg(64, 64, 64, 4, 3).warp_specialize(true).programs_per_sm(2),
-                                 cfg(64, 64, 128, 4, 3).warp_specialize(true).programs_per_sm(2)};
+                                 cfg(128, 32, 128, 8, 3), cfg(128, 64, 64, 8, 3).warp_specialize(),
+                                 cfg(128, 64, 128, 8, 2).warp_specialize(), cfg(128, 64, 128, 8, 3).warp_specialize(),
+                                 cfg(128, 64, 64, 8, 3).warp_specialize().programs_per_sm(2),
+                                 cfg(64, 64, 64, 4, 3).warp_specialize().programs_per_sm(2),
+                                 cfg(64, 64, 128, 4, 3).warp_specialize().programs_per_sm(2)};
   if (argc >= 3) shapes = {{std::atoll(argv[1]), std::atoll(argv[2])}};
   if (argc >= 7)
     configs = {cfg(std::atoll(argv[3]), std::atoll(argv[4]), std::atoll(argv[2]), std::atoi(argv[5]), std::atoi(argv[6]))

@@ -91,7 +91,7 @@ Config cfg(int64_t bm, int64_t bn, int64_t bk, int warps, int stages) {
 }
 
 /// The same tiles with a producer warpgroup (Config::warp_specialize): `warps` consumer warps and 4 more.
-Config ws(int64_t bm, int64_t bn, int64_t bk, int warps, int stages) { return cfg(bm, bn, bk, warps, stages).warp_specialize(true); }
+Config ws(int64_t bm, int64_t bn, int64_t bk, int warps, int stages) { return cfg(bm, bn, bk, warps, stages).warp_specialize(); }
 
 /// Runs every configuration on one shape, prints its TFLOP/s, checks the best one. `b_nk`: B is stored [N, K].
 template <class H, class T, class OutH, class OutT, class K>

@@ -61,8 +61,7 @@ Json config_json(const Config& c) {
   o[std::string(kStages)] = c.num_stages();
   o[std::string(kProgramsPerSm)] = c.programs_per_sm();
   // Absent: tilejit decides (as in files written before the field existed).
-  if (c.warp_specialize() != WarpSpecialize::automatic)
-    o[std::string(kWarpSpecialize)] = c.warp_specialize() == WarpSpecialize::on ? 1 : 0;
+  if (c.warp_specialization() != WarpSpecialize::automatic) o[std::string(kWarpSpecialize)] = c.warp_specialized() ? 1 : 0;
   return o;
 }
 

@@ -21,11 +21,11 @@ TuneSpace TuneSpace::matmul() {
   };
   return TuneSpace(std::vector<Config>{
       // Large problems: two consumer warpgroups on 128 x 256 (bf16 and fp8's best, cuBLAS's level on an H100).
-      tile(128, 256, 64, 8), tile(128, 256, 64, 8, 4).warp_specialize(true), tile(256, 128, 64, 8), tile(128, 256, 128, 8, 3),
+      tile(128, 256, 64, 8), tile(128, 256, 64, 8, 4).warp_specialize(), tile(256, 128, 64, 8), tile(128, 256, 128, 8, 3),
       tile(128, 256, 32, 8, 3),  // tf32's best (32 f32 elements are 128 bytes, one swizzle row)
       // Mid-sized ones: more programs.
       tile(128, 128, 64, 8), tile(128, 128, 128, 8), tile(128, 128, 64, 4),
-      tile(128, 128, 64, 4, 3).programs_per_sm(2).warp_specialize(true), tile(64, 256, 64, 4), tile(128, 64, 64, 4),
+      tile(128, 128, 64, 4, 3).programs_per_sm(2).warp_specialize(), tile(64, 256, 64, 4), tile(128, 64, 64, 4),
       tile(64, 128, 64, 4),
       // Small ones.
       tile(64, 64, 64, 4)});

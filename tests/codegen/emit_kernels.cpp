@@ -387,7 +387,7 @@ std::vector<EmitCase> make_cases() {
                            traced(tilejit::samples::moe_grouped_matmul_kernel()), {}});
   cases.push_back(EmitCase{"moe_grouped_gemm_warp_roles",
                            "sample 11's grouped GEMM with warp roles asked for: the producer takes the if around the K loop too",
-                           Config{{"BM", 128}, {"BN", 256}, {"BK", 64}, {"GM", 8}}.num_warps(8).num_stages(4).warp_specialize(true),
+                           Config{{"BM", 128}, {"BN", 256}, {"BK", 64}, {"GM", 8}}.num_warps(8).num_stages(4).warp_specialize(),
                            traced(tilejit::samples::moe_grouped_matmul_kernel()), {}});
   cases.push_back(EmitCase{"moe_tile_schedule", "sample 11's tile schedule: prefix sums as reductions over [EP, EP] blocks",
                            Config{{"BM", 128}, {"EP", 64}, {"BJ", 64}}, traced(tilejit::samples::moe_tile_schedule_kernel()), {}});
@@ -403,7 +403,7 @@ std::vector<EmitCase> make_cases() {
   add("gemm_bf16", "the benchmark GEMM: bf16 in and out, K from the tensor, 128 x 256 tiles on two warpgroups", bench_gemm,
       Config{{"BM", 128}, {"BN", 256}, {"BK", 64}}.num_warps(8).num_stages(3));
   add("gemm_warp_roles", "the benchmark GEMM with a producer warpgroup (warp_specialize), 4 stages", bench_gemm,
-      Config{{"BM", 128}, {"BN", 256}, {"BK", 64}}.num_warps(8).num_stages(4).warp_specialize(true));
+      Config{{"BM", 128}, {"BN", 256}, {"BK", 64}}.num_warps(8).num_stages(4).warp_specialize());
   add("gemm_bias_gelu", "a wgmma GEMM whose epilogue (bias row, GELU, cast) runs on the accumulator fragment",
       [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 1> bias, Tensor<bf16, 2> c, Meta<"BM"> BM, Meta<"BN"> BN, Meta<"BK"> BK) {
         auto m = program_id(0) * BM, n = program_id(1) * BN;

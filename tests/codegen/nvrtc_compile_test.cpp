@@ -396,7 +396,7 @@ TEST_CASE("warp roles: ptxas gives each thread the registers the role split assu
   const auto cfg = [](int64_t bm, int64_t bn, int warps, int stages, int per_sm) {
     tilejit::Config c({{"BM", bm}, {"BN", bn}, {"BK", 64}}, warps, stages);
     if (per_sm > 0) c.programs_per_sm(per_sm);
-    return c.warp_specialize(true);
+    return c.warp_specialize();
   };
   check("GEMM, two consumer warpgroups", gemm, cfg(128, 256, 8, 4, 0));
   check("GEMM, one consumer warpgroup, two programs per SM", gemm, cfg(128, 128, 4, 3, 2));
@@ -404,5 +404,5 @@ TEST_CASE("warp roles: ptxas gives each thread the registers the role split assu
   auto attention = tilejit::samples::attention_kernel();
   for (const auto& [bm, warps] : {std::pair{int64_t{128}, 8}, std::pair{int64_t{64}, 4}})
     check("attention D 64, two programs per SM", attention,
-          tilejit::Config{{"BM", bm}, {"BN", 64}, {"D", 64}}.num_warps(warps).num_stages(3).programs_per_sm(2).warp_specialize(true));
+          tilejit::Config{{"BM", bm}, {"BN", 64}, {"D", 64}}.num_warps(warps).num_stages(3).programs_per_sm(2).warp_specialize());
 }

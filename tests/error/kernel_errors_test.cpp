@@ -123,18 +123,12 @@ TEST_CASE("Config.num_warps(3) and Config.num_stages(9), the setters named as th
   CHECK(c.num_warps() == 8);
   CHECK(c.num_stages() == 4);
   CHECK(c.programs_per_sm() == 1);
-  const tilejit::Config roles = tilejit::Config(c).warp_specialize(true);
-  CHECK(c.warp_specialize() == tilejit::WarpSpecialize::automatic);
-  CHECK(roles.warp_specialize() == tilejit::WarpSpecialize::on);
   // The older spellings still compile and mean the same.
   CHECK(tilejit::Config({{"BM", 128}, {"BN", 256}}, 8, 4).programs_per_sm(1) == c);
   CHECK(tilejit::Config{{"BM", 128}, {"BN", 256}}.warps(8).stages(4).programs_per_sm(1) == c);
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
   CHECK(c.min_programs_per_sm() == 1);
-  CHECK(roles.warp_specialization() == tilejit::WarpSpecialize::on);
-  CHECK(roles.warp_specialized());
-  CHECK_FALSE(c.warp_specialized());
 #pragma GCC diagnostic pop
 }
 

@@ -165,7 +165,7 @@ int main(int argc, char** argv) {
     for (; seed < end && batch.size() < opt.batch; ++seed) {
       batch.emplace_back();
       batch.back().p = opt.products ? tilejit::fuzz::make_product_program(seed) : tilejit::fuzz::make_program(seed);
-      if (opt.warp_specialize) batch.back().p.config.warp_specialize(true);
+      if (opt.warp_specialize) batch.back().p.config.warp_specialize();
       if (opt.print) std::printf("seed %llu:\n%s\n", static_cast<unsigned long long>(seed), batch.back().p.cpp().c_str());
     }
     // Inputs on this thread (it holds the CUDA context), then trace, compile and interpret in parallel

@@ -22,7 +22,7 @@ using tilejit::Config;
 namespace {
 
 Config roles(int64_t bm, int64_t bn, int64_t bk, int warps, int stages) {
-  return Config{{"BM", bm}, {"BN", bn}, {"BK", bk}}.num_warps(warps).num_stages(stages).warp_specialize(true);
+  return Config{{"BM", bm}, {"BN", bn}, {"BK", bk}}.num_warps(warps).num_stages(stages).warp_specialize();
 }
 
 std::string tiles(int64_t bm, int64_t bn, int64_t bk, int warps, int stages) {
@@ -130,7 +130,7 @@ TEST_CASE("gpu: warp-specialized loops with several products, in-place updates a
     for (const auto& [bm, warps] : {std::pair{int64_t{128}, 8}, std::pair{int64_t{64}, 4}}) {
       SUBCASE(("attention, S 256 D 64, " + std::to_string(bm) + "x64 tiles, " + std::to_string(warps) + " consumer warps, 3 stages, " +
                std::to_string(per_sm) + " program(s) per SM").c_str()) {
-        run_attention(2, 256, 64, Config{{"BM", bm}, {"BN", 64}, {"D", 64}}.num_warps(warps).num_stages(3).programs_per_sm(per_sm).warp_specialize(true), 234);
+        run_attention(2, 256, 64, Config{{"BM", bm}, {"BN", 64}, {"D", 64}}.num_warps(warps).num_stages(3).programs_per_sm(per_sm).warp_specialize(), 234);
       }
     }
   }
@@ -141,7 +141,7 @@ TEST_CASE("gpu: warp-specialized loops with several products, in-place updates a
       for (int64_t S : {64, 192, 512}) {
         SUBCASE(("attention, S " + std::to_string(S) + " D " + std::to_string(d) + ", 64x64 tiles, 4 consumer warps, " +
                  std::to_string(stages) + " stages").c_str()) {
-          run_attention(2, S, d, Config{{"BM", 64}, {"BN", 64}, {"D", d}}.num_warps(4).num_stages(stages).warp_specialize(true), 231);
+          run_attention(2, S, d, Config{{"BM", 64}, {"BN", 64}, {"D", d}}.num_warps(4).num_stages(stages).warp_specialize(), 231);
         }
       }
     }

@@ -478,9 +478,9 @@ TEST_CASE("vector width of pointer accesses: proven contiguous, aligned and unde
 TEST_CASE("warp_specialize: a configuration field, set by name as the tuner and saved decisions set it") {
   const Config plain({{"BM", 128}}, 8, 3);
   Config roles = plain;
-  roles.warp_specialize(true);
-  CHECK(roles.warp_specialize() == tilejit::WarpSpecialize::on);
-  CHECK(plain.warp_specialize() == tilejit::WarpSpecialize::automatic);
+  roles.warp_specialize();
+  CHECK(roles.warp_specialized());
+  CHECK_FALSE(plain.warp_specialized());
   CHECK(!(plain == roles));
   CHECK(plain.hash() != roles.hash());
   CHECK(roles.str() == "BM=128, num_warps=8, num_stages=3, warp_specialize");
@@ -489,15 +489,15 @@ TEST_CASE("warp_specialize: a configuration field, set by name as the tuner and 
   CHECK_FALSE(Config::is_field("BM"));
   Config named = plain;
   named.set_field("warp_specialize", 1).set_field("num_stages", 4).set_field("BN", 64);
-  CHECK(named.warp_specialize() == tilejit::WarpSpecialize::on);
+  CHECK(named.warp_specialized());
   CHECK(named.num_stages() == 4);
   CHECK(named.get("BN") == 64);
   CHECK_FALSE(named.has("warp_specialize"));  // a field, not a block value
   CHECK_THROWS_WITH_AS(named.set_field("warp_specialize", 2), doctest::Contains("warp_specialize is 0 or 1"), tilejit::UserError);
-  CHECK(named.set_field("warp_specialize", 0).warp_specialize() == tilejit::WarpSpecialize::off);
+  CHECK(named.set_field("warp_specialize", 0).warp_specialized() == false);
   // Unset, tilejit decides; 0 keeps roles off, which is a configuration of its own.
-  CHECK(plain.warp_specialize() == tilejit::WarpSpecialize::automatic);
-  CHECK(named.warp_specialize() == tilejit::WarpSpecialize::off);
+  CHECK(plain.warp_specialization() == tilejit::WarpSpecialize::automatic);
+  CHECK(named.warp_specialization() == tilejit::WarpSpecialize::off);
   CHECK(named.str() == "BM=128, BN=64, num_warps=8, num_stages=4, warp_specialize=0");
   Config off = plain;
   off.warp_specialize(false);

@@ -187,7 +187,7 @@ TEST_CASE("schedule ops: the producer of a persistent kernel runs its tile loop;
   const tilejit::testing::EmitCase* c = tilejit::testing::find_emit_case("gemm_dot");
   REQUIRE(c != nullptr);
   tilejit::Config two_stage = c->config;
-  const passes::Lowered plain = passes::lower(*c->trace_with(two_stage.num_stages(1).warp_specialize(true)), c->options);
+  const passes::Lowered plain = passes::lower(*c->trace_with(two_stage.num_stages(1).warp_specialize()), c->options);
   CHECK_FALSE(plain.roles.on());
   CHECK(plain.roles.not_applied == "num_stages=1 pipelines no loop");
   const auto notes = passes::performance_notes(plain);
@@ -205,7 +205,7 @@ TEST_CASE("schedule ops: the producer of a persistent kernel runs its tile loop;
   CHECK(contains(full.roles.not_applied, "exceed an SM's 2048"));
 
   // Left to tilejit: a K loop that runs once per program gets no roles and no note; the persistent one gets them.
-  CHECK(c->config.warp_specialize() == tilejit::WarpSpecialize::automatic);
+  CHECK(c->config.warp_specialization() == tilejit::WarpSpecialize::automatic);
   const passes::Lowered tiled = lowered("gemm_dot");
   CHECK_FALSE(tiled.roles.on());
   CHECK(tiled.roles.not_applied.empty());
@@ -219,7 +219,7 @@ TEST_CASE("schedule ops: the producer of a persistent kernel runs its tile loop;
 TEST_CASE("schedule ops: a producer reads a tile schedule from memory, not from a tensor the kernel writes") {
   using namespace tilejit::dsl;
   const auto lower_roles = [](auto kernel) {
-    return passes::lower(*kernel.trace(tilejit::Config{{"BM", 64}, {"BN", 64}, {"BK", 64}}.num_warps(4).num_stages(3).warp_specialize(true)), {});
+    return passes::lower(*kernel.trace(tilejit::Config{{"BM", 64}, {"BN", 64}, {"BK", 64}}.num_warps(4).num_stages(3).warp_specialize()), {});
   };
   // The tile's first row is loaded from `rows` (a grouped GEMM's schedule): the producer loads it too.
   const passes::Lowered read = lower_roles(tilejit::kernel("schedule_read", [](Tensor<i32, 1> rows, Tensor<bf16, 2> a, Tensor<bf16, 2> b,
@@ -251,7 +251,7 @@ TEST_CASE("schedule ops: a producer reads a tile schedule from memory, not from 
 TEST_CASE("schedule ops: a K loop inside an if (a grouped GEMM skipping unused slots) gets roles when asked; the producer takes the branch") {
   const auto cfg = tilejit::Config{{"BM", 128}, {"BN", 128}, {"BK", 64}, {"GM", 8}}.num_warps(8).num_stages(3);
   const auto moe = tilejit::samples::moe_grouped_matmul_kernel();
-  const passes::Lowered asked = passes::lower(*moe.trace(tilejit::Config(cfg).warp_specialize(true)), {});
+  const passes::Lowered asked = passes::lower(*moe.trace(tilejit::Config(cfg).warp_specialize()), {});
   REQUIRE(asked.roles.on());
   CHECK(asked.roles.not_applied.empty());
   REQUIRE(asked.roles.enclosing.size() == 1);

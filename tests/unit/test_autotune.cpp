@@ -424,7 +424,7 @@ TEST_CASE("the decision store: round trip, corrupt and foreign files are misses,
   // warp_specialize: written only when set (files without it leave it to tilejit), and read back.
   CHECK(tilejit::decision_to_json(d).find("warp_specialize") == std::string::npos);
   tilejit::Decision roles = d;
-  roles.config.warp_specialize(true);
+  roles.config.warp_specialize();
   CHECK(tilejit::decision_from_json(tilejit::decision_to_json(roles), error) == roles);
   CHECK_FALSE(tilejit::decision_from_json(tilejit::decision_to_json(roles), error) == d);
   tilejit::Decision no_roles = d;

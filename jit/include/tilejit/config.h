@@ -52,9 +52,9 @@ class Config {
   /// default, leaves the register count to ptxas. threads * n may not exceed 2048.
   Config& programs_per_sm(int n, std::source_location loc = std::source_location::current());
   /// A producer warpgroup (128 more threads) that only issues the TMA loads of the kernel's pipelined loop,
-  /// with registers moved to the consumers (setmaxnreg): `true` asks for one, `false` keeps a kernel from getting
-  /// one. Kernels it does not apply to run without it and say why (a performance note).
-  Config& warp_specialize(bool on);
+  /// with registers moved to the consumers (setmaxnreg); `false` keeps a kernel from getting one. Kernels
+  /// it does not apply to run without it and say why (a performance note).
+  Config& warp_specialize(bool on = true);
 
   /// The fields set by name besides block values (TuneSpace, heuristics, saved decisions):
   /// "num_warps", "num_stages", "programs_per_sm", "warp_specialize".
@@ -65,14 +65,9 @@ class Config {
   int num_warps() const { return num_warps_; }
   int num_stages() const { return num_stages_; }
   int programs_per_sm() const { return programs_per_sm_; }
-  /// WarpSpecialize::automatic until warp_specialize(on) sets it. [[nodiscard]]: `c.warp_specialize();` reads,
-  /// it does not ask for a producer warpgroup.
-  [[nodiscard]] WarpSpecialize warp_specialize() const { return warp_specialize_; }
   [[deprecated("use programs_per_sm()")]] int min_programs_per_sm() const { return programs_per_sm_; }
-  [[deprecated("use warp_specialize()")]] WarpSpecialize warp_specialization() const { return warp_specialize_; }
-  [[deprecated("use warp_specialize() == WarpSpecialize::on")]] bool warp_specialized() const {
-    return warp_specialize_ == WarpSpecialize::on;
-  }
+  WarpSpecialize warp_specialization() const { return warp_specialize_; }
+  bool warp_specialized() const { return warp_specialize_ == WarpSpecialize::on; }
   const std::vector<std::pair<std::string, int64_t>>& values() const { return values_; }
 
   /// "BM=64, BN=128, num_warps=4, num_stages=auto" (values sorted by name; ", programs_per_sm=N" and
