@@ -196,97 +196,133 @@ std::string cast(const std::string& x, DType from, DType to) {
 std::string binary(Op op, DType t, const std::string& a0, const std::string& b0) {
   const DType ct = compute_type(t);
   const std::string a = to_compute(a0, t), b = to_compute(b0, t);
+  // Floats (f16 and bf16 compute in f32) round each operation once. Integers: i32 / i64 wrap through unsigned
+  // arithmetic; 8-bit types compute in int and truncate.
+  const bool fp = ct == DType::f32 || ct == DType::f64, s = ct == DType::f32;
+  const bool narrow = t == DType::i8 || t == DType::u8;
+  const std::string rt = reg_type(t);
   auto wrap = [&](const std::string& e) { return from_compute(e, t); };
   auto call = [](const char* f, const std::string& x, const std::string& y) {
     return std::string(f) + "(" + x + ", " + y + ")";
   };
+  auto truncate = [&](const std::string& e) { return "static_cast<" + rt + ">(" + e + ")"; };
   switch (op) {
+    case Op::Add:
+      if (fp) return wrap(call(s ? "__fadd_rn" : "__dadd_rn", a, b));
+      return narrow ? truncate(a + " + " + b) : call("tj::add_wrap", a, b);
+    case Op::Sub:
+      if (fp) return wrap(call(s ? "__fsub_rn" : "__dsub_rn", a, b));
+      return narrow ? truncate(a + " - " + b) : call("tj::sub_wrap", a, b);
+    case Op::Mul:
+      if (fp) return wrap(call(s ? "__fmul_rn" : "__dmul_rn", a, b));
+      return narrow ? truncate(a + " * " + b) : call("tj::mul_wrap", a, b);
+    case Op::Div:
+      if (fp) return wrap(call(s ? "__fdiv_rn" : "__ddiv_rn", a, b));
+      if (narrow) return truncate(call("tj::div_narrow", a, b));
+      return call(t == DType::i32 ? "tj::div_i32" : "tj::div_i64", a, b);
+    case Op::Rem:
+      if (fp) break;
+      if (narrow) return truncate(call("tj::rem_narrow", a, b));
+      return call(t == DType::i32 ? "tj::rem_i32" : "tj::rem_i64", a, b);
+    case Op::Min:
+    case Op::Max: {
+      const bool min = op == Op::Min;
+      if (fp) {
+        const char* f = min ? (s ? "tj::min_f32" : "tj::min_f64") : (s ? "tj::max_f32" : "tj::max_f64");
+        return wrap(call(f, a, b));
+      }
+      // i64 and bool have no min / max instruction for ptxas to fuse; the other integers go through
+      // tj::min_i32 / max_i32.
+      if (t == DType::i64 || t == DType::i1)
+        return min ? "(" + a + " < " + b + " ? " + a + " : " + b + ")" : "(" + a + " < " + b + " ? " + b + " : " + a + ")";
+      const std::string m = call(min ? "tj::min_i32" : "tj::max_i32", a, b);
+      return narrow ? truncate(m) : m;
+    }
+    case Op::And: return t == DType::i1 ? "(" + a + " && " + b + ")" : truncate(a + " & " + b);
+    case Op::Or: return t == DType::i1 ? "(" + a + " || " + b + ")" : truncate(a + " | " + b);
+    case Op::Xor: return t == DType::i1 ? "(" + a + " != " + b + ")" : truncate(a + " ^ " + b);
     case Op::Eq: return "(" + a + " == " + b + ")";
     case Op::Ne: return "(" + a + " != " + b + ")";
     case Op::Lt: return "(" + a + " < " + b + ")";
     case Op::Le: return "(" + a + " <= " + b + ")";
     case Op::Gt: return "(" + a + " > " + b + ")";
     case Op::Ge: return "(" + a + " >= " + b + ")";
-    case Op::And: return t == DType::i1 ? "(" + a + " && " + b + ")" : "static_cast<" + reg_type(t) + ">(" + a + " & " + b + ")";
-    case Op::Or: return t == DType::i1 ? "(" + a + " || " + b + ")" : "static_cast<" + reg_type(t) + ">(" + a + " | " + b + ")";
-    case Op::Xor: return t == DType::i1 ? "(" + a + " != " + b + ")" : "static_cast<" + reg_type(t) + ">(" + a + " ^ " + b + ")";
-    default: break;
+    // The emitter prints the other ops elsewhere.
+    case Op::ParamTensor: case Op::ParamTensorArray:
+    case Op::ArrayElem: case Op::MergeView: case Op::MakeView:
+    case Op::ParamScalar: case Op::TensorSize: case Op::TensorStride:
+    case Op::Const: case Op::ProgramId: case Op::NumPrograms: case Op::Arange:
+    case Op::Broadcast: case Op::Reshape: case Op::Permute: case Op::ConvertLayout: case Op::Cast:
+    case Op::Neg: case Op::Not: case Op::Abs: case Op::Exp: case Op::Exp2: case Op::Log: case Op::Log2:
+    case Op::Sqrt: case Op::Rsqrt: case Op::Sin: case Op::Cos: case Op::Tanh: case Op::Sigmoid: case Op::Erf:
+    case Op::Where:
+    case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::ArgMax:
+    case Op::Reduce: case Op::CombineArg: case Op::ReduceResult:
+    case Op::Dot: case Op::Load: case Op::Store: case Op::AtomicAdd:
+    case Op::DescLoad: case Op::DescStore: case Op::DescPrefetch:
+    case Op::For: case Op::LoopIndex: case Op::LoopArg:
+    case Op::LoopResult: case Op::If: case Op::IfResult: case Op::Yield:
+    case Op::TmaIssue: case Op::PipeBegin: case Op::PipePrologue: case Op::PipeStage: case Op::PipeWait:
+    case Op::PipeRefill: case Op::PipeRelease: case Op::PipeAdvance: case Op::PipeEnd:
+    case Op::WgmmaWait: case Op::CtaBarrier: case Op::ReuseFence: case Op::WarpProducer:
+      break;
   }
-  if (ct == DType::f32 || ct == DType::f64) {
-    const bool s = ct == DType::f32;
-    switch (op) {
-      case Op::Add: return wrap(call(s ? "__fadd_rn" : "__dadd_rn", a, b));
-      case Op::Sub: return wrap(call(s ? "__fsub_rn" : "__dsub_rn", a, b));
-      case Op::Mul: return wrap(call(s ? "__fmul_rn" : "__dmul_rn", a, b));
-      case Op::Div: return wrap(call(s ? "__fdiv_rn" : "__ddiv_rn", a, b));
-      case Op::Min: return wrap(call(s ? "tj::min_f32" : "tj::min_f64", a, b));
-      case Op::Max: return wrap(call(s ? "tj::max_f32" : "tj::max_f64", a, b));
-      default: break;
-    }
-    throw InternalError("binary: unexpected float op " + std::string(ir::name_of(op)));
-  }
-  // Integers. i32 / i64 wrap through unsigned arithmetic; 8-bit types compute in int and truncate.
-  const bool narrow = t == DType::i8 || t == DType::u8;
-  const std::string rt = reg_type(t);
-  switch (op) {
-    case Op::Add: return narrow ? "static_cast<" + rt + ">(" + a + " + " + b + ")" : call("tj::add_wrap", a, b);
-    case Op::Sub: return narrow ? "static_cast<" + rt + ">(" + a + " - " + b + ")" : call("tj::sub_wrap", a, b);
-    case Op::Mul: return narrow ? "static_cast<" + rt + ">(" + a + " * " + b + ")" : call("tj::mul_wrap", a, b);
-    case Op::Div:
-      if (narrow) return "static_cast<" + rt + ">(" + call("tj::div_narrow", a, b) + ")";
-      return call(t == DType::i32 ? "tj::div_i32" : "tj::div_i64", a, b);
-    case Op::Rem:
-      if (narrow) return "static_cast<" + rt + ">(" + call("tj::rem_narrow", a, b) + ")";
-      return call(t == DType::i32 ? "tj::rem_i32" : "tj::rem_i64", a, b);
-    case Op::Min:
-    case Op::Max: {
-      // i64 and bool have no min / max instruction for ptxas to fuse; the other integers go through
-      // tj::min_i32 / max_i32.
-      if (t == DType::i64 || t == DType::i1) return op == Op::Min ? "(" + a + " < " + b + " ? " + a + " : " + b + ")" : "(" + a + " < " + b + " ? " + b + " : " + a + ")";
-      const std::string m = call(op == Op::Min ? "tj::min_i32" : "tj::max_i32", a, b);
-      return narrow ? "static_cast<" + rt + ">(" + m + ")" : m;
-    }
-    default: break;
-  }
-  throw InternalError("binary: unexpected integer op " + std::string(ir::name_of(op)));
+  throw InternalError(std::string("binary: unexpected ") + (fp ? "float" : "integer") + " op " +
+                      std::string(ir::name_of(op)));
 }
 
 std::string unary(Op op, DType t, const std::string& a0) {
-  if (op == Op::Not) return "!" + a0;
   const DType ct = compute_type(t);
   const std::string a = to_compute(a0, t);
-  if (ct == DType::f32 || ct == DType::f64) {
-    const bool s = ct == DType::f32;
-    std::string e;
-    switch (op) {
-      case Op::Neg: e = "-" + a; break;
-      case Op::Abs: e = std::string(s ? "fabsf(" : "fabs(") + a + ")"; break;
-      case Op::Exp: e = std::string(s ? "expf(" : "exp(") + a + ")"; break;
-      case Op::Exp2: e = std::string(s ? "tj::exp2_f32(" : "exp2(") + a + ")"; break;
-      case Op::Log: e = std::string(s ? "logf(" : "log(") + a + ")"; break;
-      case Op::Log2: e = std::string(s ? "log2f(" : "log2(") + a + ")"; break;
-      case Op::Sqrt: e = std::string(s ? "__fsqrt_rn(" : "__dsqrt_rn(") + a + ")"; break;
-      case Op::Rsqrt: e = std::string(s ? "rsqrtf(" : "rsqrt(") + a + ")"; break;
-      case Op::Sin: e = std::string(s ? "sinf(" : "sin(") + a + ")"; break;
-      case Op::Cos: e = std::string(s ? "cosf(" : "cos(") + a + ")"; break;
-      case Op::Tanh: e = std::string(s ? "tanhf(" : "tanh(") + a + ")"; break;
-      case Op::Sigmoid: e = std::string(s ? "tj::sigmoid_f32(" : "tj::sigmoid_f64(") + a + ")"; break;
-      case Op::Erf: e = std::string(s ? "erff(" : "erf(") + a + ")"; break;
-      default: throw InternalError("unary: unexpected float op " + std::string(ir::name_of(op)));
-    }
-    return from_compute(e, t);
-  }
+  const bool fp = ct == DType::f32 || ct == DType::f64, s = ct == DType::f32;
   const bool narrow = t == DType::i8 || t == DType::u8;
   const std::string rt = reg_type(t);
+  // The operand through function f32 or f64, after the compute type.
+  auto fn = [&](const char* f32, const char* f64) { return from_compute(std::string(s ? f32 : f64) + "(" + a + ")", t); };
   switch (op) {
-    case Op::Neg: return narrow ? "static_cast<" + rt + ">(-" + a + ")" : "tj::neg_wrap(" + a + ")";
+    case Op::Not: return "!" + a0;
+    case Op::Neg:
+      if (fp) return from_compute("-" + a, t);
+      return narrow ? "static_cast<" + rt + ">(-" + a + ")" : "tj::neg_wrap(" + a + ")";
     case Op::Abs:
+      if (fp) return fn("fabsf", "fabs");
       if (t == DType::u8) return a;
       if (narrow) return "static_cast<" + rt + ">(" + a + " < 0 ? -" + a + " : " + a + ")";
       return "(" + a + " < 0 ? tj::neg_wrap(" + a + ") : " + a + ")";
-    default: break;
+    // Float functions.
+    case Op::Exp: if (fp) return fn("expf", "exp"); break;
+    case Op::Exp2: if (fp) return fn("tj::exp2_f32", "exp2"); break;
+    case Op::Log: if (fp) return fn("logf", "log"); break;
+    case Op::Log2: if (fp) return fn("log2f", "log2"); break;
+    case Op::Sqrt: if (fp) return fn("__fsqrt_rn", "__dsqrt_rn"); break;
+    case Op::Rsqrt: if (fp) return fn("rsqrtf", "rsqrt"); break;
+    case Op::Sin: if (fp) return fn("sinf", "sin"); break;
+    case Op::Cos: if (fp) return fn("cosf", "cos"); break;
+    case Op::Tanh: if (fp) return fn("tanhf", "tanh"); break;
+    case Op::Sigmoid: if (fp) return fn("tj::sigmoid_f32", "tj::sigmoid_f64"); break;
+    case Op::Erf: if (fp) return fn("erff", "erf"); break;
+    // The emitter prints the other ops elsewhere.
+    case Op::ParamTensor: case Op::ParamTensorArray:
+    case Op::ArrayElem: case Op::MergeView: case Op::MakeView:
+    case Op::ParamScalar: case Op::TensorSize: case Op::TensorStride:
+    case Op::Const: case Op::ProgramId: case Op::NumPrograms: case Op::Arange:
+    case Op::Broadcast: case Op::Reshape: case Op::Permute: case Op::ConvertLayout: case Op::Cast:
+    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Rem:
+    case Op::Min: case Op::Max: case Op::And: case Op::Or: case Op::Xor:
+    case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge: case Op::Where:
+    case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::ArgMax:
+    case Op::Reduce: case Op::CombineArg: case Op::ReduceResult:
+    case Op::Dot: case Op::Load: case Op::Store: case Op::AtomicAdd:
+    case Op::DescLoad: case Op::DescStore: case Op::DescPrefetch:
+    case Op::For: case Op::LoopIndex: case Op::LoopArg:
+    case Op::LoopResult: case Op::If: case Op::IfResult: case Op::Yield:
+    case Op::TmaIssue: case Op::PipeBegin: case Op::PipePrologue: case Op::PipeStage: case Op::PipeWait:
+    case Op::PipeRefill: case Op::PipeRelease: case Op::PipeAdvance: case Op::PipeEnd:
+    case Op::WgmmaWait: case Op::CtaBarrier: case Op::ReuseFence: case Op::WarpProducer:
+      break;
   }
-  throw InternalError("unary: unexpected integer op " + std::string(ir::name_of(op)));
+  throw InternalError(std::string("unary: unexpected ") + (fp ? "float" : "integer") + " op " +
+                      std::string(ir::name_of(op)));
 }
 
 std::string argmax_greater(DType t, const std::string& a0, const std::string& b0) {

@@ -317,7 +317,26 @@ std::string Emitter::tensor_ptr(NodeId tensor) const {
     }
     case Op::MergeView: return tensor_ptr(g_.operand(tensor, 0));
     case Op::MakeView: return var(tensor);
-    default: break;
+    // The elements of a TensorArray are reached through TMA only (plan_arguments rejects pointer accesses).
+    case Op::ParamTensorArray: case Op::ArrayElem:
+    case Op::ParamScalar: case Op::TensorSize: case Op::TensorStride:
+    case Op::Const: case Op::ProgramId: case Op::NumPrograms: case Op::Arange:
+    case Op::Broadcast: case Op::Reshape: case Op::Permute: case Op::ConvertLayout: case Op::Cast:
+    case Op::Neg: case Op::Not: case Op::Abs: case Op::Exp: case Op::Exp2: case Op::Log: case Op::Log2:
+    case Op::Sqrt: case Op::Rsqrt: case Op::Sin: case Op::Cos: case Op::Tanh: case Op::Sigmoid: case Op::Erf:
+    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Rem:
+    case Op::Min: case Op::Max: case Op::And: case Op::Or: case Op::Xor:
+    case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge: case Op::Where:
+    case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::ArgMax:
+    case Op::Reduce: case Op::CombineArg: case Op::ReduceResult:
+    case Op::Dot: case Op::Load: case Op::Store: case Op::AtomicAdd:
+    case Op::DescLoad: case Op::DescStore: case Op::DescPrefetch:
+    case Op::For: case Op::LoopIndex: case Op::LoopArg:
+    case Op::LoopResult: case Op::If: case Op::IfResult: case Op::Yield:
+    case Op::TmaIssue: case Op::PipeBegin: case Op::PipePrologue: case Op::PipeStage: case Op::PipeWait:
+    case Op::PipeRefill: case Op::PipeRelease: case Op::PipeAdvance: case Op::PipeEnd:
+    case Op::WgmmaWait: case Op::CtaBarrier: case Op::ReuseFence: case Op::WarpProducer:
+      break;
   }
   throw InternalError("emitter: no pointer for tensor node %" + str(tensor));
 }
@@ -346,7 +365,26 @@ std::string Emitter::tensor_field(NodeId tensor, passes::TensorField field, int 
       for (int k = 0; k < count; ++k) prod += (k ? " * " : "") + tensor_field(src, F::size, first + k);
       return count == 1 ? prod : "(" + prod + ")";
     }
-    default: break;
+    // The elements of a TensorArray are reached through TMA only (plan_arguments rejects size and stride reads).
+    case Op::ParamTensorArray: case Op::ArrayElem:
+    case Op::ParamScalar: case Op::TensorSize: case Op::TensorStride:
+    case Op::Const: case Op::ProgramId: case Op::NumPrograms: case Op::Arange:
+    case Op::Broadcast: case Op::Reshape: case Op::Permute: case Op::ConvertLayout: case Op::Cast:
+    case Op::Neg: case Op::Not: case Op::Abs: case Op::Exp: case Op::Exp2: case Op::Log: case Op::Log2:
+    case Op::Sqrt: case Op::Rsqrt: case Op::Sin: case Op::Cos: case Op::Tanh: case Op::Sigmoid: case Op::Erf:
+    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Rem:
+    case Op::Min: case Op::Max: case Op::And: case Op::Or: case Op::Xor:
+    case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge: case Op::Where:
+    case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::ArgMax:
+    case Op::Reduce: case Op::CombineArg: case Op::ReduceResult:
+    case Op::Dot: case Op::Load: case Op::Store: case Op::AtomicAdd:
+    case Op::DescLoad: case Op::DescStore: case Op::DescPrefetch:
+    case Op::For: case Op::LoopIndex: case Op::LoopArg:
+    case Op::LoopResult: case Op::If: case Op::IfResult: case Op::Yield:
+    case Op::TmaIssue: case Op::PipeBegin: case Op::PipePrologue: case Op::PipeStage: case Op::PipeWait:
+    case Op::PipeRefill: case Op::PipeRelease: case Op::PipeAdvance: case Op::PipeEnd:
+    case Op::WgmmaWait: case Op::CtaBarrier: case Op::ReuseFence: case Op::WarpProducer:
+      break;
   }
   throw InternalError("emitter: no size or stride for tensor node %" + str(tensor));
 }

@@ -107,22 +107,24 @@ class Machine {
     for (size_t i = 0; i < g_.size(); ++i) {
       const auto id = static_cast<NodeId>(i);
       const ir::Node& n = g_.node(id);
+      // An op that reads a tensor takes it as its first operand.
+      const auto check_tensor_operand = [&] {
+        if (!is_tensor_op(g_.node(g_.operand(id, 0)).op))
+          throw InternalError("interpreter: %" + str(id) + " (" + std::string(ir::name_of(n.op)) + ") reads a tensor from %" +
+                              str(g_.operand(id, 0)) + ", which is not a tensor");
+      };
       switch (n.op) {
         case Op::TensorSize: case Op::TensorStride: case Op::MergeView: case Op::MakeView: case Op::Load: case Op::Store:
-        case Op::AtomicAdd: case Op::DescLoad: case Op::DescStore: case Op::DescPrefetch:
-          if (!is_tensor_op(g_.node(g_.operand(id, 0)).op))
-            throw InternalError("interpreter: %" + str(id) + " (" + std::string(ir::name_of(n.op)) + ") reads a tensor from %" +
-                                str(g_.operand(id, 0)) + ", which is not a tensor");
+        case Op::AtomicAdd:
+          check_tensor_operand();
           break;
         case Op::ArrayElem:
           check_internal(g_.node(g_.operand(id, 0)).op == Op::ParamTensorArray, "interpreter: tensor_array.elem of a non-array");
           break;
-        default: break;
-      }
-      switch (n.op) {
         case Op::DescLoad:
         case Op::DescStore:
         case Op::DescPrefetch: {
+          check_tensor_operand();
           const ir::TmaAttrs a = ir::attrs<ir::TmaAttrs>(g_, id);
           std::vector<int64_t> box(a.box.begin(), a.box.begin() + a.rank), est;
           if (n.op != Op::DescStore) est.assign(a.estride.begin(), a.estride.begin() + a.rank);
@@ -185,7 +187,24 @@ class Machine {
           ifs_.push_back(info);
           break;
         }
-        default: break;
+        // Nothing to check or prepare.
+        case Op::ParamTensor: case Op::ParamTensorArray:
+        case Op::ParamScalar: case Op::Const: case Op::ProgramId: case Op::NumPrograms: case Op::Arange:
+        case Op::Broadcast: case Op::Reshape: case Op::Permute: case Op::ConvertLayout: case Op::Cast:
+        case Op::Neg: case Op::Not: case Op::Abs: case Op::Exp: case Op::Exp2:
+        case Op::Log: case Op::Log2: case Op::Sqrt: case Op::Rsqrt: case Op::Sin:
+        case Op::Cos: case Op::Tanh: case Op::Sigmoid: case Op::Erf:
+        case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Rem:
+        case Op::Min: case Op::Max: case Op::And: case Op::Or: case Op::Xor:
+        case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge: case Op::Where:
+        case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin:
+        case Op::ArgMax: case Op::CombineArg: case Op::ReduceResult:
+        case Op::Dot:
+        case Op::LoopIndex: case Op::LoopArg: case Op::LoopResult: case Op::IfResult: case Op::Yield:
+        case Op::TmaIssue: case Op::PipeBegin: case Op::PipePrologue: case Op::PipeStage: case Op::PipeWait:
+        case Op::PipeRefill: case Op::PipeRelease: case Op::PipeAdvance: case Op::PipeEnd:
+        case Op::WgmmaWait: case Op::CtaBarrier: case Op::ReuseFence: case Op::WarpProducer:
+          break;
       }
     }
     // Nodes of the kernel body whose value is the same in every program are computed by the first one only.

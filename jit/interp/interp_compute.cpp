@@ -110,31 +110,59 @@ void int_divide(const Block& a, const Block& b, Block& out, bool rem) {
 }  // namespace
 
 void eval_binary(Op op, const Block& a, const Block& b, Block& out) {
-  if (is_float(out.dtype)) {
-    switch (op) {
-      case Op::Add: return float_map2(a, b, out, [](double x, double y) { return x + y; });
-      case Op::Sub: return float_map2(a, b, out, [](double x, double y) { return x - y; });
-      case Op::Mul: return float_map2(a, b, out, [](double x, double y) { return x * y; });
-      case Op::Div: return float_map2(a, b, out, [](double x, double y) { return x / y; });
-      case Op::Rem: return float_map2(a, b, out, [](double x, double y) { return std::fmod(x, y); });
-      case Op::Min: return float_map2(a, b, out, fmin_nan);
-      case Op::Max: return float_map2(a, b, out, fmax_nan);
-      default: throw InternalError("interpreter: bitwise op on a float block");
-    }
-  }
+  const bool fp = is_float(out.dtype);
   switch (op) {
-    case Op::Add: return int_map2(a, b, out, wrapping_add);
-    case Op::Sub: return int_map2(a, b, out, wrapping_sub);
-    case Op::Mul: return int_map2(a, b, out, wrapping_mul);
-    case Op::Div: return int_divide(a, b, out, false);
-    case Op::Rem: return int_divide(a, b, out, true);
-    case Op::Min: return int_map2(a, b, out, [](int64_t x, int64_t y) { return std::min(x, y); });
-    case Op::Max: return int_map2(a, b, out, [](int64_t x, int64_t y) { return std::max(x, y); });
-    case Op::And: return int_map2(a, b, out, [](int64_t x, int64_t y) { return x & y; });
-    case Op::Or: return int_map2(a, b, out, [](int64_t x, int64_t y) { return x | y; });
-    case Op::Xor: return int_map2(a, b, out, [](int64_t x, int64_t y) { return x ^ y; });
-    default: throw InternalError("interpreter: unexpected binary op");
+    case Op::Add:
+      if (fp) return float_map2(a, b, out, [](double x, double y) { return x + y; });
+      return int_map2(a, b, out, wrapping_add);
+    case Op::Sub:
+      if (fp) return float_map2(a, b, out, [](double x, double y) { return x - y; });
+      return int_map2(a, b, out, wrapping_sub);
+    case Op::Mul:
+      if (fp) return float_map2(a, b, out, [](double x, double y) { return x * y; });
+      return int_map2(a, b, out, wrapping_mul);
+    case Op::Div:
+      if (fp) return float_map2(a, b, out, [](double x, double y) { return x / y; });
+      return int_divide(a, b, out, false);
+    case Op::Rem:
+      if (fp) return float_map2(a, b, out, [](double x, double y) { return std::fmod(x, y); });
+      return int_divide(a, b, out, true);
+    case Op::Min:
+      if (fp) return float_map2(a, b, out, fmin_nan);
+      return int_map2(a, b, out, [](int64_t x, int64_t y) { return std::min(x, y); });
+    case Op::Max:
+      if (fp) return float_map2(a, b, out, fmax_nan);
+      return int_map2(a, b, out, [](int64_t x, int64_t y) { return std::max(x, y); });
+    case Op::And:
+      if (fp) throw InternalError("interpreter: bitwise op on a float block");
+      return int_map2(a, b, out, [](int64_t x, int64_t y) { return x & y; });
+    case Op::Or:
+      if (fp) throw InternalError("interpreter: bitwise op on a float block");
+      return int_map2(a, b, out, [](int64_t x, int64_t y) { return x | y; });
+    case Op::Xor:
+      if (fp) throw InternalError("interpreter: bitwise op on a float block");
+      return int_map2(a, b, out, [](int64_t x, int64_t y) { return x ^ y; });
+    // The interpreter evaluates the other ops elsewhere.
+    case Op::ParamTensor: case Op::ParamTensorArray:
+    case Op::ArrayElem: case Op::MergeView: case Op::MakeView:
+    case Op::ParamScalar: case Op::TensorSize: case Op::TensorStride:
+    case Op::Const: case Op::ProgramId: case Op::NumPrograms: case Op::Arange:
+    case Op::Broadcast: case Op::Reshape: case Op::Permute: case Op::ConvertLayout: case Op::Cast:
+    case Op::Neg: case Op::Not: case Op::Abs: case Op::Exp: case Op::Exp2: case Op::Log: case Op::Log2:
+    case Op::Sqrt: case Op::Rsqrt: case Op::Sin: case Op::Cos: case Op::Tanh: case Op::Sigmoid: case Op::Erf:
+    case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge: case Op::Where:
+    case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::ArgMax:
+    case Op::Reduce: case Op::CombineArg: case Op::ReduceResult:
+    case Op::Dot: case Op::Load: case Op::Store: case Op::AtomicAdd:
+    case Op::DescLoad: case Op::DescStore: case Op::DescPrefetch:
+    case Op::For: case Op::LoopIndex: case Op::LoopArg:
+    case Op::LoopResult: case Op::If: case Op::IfResult: case Op::Yield:
+    case Op::TmaIssue: case Op::PipeBegin: case Op::PipePrologue: case Op::PipeStage: case Op::PipeWait:
+    case Op::PipeRefill: case Op::PipeRelease: case Op::PipeAdvance: case Op::PipeEnd:
+    case Op::WgmmaWait: case Op::CtaBarrier: case Op::ReuseFence: case Op::WarpProducer:
+      break;
   }
+  throw InternalError("interpreter: unexpected binary op " + std::string(ir::name_of(op)));
 }
 
 namespace {
@@ -153,8 +181,29 @@ void compare_typed(Op op, const std::vector<V>& a, const std::vector<V>& b, Bloc
     case Op::Le: return compare_map(a, b, out, [](V x, V y) { return x <= y; });
     case Op::Gt: return compare_map(a, b, out, [](V x, V y) { return x > y; });
     case Op::Ge: return compare_map(a, b, out, [](V x, V y) { return x >= y; });
-    default: throw InternalError("interpreter: unexpected comparison");
+    // The interpreter evaluates the other ops elsewhere.
+    case Op::ParamTensor: case Op::ParamTensorArray:
+    case Op::ArrayElem: case Op::MergeView: case Op::MakeView:
+    case Op::ParamScalar: case Op::TensorSize: case Op::TensorStride:
+    case Op::Const: case Op::ProgramId: case Op::NumPrograms: case Op::Arange:
+    case Op::Broadcast: case Op::Reshape: case Op::Permute: case Op::ConvertLayout: case Op::Cast:
+    case Op::Neg: case Op::Not: case Op::Abs: case Op::Exp: case Op::Exp2: case Op::Log: case Op::Log2:
+    case Op::Sqrt: case Op::Rsqrt: case Op::Sin: case Op::Cos: case Op::Tanh: case Op::Sigmoid: case Op::Erf:
+    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Rem:
+    case Op::Min: case Op::Max: case Op::And: case Op::Or: case Op::Xor:
+    case Op::Where:
+    case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::ArgMax:
+    case Op::Reduce: case Op::CombineArg: case Op::ReduceResult:
+    case Op::Dot: case Op::Load: case Op::Store: case Op::AtomicAdd:
+    case Op::DescLoad: case Op::DescStore: case Op::DescPrefetch:
+    case Op::For: case Op::LoopIndex: case Op::LoopArg:
+    case Op::LoopResult: case Op::If: case Op::IfResult: case Op::Yield:
+    case Op::TmaIssue: case Op::PipeBegin: case Op::PipePrologue: case Op::PipeStage: case Op::PipeWait:
+    case Op::PipeRefill: case Op::PipeRelease: case Op::PipeAdvance: case Op::PipeEnd:
+    case Op::WgmmaWait: case Op::CtaBarrier: case Op::ReuseFence: case Op::WarpProducer:
+      break;
   }
+  throw InternalError("interpreter: unexpected comparison " + std::string(ir::name_of(op)));
 }
 }  // namespace
 
@@ -168,43 +217,82 @@ void eval_compare(Op op, const Block& a, const Block& b, Block& out) {
 
 void eval_unary(Op op, const Block& x, Block& out) {
   const DType t = out.dtype;
-  if (!is_float(t)) {
-    const size_t n = out.i.size();
-    switch (op) {
-      case Op::Neg:
-        for (size_t k = 0; k < n; ++k) out.i[k] = wrap(t, wrapping_sub(0, x.i[k]));
-        return;
-      case Op::Not:
-        for (size_t k = 0; k < n; ++k) out.i[k] = t == DType::i1 ? (x.i[k] ? 0 : 1) : wrap(t, ~x.i[k]);
-        return;
-      case Op::Abs:
-        for (size_t k = 0; k < n; ++k) out.i[k] = wrap(t, x.i[k] < 0 ? wrapping_sub(0, x.i[k]) : x.i[k]);
-        return;
-      default: throw InternalError("interpreter: float function on an integer block");
-    }
-  }
+  const bool fp = is_float(t);
   switch (op) {
-    case Op::Neg: return float_map1(x, out, [](double v) { return -v; });
-    case Op::Abs: return float_map1(x, out, [](double v) { return std::fabs(v); });
-    case Op::Exp: return float_map1(x, out, [](double v) { return std::exp(v); });
+    case Op::Neg:
+      if (fp) return float_map1(x, out, [](double v) { return -v; });
+      for (size_t k = 0; k < out.i.size(); ++k) out.i[k] = wrap(t, wrapping_sub(0, x.i[k]));
+      return;
+    case Op::Not:
+      if (fp) break;
+      for (size_t k = 0; k < out.i.size(); ++k) out.i[k] = t == DType::i1 ? (x.i[k] ? 0 : 1) : wrap(t, ~x.i[k]);
+      return;
+    case Op::Abs:
+      if (fp) return float_map1(x, out, [](double v) { return std::fabs(v); });
+      for (size_t k = 0; k < out.i.size(); ++k) out.i[k] = wrap(t, x.i[k] < 0 ? wrapping_sub(0, x.i[k]) : x.i[k]);
+      return;
+    // Float functions.
+    case Op::Exp:
+      if (fp) return float_map1(x, out, [](double v) { return std::exp(v); });
+      break;
     case Op::Exp2:
+      if (!fp) break;
       if (out.dtype == DType::f64) return float_map1(x, out, [](double v) { return std::exp2(v); });
       // Below f64 the GPU's ex2.approx.ftz flushes results under 2^-126 (ir.h).
       return float_map1(x, out, [](double v) {
         const double r = std::exp2(v);
         return r < 0x1p-126 ? 0.0 : r;
       });
-    case Op::Log: return float_map1(x, out, [](double v) { return std::log(v); });
-    case Op::Log2: return float_map1(x, out, [](double v) { return std::log2(v); });
-    case Op::Sqrt: return float_map1(x, out, [](double v) { return std::sqrt(v); });
-    case Op::Rsqrt: return float_map1(x, out, [](double v) { return 1.0 / std::sqrt(v); });
-    case Op::Sin: return float_map1(x, out, [](double v) { return std::sin(v); });
-    case Op::Cos: return float_map1(x, out, [](double v) { return std::cos(v); });
-    case Op::Tanh: return float_map1(x, out, [](double v) { return std::tanh(v); });
-    case Op::Sigmoid: return float_map1(x, out, [](double v) { return 1.0 / (1.0 + std::exp(-v)); });
-    case Op::Erf: return float_map1(x, out, [](double v) { return std::erf(v); });
-    default: throw InternalError("interpreter: unexpected unary op on a float block");
+    case Op::Log:
+      if (fp) return float_map1(x, out, [](double v) { return std::log(v); });
+      break;
+    case Op::Log2:
+      if (fp) return float_map1(x, out, [](double v) { return std::log2(v); });
+      break;
+    case Op::Sqrt:
+      if (fp) return float_map1(x, out, [](double v) { return std::sqrt(v); });
+      break;
+    case Op::Rsqrt:
+      if (fp) return float_map1(x, out, [](double v) { return 1.0 / std::sqrt(v); });
+      break;
+    case Op::Sin:
+      if (fp) return float_map1(x, out, [](double v) { return std::sin(v); });
+      break;
+    case Op::Cos:
+      if (fp) return float_map1(x, out, [](double v) { return std::cos(v); });
+      break;
+    case Op::Tanh:
+      if (fp) return float_map1(x, out, [](double v) { return std::tanh(v); });
+      break;
+    case Op::Sigmoid:
+      if (fp) return float_map1(x, out, [](double v) { return 1.0 / (1.0 + std::exp(-v)); });
+      break;
+    case Op::Erf:
+      if (fp) return float_map1(x, out, [](double v) { return std::erf(v); });
+      break;
+    // The interpreter evaluates the other ops elsewhere.
+    case Op::ParamTensor: case Op::ParamTensorArray:
+    case Op::ArrayElem: case Op::MergeView: case Op::MakeView:
+    case Op::ParamScalar: case Op::TensorSize: case Op::TensorStride:
+    case Op::Const: case Op::ProgramId: case Op::NumPrograms: case Op::Arange:
+    case Op::Broadcast: case Op::Reshape: case Op::Permute: case Op::ConvertLayout: case Op::Cast:
+    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Rem:
+    case Op::Min: case Op::Max: case Op::And: case Op::Or: case Op::Xor:
+    case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge: case Op::Where:
+    case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::ArgMax:
+    case Op::Reduce: case Op::CombineArg: case Op::ReduceResult:
+    case Op::Dot: case Op::Load: case Op::Store: case Op::AtomicAdd:
+    case Op::DescLoad: case Op::DescStore: case Op::DescPrefetch:
+    case Op::For: case Op::LoopIndex: case Op::LoopArg:
+    case Op::LoopResult: case Op::If: case Op::IfResult: case Op::Yield:
+    case Op::TmaIssue: case Op::PipeBegin: case Op::PipePrologue: case Op::PipeStage: case Op::PipeWait:
+    case Op::PipeRefill: case Op::PipeRelease: case Op::PipeAdvance: case Op::PipeEnd:
+    case Op::WgmmaWait: case Op::CtaBarrier: case Op::ReuseFence: case Op::WarpProducer:
+      break;
   }
+  throw InternalError(std::string(fp ? "interpreter: unexpected unary op on a float block: "
+                                     : "interpreter: unexpected unary op on an integer block: ") +
+                      std::string(ir::name_of(op)));
 }
 
 void eval_cast(const Block& x, Block& out) {
@@ -334,56 +422,76 @@ void fold(const std::vector<V>& x, std::vector<V>& out, const ReduceGeom& g, F s
     }
   }
 }
+
+/// out[o, i] = the index k of the largest x[o, k, i].
+void argmax_along(const Block& x, const ReduceGeom& g, Block& out) {
+  const DType t = x.dtype;
+  // The first maximum wins; NaN counts as larger than every number (the first NaN wins).
+  for (int64_t o = 0; o < g.outer; ++o)
+    for (int64_t i = 0; i < g.inner; ++i) {
+      int64_t best = 0;
+      const int64_t base = o * g.len * g.inner + i;
+      if (is_float(t)) {
+        double bv = x.f[static_cast<size_t>(base)];
+        for (int64_t k = 1; k < g.len && !std::isnan(bv); ++k) {
+          const double v = x.f[static_cast<size_t>(base + k * g.inner)];
+          if (std::isnan(v) || v > bv) {
+            bv = v;
+            best = k;
+          }
+        }
+      } else {
+        int64_t bv = x.i[static_cast<size_t>(base)];
+        for (int64_t k = 1; k < g.len; ++k) {
+          const int64_t v = x.i[static_cast<size_t>(base + k * g.inner)];
+          if (v > bv) {
+            bv = v;
+            best = k;
+          }
+        }
+      }
+      out.i[static_cast<size_t>(o * g.inner + i)] = best;
+    }
+}
 }  // namespace
 
 void eval_reduce(Op op, const Block& x, int axis, Block& out) {
   const ReduceGeom g = reduce_geometry(x.shape, axis);
   const DType t = x.dtype;
-  if (op == Op::ArgMax) {
-    // The first maximum wins; NaN counts as larger than every number (the first NaN wins).
-    for (int64_t o = 0; o < g.outer; ++o)
-      for (int64_t i = 0; i < g.inner; ++i) {
-        int64_t best = 0;
-        const int64_t base = o * g.len * g.inner + i;
-        if (is_float(t)) {
-          double bv = x.f[static_cast<size_t>(base)];
-          for (int64_t k = 1; k < g.len && !std::isnan(bv); ++k) {
-            const double v = x.f[static_cast<size_t>(base + k * g.inner)];
-            if (std::isnan(v) || v > bv) {
-              bv = v;
-              best = k;
-            }
-          }
-        } else {
-          int64_t bv = x.i[static_cast<size_t>(base)];
-          for (int64_t k = 1; k < g.len; ++k) {
-            const int64_t v = x.i[static_cast<size_t>(base + k * g.inner)];
-            if (v > bv) {
-              bv = v;
-              best = k;
-            }
-          }
-        }
-        out.i[static_cast<size_t>(o * g.inner + i)] = best;
-      }
-    return;
+  const bool fp = is_float(t);
+  switch (op) {
+    case Op::ReduceSum:
+      if (fp) return fold(x.f, out.f, g, [t](double a, double b) { return round_arith(t, a + b); });
+      return fold(x.i, out.i, g, [t](int64_t a, int64_t b) { return wrap(t, wrapping_add(a, b)); });
+    case Op::ReduceMax:
+      if (fp) return fold(x.f, out.f, g, fmax_nan);
+      return fold(x.i, out.i, g, [](int64_t a, int64_t b) { return std::max(a, b); });
+    case Op::ReduceMin:
+      if (fp) return fold(x.f, out.f, g, fmin_nan);
+      return fold(x.i, out.i, g, [](int64_t a, int64_t b) { return std::min(a, b); });
+    case Op::ArgMax: return argmax_along(x, g, out);
+    // A Reduce runs its combine region (interp.cpp); the interpreter evaluates the other ops elsewhere.
+    case Op::ParamTensor: case Op::ParamTensorArray:
+    case Op::ArrayElem: case Op::MergeView: case Op::MakeView:
+    case Op::ParamScalar: case Op::TensorSize: case Op::TensorStride:
+    case Op::Const: case Op::ProgramId: case Op::NumPrograms: case Op::Arange:
+    case Op::Broadcast: case Op::Reshape: case Op::Permute: case Op::ConvertLayout: case Op::Cast:
+    case Op::Neg: case Op::Not: case Op::Abs: case Op::Exp: case Op::Exp2: case Op::Log: case Op::Log2:
+    case Op::Sqrt: case Op::Rsqrt: case Op::Sin: case Op::Cos: case Op::Tanh: case Op::Sigmoid: case Op::Erf:
+    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Rem:
+    case Op::Min: case Op::Max: case Op::And: case Op::Or: case Op::Xor:
+    case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge: case Op::Where:
+    case Op::Reduce: case Op::CombineArg: case Op::ReduceResult: case Op::Dot:
+    case Op::Load: case Op::Store: case Op::AtomicAdd:
+    case Op::DescLoad: case Op::DescStore: case Op::DescPrefetch:
+    case Op::For: case Op::LoopIndex: case Op::LoopArg:
+    case Op::LoopResult: case Op::If: case Op::IfResult: case Op::Yield:
+    case Op::TmaIssue: case Op::PipeBegin: case Op::PipePrologue: case Op::PipeStage: case Op::PipeWait:
+    case Op::PipeRefill: case Op::PipeRelease: case Op::PipeAdvance: case Op::PipeEnd:
+    case Op::WgmmaWait: case Op::CtaBarrier: case Op::ReuseFence: case Op::WarpProducer:
+      break;
   }
-  if (is_float(t)) {
-    switch (op) {
-      case Op::ReduceSum: return fold(x.f, out.f, g, [t](double a, double b) { return round_arith(t, a + b); });
-      case Op::ReduceMax: return fold(x.f, out.f, g, fmax_nan);
-      case Op::ReduceMin: return fold(x.f, out.f, g, fmin_nan);
-      default: break;
-    }
-  } else {
-    switch (op) {
-      case Op::ReduceSum: return fold(x.i, out.i, g, [t](int64_t a, int64_t b) { return wrap(t, wrapping_add(a, b)); });
-      case Op::ReduceMax: return fold(x.i, out.i, g, [](int64_t a, int64_t b) { return std::max(a, b); });
-      case Op::ReduceMin: return fold(x.i, out.i, g, [](int64_t a, int64_t b) { return std::min(a, b); });
-      default: break;
-    }
-  }
-  throw InternalError("interpreter: unexpected reduction");
+  throw InternalError("interpreter: unexpected reduction " + std::string(ir::name_of(op)));
 }
 
 void eval_dot(const Block& a_in, const Block& b_in, const Block& acc, Block& out, bool tf32) {

@@ -108,6 +108,10 @@ std::vector<int64_t> MergeViewAttrs::encode(Op) const {
 MakeViewAttrs MakeViewAttrs::decode(Op op, std::span<const int64_t> v) {
   return {to_int(at(op, v, 0)), v.size() > 1 && v[1] == 1};
 }
+std::vector<int64_t> MakeViewAttrs::encode(Op) const {
+  if (rows) return {rank, 1};
+  return {rank};
+}
 ConstAttrs ConstAttrs::decode(Op op, std::span<const int64_t> v) { return {at(op, v, 0)}; }
 AxisAttrs AxisAttrs::decode(Op op, std::span<const int64_t> v) { return {to_int(at(op, v, 0))}; }
 ArangeAttrs ArangeAttrs::decode(Op op, std::span<const int64_t> v) { return {at(op, v, 0)}; }
@@ -117,11 +121,12 @@ ReduceAttrs ReduceAttrs::decode(Op op, std::span<const int64_t> v) {
 }
 IndexAttrs IndexAttrs::decode(Op op, std::span<const int64_t> v) { return {to_int(at(op, v, 0))}; }
 DotAttrs DotAttrs::decode(Op, std::span<const int64_t> v) {
-  return {v.empty() ? DotPrecision::ieee : static_cast<DotPrecision>(v[0])};
+  if (v.empty()) return {};
+  return {static_cast<DotPrecision>(v[0])};
 }
 std::vector<int64_t> DotAttrs::encode(Op) const {
-  if (precision == DotPrecision::ieee) return {};
-  return {static_cast<int64_t>(precision)};
+  if (!precision) return {};
+  return {static_cast<int64_t>(*precision)};
 }
 AccessAttrs AccessAttrs::decode(Op op, std::span<const int64_t> v) {
   return {at(op, v, 0) != 0, v.size() > 1 ? static_cast<LoadAhead>(v[1]) : LoadAhead::none};
@@ -166,11 +171,31 @@ IfAttrs IfAttrs::decode(Op op, std::span<const int64_t> v) {
 namespace {
 /// The number of attributes of schedule op `op` (a WgmmaWait: without the products it ends).
 size_t schedule_count(Op op) {
-  if (!is_schedule_op(op)) throw InternalError("schedule attributes of " + std::string(name_of(op)) + ", not a schedule op");
-  if (op == Op::TmaIssue || op == Op::PipeAdvance || op == Op::PipeEnd || op == Op::ReuseFence || op == Op::CtaBarrier)
-    return 1;
-  if (op == Op::PipeStage || op == Op::WarpProducer || op == Op::WgmmaWait) return 2;
-  return 3;  // PipeBegin, PipePrologue, PipeRefill, PipeRelease: [loop, stages, ring]; PipeWait: [loop, stages, load]
+  switch (op) {
+    case Op::TmaIssue: case Op::PipeAdvance: case Op::PipeEnd: case Op::ReuseFence: case Op::CtaBarrier: return 1;
+    case Op::PipeStage: case Op::WarpProducer: case Op::WgmmaWait: return 2;
+    // [loop, stages, ring]; PipeWait: [loop, stages, load].
+    case Op::PipeBegin: case Op::PipePrologue: case Op::PipeRefill: case Op::PipeRelease: case Op::PipeWait: return 3;
+    // Not schedule ops.
+    case Op::ParamTensor: case Op::ParamTensorArray:
+    case Op::ArrayElem: case Op::MergeView: case Op::MakeView:
+    case Op::ParamScalar: case Op::TensorSize: case Op::TensorStride:
+    case Op::Const: case Op::ProgramId: case Op::NumPrograms: case Op::Arange:
+    case Op::Broadcast: case Op::Reshape: case Op::Permute: case Op::ConvertLayout: case Op::Cast:
+    case Op::Neg: case Op::Not: case Op::Abs: case Op::Exp: case Op::Exp2: case Op::Log: case Op::Log2:
+    case Op::Sqrt: case Op::Rsqrt: case Op::Sin: case Op::Cos: case Op::Tanh: case Op::Sigmoid: case Op::Erf:
+    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Rem:
+    case Op::Min: case Op::Max: case Op::And: case Op::Or: case Op::Xor:
+    case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge: case Op::Where:
+    case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::ArgMax:
+    case Op::Reduce: case Op::CombineArg: case Op::ReduceResult:
+    case Op::Dot: case Op::Load: case Op::Store: case Op::AtomicAdd:
+    case Op::DescLoad: case Op::DescStore: case Op::DescPrefetch:
+    case Op::For: case Op::LoopIndex: case Op::LoopArg:
+    case Op::LoopResult: case Op::If: case Op::IfResult: case Op::Yield:
+      break;
+  }
+  throw InternalError("schedule attributes of " + std::string(name_of(op)) + ", not a schedule op");
 }
 }  // namespace
 
@@ -200,11 +225,10 @@ std::vector<int64_t> ScheduleAttrs::encode(Op op) const {
     return v;
   }
   if (op == Op::CtaBarrier) return {static_cast<int64_t>(reason)};
-  switch (schedule_count(op)) {
-    case 1: return {node};
-    case 2: return {node, stages};
-    default: return {node, stages, op == Op::PipeWait ? load : (ring_persists ? 1 : 0)};
-  }
+  // [loop, stages, ring] (PipeWait: [loop, stages, load]), or as many of them as the op has.
+  std::vector<int64_t> v{node, stages, op == Op::PipeWait ? load : (ring_persists ? 1 : 0)};
+  v.resize(schedule_count(op));
+  return v;
 }
 
 bool well_formed(Op op, std::span<const int64_t> v) {
@@ -215,7 +239,7 @@ bool well_formed(Op op, std::span<const int64_t> v) {
     case AttrsKind::DimAttrs: return n == 1 && in(v[0], 0, kMaxRank - 1);
     case AttrsKind::ArrayElemAttrs: return n == 2 && in(v[0], 1, kMaxRank) && in(v[1], 0, 2);
     case AttrsKind::MergeViewAttrs: return n >= 1 && n == static_cast<size_t>(v[0]) + 1 && in(v[0], 1, kMaxRank);
-    case AttrsKind::MakeViewAttrs: return (n == 1 || (n == 2 && in(v[1], 0, 1))) && in(v[0], 1, kMaxRank);
+    case AttrsKind::MakeViewAttrs: return (n == 1 || (n == 2 && v[1] == 1)) && in(v[0], 1, kMaxRank);
     case AttrsKind::ConstAttrs: return n == 1;
     case AttrsKind::AxisAttrs: return n == 1 && in(v[0], 0, kMaxRank - 1);
     case AttrsKind::ArangeAttrs: return n == 1;

@@ -116,8 +116,8 @@ struct Verifier {
         const Shape& c = g.node(g.operand(id, 2)).shape;
         expect(a.rank == 2 && b.rank == 2 && c.rank == 2 && a[1] == b[0] && c[0] == a[0] && c[1] == b[1], id,
                "dot shapes are not MxK, KxN, MxN");
-        expect(dot_precision(g, id) == DotPrecision::ieee || g.node(g.operand(id, 0)).dtype == DType::f32, id,
-               "tf32 precision needs f32 operands");
+        expect(!attrs<DotAttrs>(g, id).precision || g.node(g.operand(id, 0)).dtype == DType::f32, id,
+               "a precision needs f32 operands");
         break;
       }
       case OpCategory::schedule: schedule_op(id); break;

@@ -7,6 +7,8 @@
 
 namespace tilejit::passes {
 
+using ir::Op;
+
 namespace {
 
 bool uniform(const ValueLayouts& layout, NodeId v) { return layout.of[static_cast<size_t>(v)].kind == ValueLayout::Uniform; }
@@ -18,30 +20,48 @@ bool stages_through_scratch(const Lowered& l, NodeId id) {
   const ir::Graph& g = l.graph;
   const auto resident = [&](NodeId v) { return l.smem.resident.count(v) > 0; };
   switch (g.node(id).op) {
-    case ir::Op::ConvertLayout: {
+    case Op::ConvertLayout: {
       const NodeId x = g.operand(id, 0);
       if (uniform(l.layout, x) || uniform(l.layout, id)) return false;
       if (resident(x)) return false;  // read in place from its tile
       return !(l.layout.of[static_cast<size_t>(x)].dist == l.layout.of[static_cast<size_t>(id)].dist);
     }
-    case ir::Op::Reshape: {
+    case Op::Reshape: {
       const NodeId x = g.operand(id, 0);
       if (resident(id) || resident(x)) return false;
       const ValueLayout &lx = l.layout.of[static_cast<size_t>(x)], &ly = l.layout.of[static_cast<size_t>(id)];
       if (lx.kind == ValueLayout::Uniform && ly.kind == ValueLayout::Uniform) return false;
       return !(lx.kind == ly.kind && layout::same_registers(lx.dist, ly.dist));
     }
-    case ir::Op::Permute: {
+    case Op::Permute: {
       const NodeId x = g.operand(id, 0);
       return !l.mma.absorbed.count(id) && !uniform(l.layout, x) && !resident(x);
     }
-    case ir::Op::ReduceSum: case ir::Op::ReduceMax: case ir::Op::ReduceMin: case ir::Op::ArgMax: case ir::Op::Reduce:
+    case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::ArgMax: case Op::Reduce:
       return !reduction_scratch(g, l.layout, id).empty();
-    case ir::Op::Dot:
+    case Op::Dot:
       return !l.mma.dots.count(id) && (!resident(g.operand(id, 0)) || !resident(g.operand(id, 1)));
-    default:
+    // The other ops do not stage values through the scratch arena.
+    case Op::ParamTensor: case Op::ParamTensorArray:
+    case Op::ArrayElem: case Op::MergeView: case Op::MakeView:
+    case Op::ParamScalar: case Op::TensorSize: case Op::TensorStride:
+    case Op::Const: case Op::ProgramId: case Op::NumPrograms: case Op::Arange:
+    case Op::Broadcast: case Op::Cast:
+    case Op::Neg: case Op::Not: case Op::Abs: case Op::Exp: case Op::Exp2: case Op::Log: case Op::Log2:
+    case Op::Sqrt: case Op::Rsqrt: case Op::Sin: case Op::Cos: case Op::Tanh: case Op::Sigmoid: case Op::Erf:
+    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Rem:
+    case Op::Min: case Op::Max: case Op::And: case Op::Or: case Op::Xor:
+    case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge: case Op::Where:
+    case Op::CombineArg: case Op::ReduceResult: case Op::Load: case Op::Store: case Op::AtomicAdd:
+    case Op::DescLoad: case Op::DescStore: case Op::DescPrefetch:
+    case Op::For: case Op::LoopIndex: case Op::LoopArg:
+    case Op::LoopResult: case Op::If: case Op::IfResult: case Op::Yield:
+    case Op::TmaIssue: case Op::PipeBegin: case Op::PipePrologue: case Op::PipeStage: case Op::PipeWait:
+    case Op::PipeRefill: case Op::PipeRelease: case Op::PipeAdvance: case Op::PipeEnd:
+    case Op::WgmmaWait: case Op::CtaBarrier: case Op::ReuseFence: case Op::WarpProducer:
       return false;
   }
+  return false;
 }
 
 /// Walks the program in emission order, keeping what a barrier decision depends on: whether the scratch
@@ -96,21 +116,39 @@ class Planner {
     const ir::Node& n = g_.node(id);
     if (stages_through_scratch(l_, id)) scratch_write(id);
     switch (n.op) {
-      case ir::Op::ReuseFence: case ir::Op::CtaBarrier: passed_barrier(); break;
-      case ir::Op::TmaIssue: issue(ir::attrs<ir::ScheduleAttrs>(g_, id).node); break;
-      case ir::Op::Dot:
+      case Op::ReuseFence: case Op::CtaBarrier: passed_barrier(); break;
+      case Op::TmaIssue: issue(ir::attrs<ir::ScheduleAttrs>(g_, id).node); break;
+      case Op::Dot:
         if (auto m = l_.mma.dots.find(id); m != l_.mma.dots.end() && (m->second.a.k_major_copy || m->second.b.k_major_copy))
           passed_barrier();  // the threads' K-major copies are complete before wgmma reads them
         break;
-      case ir::Op::DescLoad:
+      case Op::DescLoad:
         if (!l_.pipe.loop_of.count(id) && !l_.pipe.early.count(id)) issue(id);
         break;
-      case ir::Op::DescStore:
+      case Op::DescStore:
         if (l_.smem.stores.at(id).mode != StorePlan::FromLoad) passed_barrier();  // the tile is written
         break;
-      case ir::Op::For: loop(id); break;
-      case ir::Op::If: branches(id); break;
-      default: break;
+      case Op::For: loop(id); break;
+      case Op::If: branches(id); break;
+      // No other op is a barrier, issues a TMA load or writes a tile the threads read.
+      case Op::ParamTensor: case Op::ParamTensorArray:
+      case Op::ArrayElem: case Op::MergeView: case Op::MakeView:
+      case Op::ParamScalar: case Op::TensorSize: case Op::TensorStride:
+      case Op::Const: case Op::ProgramId: case Op::NumPrograms: case Op::Arange:
+      case Op::Broadcast: case Op::Reshape: case Op::Permute: case Op::ConvertLayout: case Op::Cast:
+      case Op::Neg: case Op::Not: case Op::Abs: case Op::Exp: case Op::Exp2:
+      case Op::Log: case Op::Log2: case Op::Sqrt: case Op::Rsqrt: case Op::Sin:
+      case Op::Cos: case Op::Tanh: case Op::Sigmoid: case Op::Erf:
+      case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Rem:
+      case Op::Min: case Op::Max: case Op::And: case Op::Or: case Op::Xor:
+      case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge: case Op::Where:
+      case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::ArgMax:
+      case Op::Reduce: case Op::CombineArg: case Op::ReduceResult:
+      case Op::Load: case Op::Store: case Op::AtomicAdd: case Op::DescPrefetch:
+      case Op::LoopIndex: case Op::LoopArg: case Op::LoopResult: case Op::IfResult: case Op::Yield:
+      case Op::PipeBegin: case Op::PipePrologue: case Op::PipeStage: case Op::PipeWait: case Op::PipeRefill:
+      case Op::PipeRelease: case Op::PipeAdvance: case Op::PipeEnd: case Op::WgmmaWait: case Op::WarpProducer:
+        break;
     }
     if (builds_.count(id)) passed_barrier();  // a device-built descriptor is published
   }

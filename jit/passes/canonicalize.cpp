@@ -1,7 +1,9 @@
 // Local simplifications: no-op casts, reshapes and permutations, op chains, integer constant folding.
 #include <optional>
+#include <string>
 
 #include "passes/rewrite.h"
+#include "tilejit/error.h"
 #include "tilejit/passes/graph_info.h"
 #include "tilejit/passes/rewrites.h"
 
@@ -48,8 +50,27 @@ std::optional<int64_t> fold_binary(Op op, DType t, int64_t a, int64_t b) {
     case Op::Le: return a <= b;
     case Op::Gt: return a > b;
     case Op::Ge: return a >= b;
-    default: return std::nullopt;
+    // visit folds binary ops and comparisons only.
+    case Op::ParamTensor: case Op::ParamTensorArray:
+    case Op::ArrayElem: case Op::MergeView: case Op::MakeView:
+    case Op::ParamScalar: case Op::TensorSize: case Op::TensorStride:
+    case Op::Const: case Op::ProgramId: case Op::NumPrograms: case Op::Arange:
+    case Op::Broadcast: case Op::Reshape: case Op::Permute: case Op::ConvertLayout: case Op::Cast:
+    case Op::Neg: case Op::Not: case Op::Abs: case Op::Exp: case Op::Exp2: case Op::Log: case Op::Log2:
+    case Op::Sqrt: case Op::Rsqrt: case Op::Sin: case Op::Cos: case Op::Tanh: case Op::Sigmoid: case Op::Erf:
+    case Op::Where:
+    case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::ArgMax:
+    case Op::Reduce: case Op::CombineArg: case Op::ReduceResult:
+    case Op::Dot: case Op::Load: case Op::Store: case Op::AtomicAdd:
+    case Op::DescLoad: case Op::DescStore: case Op::DescPrefetch:
+    case Op::For: case Op::LoopIndex: case Op::LoopArg:
+    case Op::LoopResult: case Op::If: case Op::IfResult: case Op::Yield:
+    case Op::TmaIssue: case Op::PipeBegin: case Op::PipePrologue: case Op::PipeStage: case Op::PipeWait:
+    case Op::PipeRefill: case Op::PipeRelease: case Op::PipeAdvance: case Op::PipeEnd:
+    case Op::WgmmaWait: case Op::CtaBarrier: case Op::ReuseFence: case Op::WarpProducer:
+      break;
   }
+  throw InternalError("canonicalize: " + std::string(ir::name_of(op)) + " is not a binary op or a comparison");
 }
 
 bool is_int_const(const ir::Graph& g, NodeId id) {
@@ -71,7 +92,7 @@ NodeId visit(detail::Rewriter& rw, NodeId old) {
       // (TILEJIT_DEBUG=1) test the value before it, e.g. that of an i64 TMA coordinate.
       if (is_int_const(out, mx) && !ir::is_float(n.dtype) && wrap(n.dtype, out.const_i(mx)) == out.const_i(mx)) {
         const int64_t v = wrap(n.dtype, out.const_i(mx));
-        return rw.add_at(old, Op::Const, n.dtype, n.shape, {}, std::vector<int64_t>{v});
+        return rw.add_at(old, Op::Const, n.dtype, n.shape, {}, ir::ConstAttrs{v}.encode(Op::Const));
       }
       return ir::kNoNode;
     }
@@ -102,7 +123,7 @@ NodeId visit(detail::Rewriter& rw, NodeId old) {
         const NodeId src = out.operand(x, 0);
         if (id2) return src;
         const NodeId ops[] = {src};
-        return rw.add_at(old, Op::Permute, n.dtype, n.shape, ops, composed);
+        return rw.add_at(old, Op::Permute, n.dtype, n.shape, ops, ir::PermuteAttrs{composed}.encode(Op::Permute));
       }
       return ir::kNoNode;
     }
@@ -116,7 +137,7 @@ NodeId visit(detail::Rewriter& rw, NodeId old) {
       const bool ca = is_int_const(out, a), cb = is_int_const(out, b);
       if (ca && cb) {
         if (auto v = fold_binary(n.op, t, out.const_i(a), out.const_i(b)))
-          return rw.add_at(old, Op::Const, n.dtype, n.shape, {}, std::vector<int64_t>{*v});
+          return rw.add_at(old, Op::Const, n.dtype, n.shape, {}, ir::ConstAttrs{*v}.encode(Op::Const));
         return ir::kNoNode;
       }
       // x + 0, x - 0, x * 1, x / 1 and their mirror images.
@@ -126,12 +147,30 @@ NodeId visit(detail::Rewriter& rw, NodeId old) {
         return a;
       if ((n.op == Op::Add && ca && va == 0) || (n.op == Op::Mul && ca && va == 1)) return b;
       if (n.op == Op::Mul && ((ca && va == 0) || (cb && vb == 0)))
-        return rw.add_at(old, Op::Const, n.dtype, n.shape, {}, std::vector<int64_t>{0});
+        return rw.add_at(old, Op::Const, n.dtype, n.shape, {}, ir::ConstAttrs{0}.encode(Op::Const));
       return ir::kNoNode;
     }
-    default:
+    // Nothing to simplify: the node is copied.
+    case Op::ParamTensor: case Op::ParamTensorArray:
+    case Op::ArrayElem: case Op::MergeView: case Op::MakeView:
+    case Op::ParamScalar: case Op::TensorSize: case Op::TensorStride:
+    case Op::Const: case Op::ProgramId: case Op::NumPrograms: case Op::Arange:
+    case Op::ConvertLayout:
+    case Op::Neg: case Op::Not: case Op::Abs: case Op::Exp: case Op::Exp2: case Op::Log: case Op::Log2:
+    case Op::Sqrt: case Op::Rsqrt: case Op::Sin: case Op::Cos: case Op::Tanh: case Op::Sigmoid: case Op::Erf:
+    case Op::Where:
+    case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::ArgMax:
+    case Op::Reduce: case Op::CombineArg: case Op::ReduceResult:
+    case Op::Dot: case Op::Load: case Op::Store: case Op::AtomicAdd:
+    case Op::DescLoad: case Op::DescStore: case Op::DescPrefetch:
+    case Op::For: case Op::LoopIndex: case Op::LoopArg:
+    case Op::LoopResult: case Op::If: case Op::IfResult: case Op::Yield:
+    case Op::TmaIssue: case Op::PipeBegin: case Op::PipePrologue: case Op::PipeStage: case Op::PipeWait:
+    case Op::PipeRefill: case Op::PipeRelease: case Op::PipeAdvance: case Op::PipeEnd:
+    case Op::WgmmaWait: case Op::CtaBarrier: case Op::ReuseFence: case Op::WarpProducer:
       return ir::kNoNode;
   }
+  return ir::kNoNode;
 }
 
 }  // namespace

@@ -11,13 +11,16 @@ namespace tilejit::passes::detail {
 inline bool movable(const ir::Graph& g, ir::NodeId id) {
   const ir::Node& n = g.node(id);
   if (ir::kind_of(n.op) != ir::OpKind::Pure) return false;
-  switch (n.op) {
-    case ir::Op::LoopResult: case ir::Op::IfResult: return false;
-    case ir::Op::MakeView: case ir::Op::MergeView: case ir::Op::ArrayElem: case ir::Op::TensorSize: case ir::Op::TensorStride:
-      return true;
-    default:
+  using C = ir::OpCategory;
+  switch (ir::category_of(n.op)) {
+    case C::tensor: return true;     // the pure tensor ops are the views: ArrayElem, MergeView, MakeView
+    case C::control: return false;   // the pure control ops are the results: LoopResult, IfResult
+    case C::leaf: case C::movement: case C::cast: case C::unary: case C::binary: case C::compare: case C::select:
+    case C::reduction: case C::product:
       return n.shape.rank == 0;
+    case C::memory: case C::tma: case C::schedule: return false;  // effects
   }
+  return false;
 }
 
 }  // namespace tilejit::passes::detail

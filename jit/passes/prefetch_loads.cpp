@@ -17,13 +17,21 @@ using ir::Op;
 
 namespace {
 
-/// Nodes an address computation may be made of: pure ops that compute a value from their operands.
+/// Nodes an address computation may be made of: pure ops that compute a value from their operands (not a
+/// product, nor the result of a loop, an if or a reduce, which exists only where its region has run).
 bool clonable(Op op) {
   if (ir::kind_of(op) != ir::OpKind::Pure) return false;
-  switch (op) {
-    case Op::Dot: case Op::ReduceResult: case Op::LoopResult: case Op::IfResult: return false;
-    default: return true;
+  using C = ir::OpCategory;
+  switch (ir::category_of(op)) {
+    case C::tensor: case C::leaf: case C::movement: case C::cast: case C::unary: case C::binary: case C::compare:
+    case C::select:
+      return true;
+    case C::reduction: return op != Op::ReduceResult;
+    case C::product: return false;
+    case C::control: return false;  // the pure control ops are the results: LoopResult, IfResult
+    case C::memory: case C::tma: case C::schedule: return false;  // effects
   }
+  return false;
 }
 
 /// Adds a node at old node `loc`'s source line.
@@ -160,7 +168,8 @@ class Prefetcher {
       std::vector<NodeId>& args = args_[loop];
       for (size_t k = 0; k < t.loads.size(); ++k) {
         const ir::Node& n = g_.node(t.loads[k]);
-        args.push_back(add(r, t.loads[k], Op::LoopArg, n.dtype, n.shape, {new_loop}, {carried + static_cast<int64_t>(k)}));
+        args.push_back(add(r, t.loads[k], Op::LoopArg, n.dtype, n.shape, {new_loop},
+                           ir::IndexAttrs{carried + static_cast<int>(k)}.encode(Op::LoopArg)));
       }
       // The next iteration's loads, issued before anything of this iteration runs.
       const auto ops = g_.operands(loop);
@@ -201,12 +210,12 @@ class Prefetcher {
     for (NodeId x : t.slice)
       if (!t.moves.count(x)) clone_node(x);
     const NodeId runs = add(r, loop, Op::Lt, DType::i1, scalar, {index, r.map(g_.operand(loop, 1))});
-    const auto then_region = static_cast<int64_t>(dst.num_regions());
-    const NodeId branch = add(r, loop, Op::If, DType::i1, scalar, {runs}, {then_region, then_region + 1});
-    check_internal(dst.new_region(branch) == static_cast<uint32_t>(then_region) &&
-                       dst.new_region(branch) == static_cast<uint32_t>(then_region + 1),
+    const auto then_region = static_cast<uint32_t>(dst.num_regions());
+    const NodeId branch =
+        add(r, loop, Op::If, DType::i1, scalar, {runs}, ir::IfAttrs{then_region, then_region + 1}.encode(Op::If));
+    check_internal(dst.new_region(branch) == then_region && dst.new_region(branch) == then_region + 1,
                    "prefetch_loads: region numbering");
-    dst.push_region(static_cast<uint32_t>(then_region));
+    dst.push_region(then_region);
     for (NodeId x : t.slice)
       if (t.moves.count(x)) clone_node(x);
     std::vector<NodeId> loads, otherwise;
@@ -222,13 +231,13 @@ class Prefetcher {
     }
     add(r, loop, Op::Yield, DType::i32, scalar, loads);
     dst.pop_region();
-    dst.push_region(static_cast<uint32_t>(then_region + 1));
+    dst.push_region(then_region + 1);
     for (size_t k = 0; k < t.loads.size(); ++k) {
       const ir::Node& n = g_.node(t.loads[k]);
       if (!fallback.empty()) {
         otherwise.push_back(fallback[k]);
       } else {
-        const NodeId zero = add(r, t.loads[k], Op::Const, n.dtype, scalar, {}, {0});
+        const NodeId zero = add(r, t.loads[k], Op::Const, n.dtype, scalar, {}, ir::ConstAttrs{0}.encode(Op::Const));
         otherwise.push_back(n.shape.rank == 0 ? zero : add(r, t.loads[k], Op::Broadcast, n.dtype, n.shape, {zero}));
       }
     }
@@ -237,7 +246,8 @@ class Prefetcher {
     std::vector<NodeId> results;
     for (size_t k = 0; k < t.loads.size(); ++k) {
       const ir::Node& n = g_.node(t.loads[k]);
-      results.push_back(add(r, t.loads[k], Op::IfResult, n.dtype, n.shape, {branch}, {static_cast<int64_t>(k)}));
+      results.push_back(add(r, t.loads[k], Op::IfResult, n.dtype, n.shape, {branch},
+                            ir::IndexAttrs{static_cast<int>(k)}.encode(Op::IfResult)));
     }
     return results;
   }

@@ -49,9 +49,28 @@ bool reads_registers(const ir::Graph& g, NodeId user, size_t slot) {
       return slot == 2;
     case Op::DescStore:
       return slot + 1 != g.operands(user).size();
-    default:
+    // The other ops read their operands from registers.
+    case Op::ParamTensor: case Op::ParamTensorArray:
+    case Op::ArrayElem: case Op::MergeView: case Op::MakeView:
+    case Op::ParamScalar: case Op::TensorSize: case Op::TensorStride:
+    case Op::Const: case Op::ProgramId: case Op::NumPrograms: case Op::Arange:
+    case Op::Broadcast: case Op::Cast:
+    case Op::Neg: case Op::Not: case Op::Abs: case Op::Exp: case Op::Exp2: case Op::Log: case Op::Log2:
+    case Op::Sqrt: case Op::Rsqrt: case Op::Sin: case Op::Cos: case Op::Tanh: case Op::Sigmoid: case Op::Erf:
+    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Rem:
+    case Op::Min: case Op::Max: case Op::And: case Op::Or: case Op::Xor:
+    case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge: case Op::Where:
+    case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::ArgMax:
+    case Op::Reduce: case Op::CombineArg: case Op::ReduceResult:
+    case Op::Load: case Op::Store: case Op::AtomicAdd: case Op::DescLoad: case Op::DescPrefetch:
+    case Op::For: case Op::LoopIndex: case Op::LoopArg:
+    case Op::LoopResult: case Op::If: case Op::IfResult: case Op::Yield:
+    case Op::TmaIssue: case Op::PipeBegin: case Op::PipePrologue: case Op::PipeStage: case Op::PipeWait:
+    case Op::PipeRefill: case Op::PipeRelease: case Op::PipeAdvance: case Op::PipeEnd:
+    case Op::WgmmaWait: case Op::CtaBarrier: case Op::ReuseFence: case Op::WarpProducer:
       return true;
   }
+  return true;
 }
 
 std::vector<int> reduction_scratch(const ir::Graph& g, const ValueLayouts& layout, NodeId id) {
@@ -109,9 +128,27 @@ int scratch_bytes_of(const ir::Graph& g, const ValueLayouts& layout, const SmemP
       const int a = staged(g.operand(id, 0)), b = staged(g.operand(id, 1));
       return a ? align_up(a, 16) + b : b;
     }
-    default:
+    // The other ops do not stage values through the scratch arena.
+    case Op::ParamTensor: case Op::ParamTensorArray:
+    case Op::ArrayElem: case Op::MergeView: case Op::MakeView:
+    case Op::ParamScalar: case Op::TensorSize: case Op::TensorStride:
+    case Op::Const: case Op::ProgramId: case Op::NumPrograms: case Op::Arange:
+    case Op::Broadcast: case Op::Cast:
+    case Op::Neg: case Op::Not: case Op::Abs: case Op::Exp: case Op::Exp2: case Op::Log: case Op::Log2:
+    case Op::Sqrt: case Op::Rsqrt: case Op::Sin: case Op::Cos: case Op::Tanh: case Op::Sigmoid: case Op::Erf:
+    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Rem:
+    case Op::Min: case Op::Max: case Op::And: case Op::Or: case Op::Xor:
+    case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge: case Op::Where:
+    case Op::CombineArg: case Op::ReduceResult: case Op::Load: case Op::Store: case Op::AtomicAdd:
+    case Op::DescLoad: case Op::DescStore: case Op::DescPrefetch:
+    case Op::For: case Op::LoopIndex: case Op::LoopArg:
+    case Op::LoopResult: case Op::If: case Op::IfResult: case Op::Yield:
+    case Op::TmaIssue: case Op::PipeBegin: case Op::PipePrologue: case Op::PipeStage: case Op::PipeWait:
+    case Op::PipeRefill: case Op::PipeRelease: case Op::PipeAdvance: case Op::PipeEnd:
+    case Op::WgmmaWait: case Op::CtaBarrier: case Op::ReuseFence: case Op::WarpProducer:
       return 0;
   }
+  return 0;
 }
 
 namespace {

@@ -27,18 +27,35 @@ int round_down_8(int r) { return r / 8 * 8; }
 /// kernel does not write: checked by the caller) and the tensor views its descriptors come from (no value of a loop
 /// or an if, nothing that needs other threads).
 bool producer_can_compute(ir::Op op) {
+  using ir::Op;
   switch (op) {
-    case ir::Op::ParamTensor: case ir::Op::ParamTensorArray: case ir::Op::ParamScalar: case ir::Op::TensorSize:
-    case ir::Op::TensorStride: case ir::Op::ArrayElem: case ir::Op::MergeView: case ir::Op::MakeView:
-    case ir::Op::Const: case ir::Op::ProgramId: case ir::Op::NumPrograms: case ir::Op::Cast: case ir::Op::Add:
-    case ir::Op::Sub: case ir::Op::Mul: case ir::Op::Div: case ir::Op::Rem: case ir::Op::Min: case ir::Op::Max:
-    case ir::Op::And: case ir::Op::Or: case ir::Op::Xor: case ir::Op::Eq: case ir::Op::Ne: case ir::Op::Lt:
-    case ir::Op::Le: case ir::Op::Gt: case ir::Op::Ge: case ir::Op::Neg: case ir::Op::Not: case ir::Op::Abs:
-    case ir::Op::Where: case ir::Op::Load:
+    // Kernel parameters, tensor views and uniform scalars.
+    case Op::ParamTensor: case Op::ParamTensorArray: case Op::ArrayElem: case Op::MergeView: case Op::MakeView:
+    case Op::ParamScalar: case Op::TensorSize: case Op::TensorStride: case Op::Const: case Op::ProgramId:
+    case Op::NumPrograms:
+    // Scalar arithmetic, comparisons and selection.
+    case Op::Cast: case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Rem: case Op::Min: case Op::Max:
+    case Op::And: case Op::Or: case Op::Xor: case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt:
+    case Op::Ge: case Op::Neg: case Op::Not: case Op::Abs: case Op::Where:
+    // Scalar loads.
+    case Op::Load:
       return true;
-    default:
+    // Blocks: aranges, movement, reductions, products.
+    case Op::Arange: case Op::Broadcast: case Op::Reshape: case Op::Permute: case Op::ConvertLayout:
+    case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::ArgMax: case Op::Reduce:
+    case Op::CombineArg: case Op::ReduceResult: case Op::Dot:
+    // Float functions.
+    case Op::Exp: case Op::Exp2: case Op::Log: case Op::Log2: case Op::Sqrt: case Op::Rsqrt: case Op::Sin:
+    case Op::Cos: case Op::Tanh: case Op::Sigmoid: case Op::Erf:
+    // Writes and TMA operations, loops and ifs and their values, the schedule.
+    case Op::Store: case Op::AtomicAdd: case Op::DescLoad: case Op::DescStore: case Op::DescPrefetch:
+    case Op::For: case Op::LoopIndex: case Op::LoopArg: case Op::LoopResult: case Op::If: case Op::IfResult:
+    case Op::Yield: case Op::TmaIssue: case Op::PipeBegin: case Op::PipePrologue: case Op::PipeStage:
+    case Op::PipeWait: case Op::PipeRefill: case Op::PipeRelease: case Op::PipeAdvance: case Op::PipeEnd:
+    case Op::WgmmaWait: case Op::CtaBarrier: case Op::ReuseFence: case Op::WarpProducer:
       return false;
   }
+  return false;
 }
 
 }  // namespace

@@ -59,16 +59,16 @@ auto for_impl(Index lo, Index hi, Index step, const Init& init, Body&& body, con
     user_error("for_range: the step must be positive", std::to_string(g.const_i(ops[2])), "> 0", loc);
   const auto inits = tuple_ids(init, std::make_index_sequence<N>{});
   ops.insert(ops.end(), inits.begin(), inits.end());
-  const auto body_region = static_cast<int64_t>(g.num_regions());
-  const ir::NodeId loop = g.add(ir::Op::For, ir::DType::i32, ir::Shape{}, ops, std::vector<int64_t>{body_region});
-  check_internal(g.new_region(loop) == static_cast<uint32_t>(body_region), "loop region numbering");
-  g.push_region(static_cast<uint32_t>(body_region));
+  const auto body_region = static_cast<uint32_t>(g.num_regions());
+  const ir::NodeId loop = g.add(ir::Op::For, ir::DType::i32, ir::Shape{}, ops, ir::ForAttrs{body_region});
+  check_internal(g.new_region(loop) == body_region, "loop region numbering");
+  g.push_region(body_region);
   const Scalar<i32> index(node, g.add(ir::Op::LoopIndex, ir::DType::i32, ir::Shape{}, {loop}));
   const Init args = make_tuple_of(
       init,
       [&](size_t k, ir::NodeId like) {
         const ir::Node& n = g.node(like);
-        return g.add(ir::Op::LoopArg, n.dtype, n.shape, {loop}, {static_cast<int64_t>(k)});
+        return g.add(ir::Op::LoopArg, n.dtype, n.shape, {loop}, ir::IndexAttrs{static_cast<int>(k)});
       },
       std::make_index_sequence<N>{});
   std::vector<ir::NodeId> yielded;
@@ -87,7 +87,7 @@ auto for_impl(Index lo, Index hi, Index step, const Init& init, Body&& body, con
       init,
       [&](size_t k, ir::NodeId like) {
         const ir::Node& n = g.node(like);
-        return g.add(ir::Op::LoopResult, n.dtype, n.shape, {loop}, {static_cast<int64_t>(k)});
+        return g.add(ir::Op::LoopResult, n.dtype, n.shape, {loop}, ir::IndexAttrs{static_cast<int>(k)});
       },
       std::make_index_sequence<N>{});
 }
@@ -118,18 +118,19 @@ namespace detail {
 template <class Then, class Else>
 auto if_impl(const Scalar<i1>& cond, Then&& then_fn, Else&& else_fn, const std::source_location& loc) {
   ir::Graph& g = graph_at(loc);
-  const auto then_region = static_cast<int64_t>(g.num_regions());
-  const ir::NodeId node = g.add(ir::Op::If, ir::DType::i1, ir::Shape{}, {cond.id()}, {then_region, then_region + 1});
-  check_internal(g.new_region(node) == static_cast<uint32_t>(then_region), "if region numbering");
-  check_internal(g.new_region(node) == static_cast<uint32_t>(then_region + 1), "if region numbering");
+  const auto then_region = static_cast<uint32_t>(g.num_regions());
+  const ir::NodeId node =
+      g.add(ir::Op::If, ir::DType::i1, ir::Shape{}, {cond.id()}, ir::IfAttrs{then_region, then_region + 1});
+  check_internal(g.new_region(node) == then_region, "if region numbering");
+  check_internal(g.new_region(node) == then_region + 1, "if region numbering");
   using R = decltype(then_fn());
-  g.push_region(static_cast<uint32_t>(then_region));
+  g.push_region(then_region);
   std::vector<ir::NodeId> then_ids, else_ids;
   if constexpr (std::is_void_v<R>) {
     then_fn();
     g.add(ir::Op::Yield, ir::DType::i32, ir::Shape{}, {});
     g.pop_region();
-    g.push_region(static_cast<uint32_t>(then_region + 1));
+    g.push_region(then_region + 1);
     else_fn();
     g.add(ir::Op::Yield, ir::DType::i32, ir::Shape{}, {});
     g.pop_region();
@@ -141,7 +142,7 @@ auto if_impl(const Scalar<i1>& cond, Then&& then_fn, Else&& else_fn, const std::
     then_ids = tuple_ids(t, std::make_index_sequence<N>{});
     g.add(ir::Op::Yield, ir::DType::i32, ir::Shape{}, then_ids);
     g.pop_region();
-    g.push_region(static_cast<uint32_t>(then_region + 1));
+    g.push_region(then_region + 1);
     auto e = as_tuple(else_fn());
     static_assert(std::is_same_v<decltype(e), Tup>, "tilejit: if_else: both branches must return values of the same types");
     else_ids = tuple_ids(e, std::make_index_sequence<N>{});
@@ -152,7 +153,7 @@ auto if_impl(const Scalar<i1>& cond, Then&& then_fn, Else&& else_fn, const std::
         t,
         [&](size_t k, ir::NodeId like) {
           const ir::Node& n = g.node(like);
-          return g.add(ir::Op::IfResult, n.dtype, n.shape, {node}, {static_cast<int64_t>(k)});
+          return g.add(ir::Op::IfResult, n.dtype, n.shape, {node}, ir::IndexAttrs{static_cast<int>(k)});
         },
         std::make_index_sequence<N>{});
     if constexpr (is_tuple<std::remove_cvref_t<R>>::value) {
@@ -218,12 +219,12 @@ auto reduce_impl(const Xs& xs, int axis, Combine& combine, const std::source_loc
   r.rank = R - 1;
   for (int i = 0, j = 0; i < R; ++i)
     if (i != axis) r.dims[j++] = s.dims[i];
-  const auto region = static_cast<int64_t>(g.num_regions());
-  const ir::NodeId red = g.add(ir::Op::Reduce, ir::DType::i32, r, ops, std::vector<int64_t>{axis, region});
-  check_internal(g.new_region(red) == static_cast<uint32_t>(region), "reduce region numbering");
-  g.push_region(static_cast<uint32_t>(region));
+  const auto region = static_cast<uint32_t>(g.num_regions());
+  const ir::NodeId red = g.add(ir::Op::Reduce, ir::DType::i32, r, ops, ir::ReduceAttrs{axis, region});
+  check_internal(g.new_region(red) == region, "reduce region numbering");
+  g.push_region(region);
   auto arg = [&](size_t k) {
-    return g.add(ir::Op::CombineArg, g.node(ops[k % N]).dtype, ir::Shape{}, {red}, {static_cast<int64_t>(k)});
+    return g.add(ir::Op::CombineArg, g.node(ops[k % N]).dtype, ir::Shape{}, {red}, ir::IndexAttrs{static_cast<int>(k)});
   };
   // Braced initialisation: the accumulated values' arguments are made first, in order.
   const Args a{std::tuple_element_t<K, Args>(node, arg(K))...};
@@ -234,10 +235,10 @@ auto reduce_impl(const Xs& xs, int axis, Combine& combine, const std::source_loc
                 "(a std::tuple of them when several blocks are reduced)");
   g.add(ir::Op::Yield, ir::DType::i32, ir::Shape{}, tuple_ids(out, std::make_index_sequence<N>{}));
   g.pop_region();
-  check_combine(g, static_cast<uint32_t>(region));
+  check_combine(g, region);
   graph_at(loc);
   return Results{std::tuple_element_t<K, Results>(node, g.add(ir::Op::ReduceResult, g.node(ops[K]).dtype, r, {red},
-                                                                 {static_cast<int64_t>(K)}))...};
+                                                                 ir::IndexAttrs{static_cast<int>(K)}))...};
 }
 }  // namespace detail
 

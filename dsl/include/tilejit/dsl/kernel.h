@@ -181,21 +181,21 @@ P make_param(ir::Graph& g, int index, const Config& cfg) {
     p.kind = ir::Param::Tensor;
     p.dtype = dsl::dtype_v<typename P::dtype>;
     p.rank = P::rank;
-    p.node = g.add(ir::Op::ParamTensor, p.dtype, ir::Shape{}, {}, {index, P::rank});
+    p.node = g.add(ir::Op::ParamTensor, p.dtype, ir::Shape{}, {}, ir::ParamAttrs{index, P::rank});
     g.params.push_back(p);
     return P(p.node);
   } else if constexpr (dsl::detail::is_tensor_array_v<P>) {
     p.kind = ir::Param::TensorArray;
     p.dtype = dsl::dtype_v<typename P::dtype>;
     p.rank = P::rank;
-    p.node = g.add(ir::Op::ParamTensorArray, p.dtype, ir::Shape{}, {}, {index, P::rank});
+    p.node = g.add(ir::Op::ParamTensorArray, p.dtype, ir::Shape{}, {}, ir::ParamAttrs{index, P::rank});
     g.params.push_back(p);
     return P(p.node);
   } else {
     p.kind = ir::Param::Scalar;
     p.dtype = dsl::dtype_v<typename P::dtype>;
     p.rank = 0;
-    p.node = g.add(ir::Op::ParamScalar, p.dtype, ir::Shape{}, {}, {index});
+    p.node = g.add(ir::Op::ParamScalar, p.dtype, ir::Shape{}, {}, ir::ParamAttrs{index});
     g.params.push_back(p);
     return P(dsl::detail::node, p.node);
   }

@@ -73,12 +73,14 @@ class Tensor {
   /// Extent of dimension d (runtime value, i64).
   Scalar<i64> size(int d, std::source_location loc = std::source_location::current()) const {
     check_dim(d, "size", loc);
-    return Scalar<i64>(detail::node, detail::graph_at(loc).add(ir::Op::TensorSize, ir::DType::i64, ir::Shape{}, {id_}, {d}));
+    return Scalar<i64>(detail::node,
+                       detail::graph_at(loc).add(ir::Op::TensorSize, ir::DType::i64, ir::Shape{}, {id_}, ir::DimAttrs{d}));
   }
   /// Stride of dimension d in elements (runtime value, i64).
   Scalar<i64> stride(int d, std::source_location loc = std::source_location::current()) const {
     check_dim(d, "stride", loc);
-    return Scalar<i64>(detail::node, detail::graph_at(loc).add(ir::Op::TensorStride, ir::DType::i64, ir::Shape{}, {id_}, {d}));
+    return Scalar<i64>(detail::node,
+                       detail::graph_at(loc).add(ir::Op::TensorStride, ir::DType::i64, ir::Shape{}, {id_}, ir::DimAttrs{d}));
   }
 
   /// The same tensor with its TMA descriptor forced to be host-encoded or device-built.
@@ -99,7 +101,7 @@ class Tensor {
     for (int d = 0; d < R; ++d) ops.push_back(stride(d, loc).id());
     ops.push_back(s);
     ops.push_back(e);
-    return Tensor(g.add(ir::Op::MakeView, dtype_v<T>, ir::Shape{}, ops, {R, 1}), placement_);
+    return Tensor(g.add(ir::Op::MakeView, dtype_v<T>, ir::Shape{}, ops, ir::MakeViewAttrs{R, true}), placement_);
   }
 
   /// Views consecutive dimensions as one: group_sizes lists how many dimensions
@@ -110,19 +112,19 @@ class Tensor {
                                        std::source_location loc = std::source_location::current()) const {
     static_assert(N >= 1 && static_cast<int>(N) <= R, "tilejit: merge(): the view must have between 1 and R dimensions");
     int total = 0;
-    std::vector<int64_t> ints{static_cast<int64_t>(N)};
+    ir::MergeViewAttrs merged{static_cast<int>(N), {}};
     for (size_t i = 0; i < N; ++i) {
       if (group_sizes[i] < 1)
         detail::user_error("merge: each group must hold at least one dimension",
                            "group " + std::to_string(i) + " has " + std::to_string(group_sizes[i]), ">= 1", loc);
       total += group_sizes[i];
-      ints.push_back(group_sizes[i]);
+      merged.groups.push_back(group_sizes[i]);
     }
     if (total != R)
       detail::user_error("merge: the group sizes must add up to the tensor rank", std::to_string(total),
                          std::to_string(R), loc);
     ir::Graph& g = detail::graph_at(loc);
-    return Tensor<T, static_cast<int>(N)>(g.add(ir::Op::MergeView, dtype_v<T>, ir::Shape{}, {id_}, ints), placement_);
+    return Tensor<T, static_cast<int>(N)>(g.add(ir::Op::MergeView, dtype_v<T>, ir::Shape{}, {id_}, merged), placement_);
   }
 
  private:
@@ -148,8 +150,8 @@ Tensor<T, static_cast<int>(N)> make_view(const Tensor<T, R>& base, Index offset,
   std::vector<ir::NodeId> ops{base.id(), offset.node(ir::DType::i64)};
   for (size_t i = 0; i < N; ++i) ops.push_back(sizes[i].node(ir::DType::i64));
   for (size_t i = 0; i < N; ++i) ops.push_back(strides[i].node(ir::DType::i64));
-  return Tensor<T, static_cast<int>(N)>(g.add(ir::Op::MakeView, dtype_v<T>, ir::Shape{}, ops, {static_cast<int64_t>(N)}),
-                                        base.placement());
+  return Tensor<T, static_cast<int>(N)>(
+      g.add(ir::Op::MakeView, dtype_v<T>, ir::Shape{}, ops, ir::MakeViewAttrs{static_cast<int>(N)}), base.placement());
 }
 
 /// Many tensors of one type and rank passed as one argument; their TMA
@@ -173,7 +175,7 @@ class TensorArray {
   Tensor<T, R> at(Index index, Prefetch prefetch) const {
     ir::Graph& g = detail::graph();
     return Tensor<T, R>(g.add(ir::Op::ArrayElem, dtype_v<T>, ir::Shape{}, {id_, index.node(ir::DType::i32)},
-                              {R, static_cast<int64_t>(prefetch)}));
+                              ir::ArrayElemAttrs{R, prefetch}));
   }
 
  private:
@@ -204,7 +206,8 @@ template <class T, int R, class I, int RO>
 Value<tag_t<T>, RO> load(const Tensor<T, R>& t, const Value<I, RO>& offsets,
                          std::source_location loc = std::source_location::current()) {
   ir::Graph& g = detail::graph_at(loc);
-  return Value<tag_t<T>, RO>(detail::node, g.add(ir::Op::Load, dtype_v<T>, offsets.shape(), {t.id(), detail::offsets_node(offsets)}, {0}));
+  return Value<tag_t<T>, RO>(detail::node, g.add(ir::Op::Load, dtype_v<T>, offsets.shape(), {t.id(), detail::offsets_node(offsets)},
+                                                  ir::AccessAttrs{.masked = false}));
 }
 template <class T, int R, class I, int RO, int RM, class O = int>
 Value<tag_t<T>, RO> load(const Tensor<T, R>& t, const Value<I, RO>& offsets, const Value<i1, RM>& mask, O other = 0,
@@ -222,7 +225,8 @@ Value<tag_t<T>, RO> load(const Tensor<T, R>& t, const Value<I, RO>& offsets, con
   } else {
     o = detail::constant(dtype_v<T>, static_cast<double>(other), static_cast<int64_t>(other));
   }
-  return Value<tag_t<T>, RO>(detail::node, g.add(ir::Op::Load, dtype_v<T>, s, {t.id(), detail::offsets_node(offsets), m, o}, {1}));
+  return Value<tag_t<T>, RO>(detail::node, g.add(ir::Op::Load, dtype_v<T>, s, {t.id(), detail::offsets_node(offsets), m, o},
+                                                  ir::AccessAttrs{.masked = true}));
 }
 
 namespace detail {
@@ -244,9 +248,9 @@ void store_like(const Tensor<T, R>& t, const Value<I, RO>& offsets, const V& val
     v = broadcast_to(constant(dtype_v<T>, static_cast<double>(value), static_cast<int64_t>(value)), s);
   }
   if (mask) {
-    g.add(OP, dtype_v<T>, s, {t.id(), offsets_node(offsets), v, broadcast_to(mask->id(), s)}, {1});
+    g.add(OP, dtype_v<T>, s, {t.id(), offsets_node(offsets), v, broadcast_to(mask->id(), s)}, ir::AccessAttrs{.masked = true});
   } else {
-    g.add(OP, dtype_v<T>, s, {t.id(), offsets_node(offsets), v}, {0});
+    g.add(OP, dtype_v<T>, s, {t.id(), offsets_node(offsets), v}, ir::AccessAttrs{.masked = false});
   }
 }
 }  // namespace detail

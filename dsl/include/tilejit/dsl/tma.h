@@ -68,7 +68,7 @@ Value<tag_t<T>, R> emit_load(const Tensor<T, R>& t, const std::vector<ir::NodeId
   ir::Shape s;
   s.rank = R;
   for (int i = 0; i < R; ++i) s.dims[i] = (a.box[i] + a.estride[i] - 1) / a.estride[i];
-  return Value<tag_t<T>, R>(detail::node, g.add(ir::Op::DescLoad, dtype_v<T>, s, ops, a.encode(ir::Op::DescLoad)));
+  return Value<tag_t<T>, R>(detail::node, g.add(ir::Op::DescLoad, dtype_v<T>, s, ops, a));
 }
 
 template <class T, int R, class V>
@@ -91,7 +91,7 @@ void emit_store(const Tensor<T, R>& t, const std::vector<ir::NodeId>& coords, co
   std::vector<ir::NodeId> ops{t.id()};
   ops.insert(ops.end(), coords.begin(), coords.end());
   ops.push_back(value.id());
-  g.add(ir::Op::DescStore, dtype_v<T>, ir::Shape{}, ops, a.encode(ir::Op::DescStore));
+  g.add(ir::Op::DescStore, dtype_v<T>, ir::Shape{}, ops, a);
 }
 }  // namespace detail
 
@@ -137,8 +137,7 @@ void prefetch_descriptor(const Tensor<T, R>& t, std::initializer_list<int64_t> b
   detail::check_tma_access<T, R>("prefetch_descriptor", b, e, fill, static_cast<size_t>(R), loc);
   ir::Graph& g = detail::graph_at(loc);
   const ir::TmaAttrs a = detail::make_attrs<R>(b, e, fill, StoreReduce::none, t.placement());
-  const auto ints = a.encode(ir::Op::DescPrefetch);
-  g.add(ir::Op::DescPrefetch, dtype_v<T>, ir::Shape{}, {t.id()}, ints);
+  g.add(ir::Op::DescPrefetch, dtype_v<T>, ir::Shape{}, {t.id()}, a);
 }
 
 /// One tile of a TileView: the tensor, the TMA coordinate of its corner, its box.

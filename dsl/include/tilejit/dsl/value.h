@@ -53,9 +53,9 @@ inline int64_t float_bits(double v) { return std::bit_cast<int64_t>(v); }
 /// A constant scalar node of dtype `d`.
 inline ir::NodeId constant(ir::DType d, double fv, int64_t iv) {
   ir::Graph& g = graph();
-  if (ir::is_float(d)) return g.add(ir::Op::Const, d, ir::Shape{}, {}, {float_bits(ir::round_to(d, fv))});
+  if (ir::is_float(d)) return g.add(ir::Op::Const, d, ir::Shape{}, {}, ir::ConstAttrs{float_bits(ir::round_to(d, fv))});
   if (d == ir::DType::i1) iv = iv != 0;
-  return g.add(ir::Op::Const, d, ir::Shape{}, {}, {iv});
+  return g.add(ir::Op::Const, d, ir::Shape{}, {}, ir::ConstAttrs{iv});
 }
 
 /// The shape `dims` of a new block; UserError unless every dimension is positive and the element
@@ -173,7 +173,7 @@ class Value {
       seen[perm[d]] = true;
       r.dims[d] = s.dims[perm[d]];
     }
-    return Value<T, R>(detail::node, g.add(ir::Op::Permute, dtype_v<T>, r, {id_}, std::span<const int64_t>(perm, R)));
+    return Value<T, R>(detail::node, g.add(ir::Op::Permute, dtype_v<T>, r, {id_}, ir::PermuteAttrs{{perm, perm + R}}));
   }
 
   /// The transpose of a 2-D block.
@@ -413,14 +413,14 @@ auto where(const Value<i1, RC>& cond, A a, B b, std::source_location loc = std::
 inline Scalar<i32> program_id(int axis, std::source_location loc = std::source_location::current()) {
   if (axis < 0 || axis > 2) detail::user_error("program_id: axis must be 0, 1 or 2", std::to_string(axis), "0..2", loc);
   ir::Graph& g = detail::graph_at(loc);
-  return Scalar<i32>(detail::node, g.add(ir::Op::ProgramId, ir::DType::i32, ir::Shape{}, {}, {axis}));
+  return Scalar<i32>(detail::node, g.add(ir::Op::ProgramId, ir::DType::i32, ir::Shape{}, {}, ir::AxisAttrs{axis}));
 }
 
 /// The number of programs along `axis` (0, 1 or 2).
 inline Scalar<i32> num_programs(int axis, std::source_location loc = std::source_location::current()) {
   if (axis < 0 || axis > 2) detail::user_error("num_programs: axis must be 0, 1 or 2", std::to_string(axis), "0..2", loc);
   ir::Graph& g = detail::graph_at(loc);
-  return Scalar<i32>(detail::node, g.add(ir::Op::NumPrograms, ir::DType::i32, ir::Shape{}, {}, {axis}));
+  return Scalar<i32>(detail::node, g.add(ir::Op::NumPrograms, ir::DType::i32, ir::Shape{}, {}, ir::AxisAttrs{axis}));
 }
 
 /// The i32 block [start, start + 1, ..., end - 1].
@@ -435,7 +435,7 @@ inline Value<i32, 1> arange(int64_t start, int64_t end, std::source_location loc
                            " elements",
                        std::to_string(checked::kMaxBlockElements), loc);
   ir::Graph& g = detail::graph_at(loc);
-  return Value<i32, 1>(detail::node, g.add(ir::Op::Arange, ir::DType::i32, ir::Shape{end - start}, {}, {start}));
+  return Value<i32, 1>(detail::node, g.add(ir::Op::Arange, ir::DType::i32, ir::Shape{end - start}, {}, ir::ArangeAttrs{start}));
 }
 
 namespace detail {
@@ -497,7 +497,7 @@ Value<Out, R - 1> reduce(const Value<T, R>& x, int axis, const char* what, const
   r.rank = R - 1;
   for (int i = 0, j = 0; i < R; ++i)
     if (i != axis) r.dims[j++] = s.dims[i];
-  return Value<Out, R - 1>(detail::node, g.add(OP, dtype_v<Out>, r, {x.id()}, {axis}));
+  return Value<Out, R - 1>(detail::node, g.add(OP, dtype_v<Out>, r, {x.id()}, ir::AxisAttrs{axis}));
 }
 }  // namespace detail
 
@@ -545,10 +545,10 @@ Value<tag_t<TC>, 2> dot(const Value<TA, 2>& a, const Value<TB, 2>& b, const Valu
   if (sc[0] != sa[0] || sc[1] != sb[1])
     detail::user_error("dot: accumulator shape must be [M, N]", "acc is " + sc.str() + ", expected [" + std::to_string(sa[0]) + ", " + std::to_string(sb[1]) + "]",
                        "[M, N]", loc);
-  if (dtype_v<TA> == ir::DType::f32)
-    return Value<tag_t<TC>, 2>(detail::node, g.add(ir::Op::Dot, dtype_v<TC>, sc, {a.id(), b.id(), acc.id()},
-                                                    {static_cast<int64_t>(precision)}));
-  return Value<tag_t<TC>, 2>(detail::node, g.add(ir::Op::Dot, dtype_v<TC>, sc, {a.id(), b.id(), acc.id()}));
+  // The precision applies to f32 operands only; other dots record none.
+  ir::DotAttrs how;
+  if (dtype_v<TA> == ir::DType::f32) how.precision = precision;
+  return Value<tag_t<TC>, 2>(detail::node, g.add(ir::Op::Dot, dtype_v<TC>, sc, {a.id(), b.id(), acc.id()}, how));
 }
 
 }  // namespace tilejit::dsl

@@ -2,12 +2,16 @@
 // pool (that is what hashing and hash-consing compare); each op's row in ops.def names the struct that reads
 // and writes them (AttrsKind), and code reads them only through it: `ir::attrs<AxisAttrs>(g, id).axis`, never
 // by position. Each struct decodes a pool (`decode`), encodes itself (`encode`) and the printer names its
-// fields (attributes_text in ir.h). `well_formed` says whether a pool has the layout its op's struct expects:
-// the verifier checks every node with it, and the printer shows a malformed pool by position.
+// fields (attributes_text in ir.h). A new pool is written by `encode` (the front end's Graph::add takes the
+// struct), so that one set of attributes has one pool: hashing and hash-consing compare pools.
+// `well_formed` says whether a pool has the layout its op's struct expects: the verifier checks every node
+// with it, and the printer shows a malformed pool by position.
 #pragma once
 
 #include <array>
+#include <concepts>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -95,13 +99,13 @@ struct MergeViewAttrs {
   std::vector<int64_t> encode(Op op) const;
 };
 
-/// MakeView [rank, (rows)]: rows when made by tensor.rows(start, end).
+/// MakeView [rank], or [rank, 1] when made by tensor.rows(start, end).
 struct MakeViewAttrs {
   static constexpr AttrsKind kind = AttrsKind::MakeViewAttrs;
   int rank = 0;
   bool rows = false;
   static MakeViewAttrs decode(Op op, std::span<const int64_t> v);
-  std::vector<int64_t> encode(Op) const { return {rank, rows ? 1 : 0}; }
+  std::vector<int64_t> encode(Op op) const;
 };
 
 /// Const [bits]: the int64 value, or the bit pattern of a double for float types.
@@ -153,12 +157,13 @@ struct IndexAttrs {
   std::vector<int64_t> encode(Op) const { return {index}; }
 };
 
-/// Dot [(precision)]: absent = ieee.
+/// Dot [(precision)]: f32 operands only, the type it applies to (the front end writes it for every f32 dot,
+/// ieee included); absent = ieee.
 struct DotAttrs {
   static constexpr AttrsKind kind = AttrsKind::DotAttrs;
-  DotPrecision precision = DotPrecision::ieee;
+  std::optional<DotPrecision> precision;
   static DotAttrs decode(Op op, std::span<const int64_t> v);
-  std::vector<int64_t> encode(Op) const;
+  std::vector<int64_t> encode(Op op) const;
 };
 
 /// Load [has_mask, (ahead)], Store / AtomicAdd [has_mask].
@@ -217,5 +222,15 @@ struct ScheduleAttrs {
 
 /// True when pool `v` has the layout op's struct reads (counts, and values in the ranges of its enums).
 bool well_formed(Op op, std::span<const int64_t> v);
+
+/// One of the structs above: its AttrsKind, and the pool it writes for an op.
+template <class A>
+concept AttrsStruct = requires(const A& a, Op op) {
+  { A::kind } -> std::convertible_to<AttrsKind>;
+  { a.encode(op) } -> std::same_as<std::vector<int64_t>>;
+};
+
+/// An InternalError: op's attributes were read or written as struct `asked`, not the one ops.def names.
+[[noreturn]] void attrs_mismatch(Op op, AttrsKind asked);
 
 }  // namespace tilejit::ir

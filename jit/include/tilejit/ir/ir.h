@@ -79,10 +79,10 @@
 //                     (ArrayPrefetch) says how its descriptors are prefetched where the element is taken
 //   MergeView         o: [tensor]     i: [new rank, group sizes...]          a tensor; consecutive dims merged
 //   MakeView          o: [tensor, offset(i64), sizes(rank)..., strides(rank)..., (start, end)]
-//                     i: [rank, (rows)]
+//                     i: [rank, (1)]
 //                     a tensor whose base is tensor.base + offset elements, with runtime sizes and
 //                     strides (innermost stride must be 1); its TMA descriptor is built on the device.
-//                     rows = 1: made by tensor.rows(start, end), which appends its start and end (i64)
+//                     The 1 when made by tensor.rows(start, end), which appends its start and end (i64)
 //                     so that errors can name them. Sizes are >= 0 (0: an empty view, which no TMA
 //                     operation may use); a negative size (end < start) is an error of the program:
 //                     the interpreter throws UserError, TILEJIT_DEBUG=1 traps on the GPU
@@ -108,8 +108,9 @@
 //                                              then the values combined into them (k >= n)
 //   ReduceResult      o: [reduce]     i: [k]   the k-th result: x_k's dtype, the reduce's shape
 //   Dot               o: [a(MxK), b(KxN), acc(MxN)]  i: [(precision)]   acc += a @ b, accumulated in acc's
-//                     dtype; precision (DotPrecision, f32 operands only, absent = ieee): tf32 truncates
-//                     the operands to tf32 (10 mantissa bits) before the products
+//                     dtype; precision (DotPrecision, f32 operands only, absent = ieee; the front end writes
+//                     it for every f32 dot): tf32 truncates the operands to tf32 (10 mantissa bits) before
+//                     the products
 //   Load              o: [tensor, offsets, (mask, other)]  i: [has_mask, (ahead)]   ahead (a hint for readers, same
 //                     semantics): issued by passes::prefetch_loads, 1 = in a loop body for the next iteration,
 //                     2 = before the loop for its first iteration
@@ -245,6 +246,18 @@ class Graph {
              std::span<const int64_t> ints) {
     return add(op, dtype, shape, std::span<const NodeId>(operands.begin(), operands.size()), ints);
   }
+  /// Adds a node with attributes `a`, written by their struct: the one ops.def names for `op` (attributes.h),
+  /// an InternalError for another.
+  template <AttrsStruct A>
+  NodeId add(Op op, DType dtype, const Shape& shape, std::span<const NodeId> operands, const A& a) {
+    if (attrs_kind_of(op) != A::kind) attrs_mismatch(op, A::kind);
+    const std::vector<int64_t> ints = a.encode(op);
+    return add(op, dtype, shape, operands, std::span<const int64_t>(ints));
+  }
+  template <AttrsStruct A>
+  NodeId add(Op op, DType dtype, const Shape& shape, std::initializer_list<NodeId> operands, const A& a) {
+    return add(op, dtype, shape, std::span<const NodeId>(operands.begin(), operands.size()), a);
+  }
   uint32_t new_region(NodeId owner);
   /// Adds a node without operands right before (or after) `anchor`, in its region, with its source location:
   /// how passes::insert_schedule_ops places schedule ops. Ids of existing nodes do not change.
@@ -322,7 +335,6 @@ void verify(const Graph& g);
 
 /// The attributes of node `id`, read by its op's struct (ops.def's Attrs column): `attrs<AxisAttrs>(g, id).axis`.
 /// An InternalError when the op's attributes are another struct.
-[[noreturn]] void attrs_mismatch(Op op, AttrsKind asked);
 template <class A>
 A attrs(const Graph& g, NodeId id) {
   const Op op = g.node(id).op;
@@ -339,7 +351,10 @@ inline int reduction_axis(const Graph& g, NodeId id) {
 }
 /// The combine region of Reduce node `id`.
 inline uint32_t combine_region(const Graph& g, NodeId id) { return attrs<ReduceAttrs>(g, id).combine; }
-inline DotPrecision dot_precision(const Graph& g, NodeId id) { return attrs<DotAttrs>(g, id).precision; }
+/// How Dot node `id` multiplies: its precision, ieee when its pool has none.
+inline DotPrecision dot_precision(const Graph& g, NodeId id) {
+  return attrs<DotAttrs>(g, id).precision.value_or(DotPrecision::ieee);
+}
 /// True when MakeView node `id` was made by tensor.rows(start, end) (its start and end are its last operands).
 inline bool is_rows_view(const Graph& g, NodeId id) { return attrs<MakeViewAttrs>(g, id).rows; }
 inline ArrayPrefetch array_prefetch(const Graph& g, NodeId id) { return attrs<ArrayElemAttrs>(g, id).prefetch; }
