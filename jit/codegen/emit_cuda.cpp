@@ -6,6 +6,7 @@
 #include "codegen/emitter.h"
 #include "codegen/prelude.h"
 #include "tilejit/ir/effects.h"
+#include "tilejit/ir/op_cases.h"
 #include "tilejit/passes/describe.h"
 
 namespace tilejit::codegen::detail {
@@ -245,16 +246,11 @@ void Emitter::emit_node(NodeId id) {
     case Op::If: emit_if(id); break;
     case Op::LoopIndex: case Op::LoopArg: case Op::LoopResult: case Op::IfResult: case Op::Yield:
       break;  // named and assigned by the For / If that owns them
-    case Op::TmaIssue: case Op::PipeBegin: case Op::PipePrologue: case Op::PipeStage: case Op::PipeWait:
-    case Op::PipeRefill: case Op::PipeRelease: case Op::PipeAdvance: case Op::PipeEnd: case Op::WgmmaWait:
-    case Op::CtaBarrier: case Op::ReuseFence: case Op::WarpProducer:
+    TILEJIT_SCHEDULE_OPS(TILEJIT_CASE)
       emit_schedule_op(id);
       break;
-    case Op::Cast: case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Rem: case Op::Min: case Op::Max:
-    case Op::And: case Op::Or: case Op::Xor: case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt:
-    case Op::Ge: case Op::Neg: case Op::Not: case Op::Abs: case Op::Exp: case Op::Exp2: case Op::Log: case Op::Log2:
-    case Op::Sqrt: case Op::Rsqrt: case Op::Sin: case Op::Cos: case Op::Tanh: case Op::Sigmoid: case Op::Erf:
-    case Op::Where:
+    TILEJIT_BINARY_OPS(TILEJIT_CASE) TILEJIT_COMPARE_OPS(TILEJIT_CASE) TILEJIT_UNARY_OPS(TILEJIT_CASE)
+    case Op::Cast: case Op::Where:
       emit_elementwise(id);
       break;
   }

@@ -2,6 +2,7 @@
 // loop's ring is tj_buf<b> + stage * tile elements per load and tj_bar[first + stage] per stage; its ring
 // position tj_it<loop> counts the iterations whose stages were consumed (kernel-wide when the ring persists).
 #include "codegen/emitter.h"
+#include "tilejit/ir/op_cases.h"
 
 namespace tilejit::codegen::detail {
 
@@ -92,22 +93,11 @@ void Emitter::emit_schedule_op(NodeId id) {
                : "every thread has awaited the previous iteration's products: its stage is free");
       break;
     // emit_node prints the other ops.
-    case Op::ParamTensor: case Op::ParamTensorArray:
-    case Op::ArrayElem: case Op::MergeView: case Op::MakeView:
-    case Op::ParamScalar: case Op::TensorSize: case Op::TensorStride:
-    case Op::Const: case Op::ProgramId: case Op::NumPrograms: case Op::Arange:
-    case Op::Broadcast: case Op::Reshape: case Op::Permute: case Op::ConvertLayout: case Op::Cast:
-    case Op::Neg: case Op::Not: case Op::Abs: case Op::Exp: case Op::Exp2: case Op::Log: case Op::Log2:
-    case Op::Sqrt: case Op::Rsqrt: case Op::Sin: case Op::Cos: case Op::Tanh: case Op::Sigmoid: case Op::Erf:
-    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Rem:
-    case Op::Min: case Op::Max: case Op::And: case Op::Or: case Op::Xor:
-    case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge: case Op::Where:
-    case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::ArgMax:
-    case Op::Reduce: case Op::CombineArg: case Op::ReduceResult:
-    case Op::Dot: case Op::Load: case Op::Store: case Op::AtomicAdd:
-    case Op::DescLoad: case Op::DescStore: case Op::DescPrefetch:
-    case Op::For: case Op::LoopIndex: case Op::LoopArg:
-    case Op::LoopResult: case Op::If: case Op::IfResult: case Op::Yield:
+    TILEJIT_TENSOR_OPS(TILEJIT_CASE) TILEJIT_LEAF_OPS(TILEJIT_CASE) TILEJIT_MOVEMENT_OPS(TILEJIT_CASE)
+    TILEJIT_BINARY_OPS(TILEJIT_CASE) TILEJIT_COMPARE_OPS(TILEJIT_CASE) TILEJIT_UNARY_OPS(TILEJIT_CASE)
+    TILEJIT_REDUCTION_OPS(TILEJIT_CASE) TILEJIT_MEMORY_OPS(TILEJIT_CASE) TILEJIT_TMA_OPS(TILEJIT_CASE)
+    TILEJIT_CONTROL_OPS(TILEJIT_CASE)
+    case Op::Cast: case Op::Where: case Op::Dot:
       throw InternalError("emitter: " + std::string(ir::name_of(g_.node(id).op)) + " is not a schedule op");
   }
 }

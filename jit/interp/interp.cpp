@@ -7,6 +7,7 @@
 #include "tilejit/arg_rules.h"
 #include "tilejit/error.h"
 #include "tilejit/ir/effects.h"
+#include "tilejit/ir/op_cases.h"
 #include "tilejit/tma_rules.h"
 
 namespace tilejit::interp {
@@ -188,22 +189,13 @@ class Machine {
           break;
         }
         // Nothing to check or prepare.
-        case Op::ParamTensor: case Op::ParamTensorArray:
-        case Op::ParamScalar: case Op::Const: case Op::ProgramId: case Op::NumPrograms: case Op::Arange:
-        case Op::Broadcast: case Op::Reshape: case Op::Permute: case Op::ConvertLayout: case Op::Cast:
-        case Op::Neg: case Op::Not: case Op::Abs: case Op::Exp: case Op::Exp2:
-        case Op::Log: case Op::Log2: case Op::Sqrt: case Op::Rsqrt: case Op::Sin:
-        case Op::Cos: case Op::Tanh: case Op::Sigmoid: case Op::Erf:
-        case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Rem:
-        case Op::Min: case Op::Max: case Op::And: case Op::Or: case Op::Xor:
-        case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge: case Op::Where:
-        case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin:
-        case Op::ArgMax: case Op::CombineArg: case Op::ReduceResult:
-        case Op::Dot:
-        case Op::LoopIndex: case Op::LoopArg: case Op::LoopResult: case Op::IfResult: case Op::Yield:
-        case Op::TmaIssue: case Op::PipeBegin: case Op::PipePrologue: case Op::PipeStage: case Op::PipeWait:
-        case Op::PipeRefill: case Op::PipeRelease: case Op::PipeAdvance: case Op::PipeEnd:
-        case Op::WgmmaWait: case Op::CtaBarrier: case Op::ReuseFence: case Op::WarpProducer:
+        TILEJIT_MOVEMENT_OPS(TILEJIT_CASE) TILEJIT_BINARY_OPS(TILEJIT_CASE) TILEJIT_COMPARE_OPS(TILEJIT_CASE)
+        TILEJIT_UNARY_OPS(TILEJIT_CASE) TILEJIT_SCHEDULE_OPS(TILEJIT_CASE)
+        case Op::ParamTensor: case Op::ParamTensorArray: case Op::ParamScalar: case Op::Const:
+        case Op::ProgramId: case Op::NumPrograms: case Op::Arange: case Op::Cast: case Op::Where:
+        case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::ArgMax: case Op::CombineArg:
+        case Op::ReduceResult: case Op::Dot: case Op::LoopIndex: case Op::LoopArg: case Op::LoopResult:
+        case Op::IfResult: case Op::Yield:
           break;
       }
     }
@@ -347,17 +339,15 @@ class Machine {
         eval_cast(val(ops[0]), out);
         return;
       // ---- elementwise
-      case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Rem: case Op::Min: case Op::Max:
-      case Op::And: case Op::Or: case Op::Xor:
+      TILEJIT_BINARY_OPS(TILEJIT_CASE)
         out.reset(n.dtype, n.shape);
         eval_binary(n.op, val(ops[0]), val(ops[1]), out);
         return;
-      case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge:
+      TILEJIT_COMPARE_OPS(TILEJIT_CASE)
         out.reset(n.dtype, n.shape);
         eval_compare(n.op, val(ops[0]), val(ops[1]), out);
         return;
-      case Op::Neg: case Op::Not: case Op::Abs: case Op::Exp: case Op::Exp2: case Op::Log: case Op::Log2:
-      case Op::Sqrt: case Op::Rsqrt: case Op::Sin: case Op::Cos: case Op::Tanh: case Op::Sigmoid: case Op::Erf:
+      TILEJIT_UNARY_OPS(TILEJIT_CASE)
         out.reset(n.dtype, n.shape);
         eval_unary(n.op, val(ops[0]), out);
         return;
@@ -433,9 +423,7 @@ class Machine {
       case Op::LoopArg:
       case Op::Yield: return;  // set by the enclosing loop / read by the enclosing region op
       // ---- the schedule: the interpreter runs every op to completion where it stands
-      case Op::TmaIssue: case Op::PipeBegin: case Op::PipePrologue: case Op::PipeStage: case Op::PipeWait:
-      case Op::PipeRefill: case Op::PipeRelease: case Op::PipeAdvance: case Op::PipeEnd: case Op::WgmmaWait:
-      case Op::CtaBarrier: case Op::ReuseFence: case Op::WarpProducer:
+      TILEJIT_SCHEDULE_OPS(TILEJIT_CASE)
         return;
       case Op::LoopResult: {
         const LoopInfo& L = loops_[static_cast<size_t>(aux_[static_cast<size_t>(ops[0])])];

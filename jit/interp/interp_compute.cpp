@@ -4,6 +4,7 @@
 
 #include "interp_internal.h"
 #include "tilejit/error.h"
+#include "tilejit/ir/op_cases.h"
 
 namespace tilejit::interp::detail {
 
@@ -143,23 +144,11 @@ void eval_binary(Op op, const Block& a, const Block& b, Block& out) {
       if (fp) throw InternalError("interpreter: bitwise op on a float block");
       return int_map2(a, b, out, [](int64_t x, int64_t y) { return x ^ y; });
     // The interpreter evaluates the other ops elsewhere.
-    case Op::ParamTensor: case Op::ParamTensorArray:
-    case Op::ArrayElem: case Op::MergeView: case Op::MakeView:
-    case Op::ParamScalar: case Op::TensorSize: case Op::TensorStride:
-    case Op::Const: case Op::ProgramId: case Op::NumPrograms: case Op::Arange:
-    case Op::Broadcast: case Op::Reshape: case Op::Permute: case Op::ConvertLayout: case Op::Cast:
-    case Op::Neg: case Op::Not: case Op::Abs: case Op::Exp: case Op::Exp2: case Op::Log: case Op::Log2:
-    case Op::Sqrt: case Op::Rsqrt: case Op::Sin: case Op::Cos: case Op::Tanh: case Op::Sigmoid: case Op::Erf:
-    case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge: case Op::Where:
-    case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::ArgMax:
-    case Op::Reduce: case Op::CombineArg: case Op::ReduceResult:
-    case Op::Dot: case Op::Load: case Op::Store: case Op::AtomicAdd:
-    case Op::DescLoad: case Op::DescStore: case Op::DescPrefetch:
-    case Op::For: case Op::LoopIndex: case Op::LoopArg:
-    case Op::LoopResult: case Op::If: case Op::IfResult: case Op::Yield:
-    case Op::TmaIssue: case Op::PipeBegin: case Op::PipePrologue: case Op::PipeStage: case Op::PipeWait:
-    case Op::PipeRefill: case Op::PipeRelease: case Op::PipeAdvance: case Op::PipeEnd:
-    case Op::WgmmaWait: case Op::CtaBarrier: case Op::ReuseFence: case Op::WarpProducer:
+    TILEJIT_TENSOR_OPS(TILEJIT_CASE) TILEJIT_LEAF_OPS(TILEJIT_CASE) TILEJIT_MOVEMENT_OPS(TILEJIT_CASE)
+    TILEJIT_COMPARE_OPS(TILEJIT_CASE) TILEJIT_UNARY_OPS(TILEJIT_CASE) TILEJIT_REDUCTION_OPS(TILEJIT_CASE)
+    TILEJIT_MEMORY_OPS(TILEJIT_CASE) TILEJIT_TMA_OPS(TILEJIT_CASE) TILEJIT_CONTROL_OPS(TILEJIT_CASE)
+    TILEJIT_SCHEDULE_OPS(TILEJIT_CASE)
+    case Op::Cast: case Op::Where: case Op::Dot:
       break;
   }
   throw InternalError("interpreter: unexpected binary op " + std::string(ir::name_of(op)));
@@ -182,25 +171,11 @@ void compare_typed(Op op, const std::vector<V>& a, const std::vector<V>& b, Bloc
     case Op::Gt: return compare_map(a, b, out, [](V x, V y) { return x > y; });
     case Op::Ge: return compare_map(a, b, out, [](V x, V y) { return x >= y; });
     // The interpreter evaluates the other ops elsewhere.
-    case Op::ParamTensor: case Op::ParamTensorArray:
-    case Op::ArrayElem: case Op::MergeView: case Op::MakeView:
-    case Op::ParamScalar: case Op::TensorSize: case Op::TensorStride:
-    case Op::Const: case Op::ProgramId: case Op::NumPrograms: case Op::Arange:
-    case Op::Broadcast: case Op::Reshape: case Op::Permute: case Op::ConvertLayout: case Op::Cast:
-    case Op::Neg: case Op::Not: case Op::Abs: case Op::Exp: case Op::Exp2: case Op::Log: case Op::Log2:
-    case Op::Sqrt: case Op::Rsqrt: case Op::Sin: case Op::Cos: case Op::Tanh: case Op::Sigmoid: case Op::Erf:
-    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Rem:
-    case Op::Min: case Op::Max: case Op::And: case Op::Or: case Op::Xor:
-    case Op::Where:
-    case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::ArgMax:
-    case Op::Reduce: case Op::CombineArg: case Op::ReduceResult:
-    case Op::Dot: case Op::Load: case Op::Store: case Op::AtomicAdd:
-    case Op::DescLoad: case Op::DescStore: case Op::DescPrefetch:
-    case Op::For: case Op::LoopIndex: case Op::LoopArg:
-    case Op::LoopResult: case Op::If: case Op::IfResult: case Op::Yield:
-    case Op::TmaIssue: case Op::PipeBegin: case Op::PipePrologue: case Op::PipeStage: case Op::PipeWait:
-    case Op::PipeRefill: case Op::PipeRelease: case Op::PipeAdvance: case Op::PipeEnd:
-    case Op::WgmmaWait: case Op::CtaBarrier: case Op::ReuseFence: case Op::WarpProducer:
+    TILEJIT_TENSOR_OPS(TILEJIT_CASE) TILEJIT_LEAF_OPS(TILEJIT_CASE) TILEJIT_MOVEMENT_OPS(TILEJIT_CASE)
+    TILEJIT_BINARY_OPS(TILEJIT_CASE) TILEJIT_UNARY_OPS(TILEJIT_CASE) TILEJIT_REDUCTION_OPS(TILEJIT_CASE)
+    TILEJIT_MEMORY_OPS(TILEJIT_CASE) TILEJIT_TMA_OPS(TILEJIT_CASE) TILEJIT_CONTROL_OPS(TILEJIT_CASE)
+    TILEJIT_SCHEDULE_OPS(TILEJIT_CASE)
+    case Op::Cast: case Op::Where: case Op::Dot:
       break;
   }
   throw InternalError("interpreter: unexpected comparison " + std::string(ir::name_of(op)));
@@ -271,23 +246,11 @@ void eval_unary(Op op, const Block& x, Block& out) {
       if (fp) return float_map1(x, out, [](double v) { return std::erf(v); });
       break;
     // The interpreter evaluates the other ops elsewhere.
-    case Op::ParamTensor: case Op::ParamTensorArray:
-    case Op::ArrayElem: case Op::MergeView: case Op::MakeView:
-    case Op::ParamScalar: case Op::TensorSize: case Op::TensorStride:
-    case Op::Const: case Op::ProgramId: case Op::NumPrograms: case Op::Arange:
-    case Op::Broadcast: case Op::Reshape: case Op::Permute: case Op::ConvertLayout: case Op::Cast:
-    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Rem:
-    case Op::Min: case Op::Max: case Op::And: case Op::Or: case Op::Xor:
-    case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge: case Op::Where:
-    case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::ArgMax:
-    case Op::Reduce: case Op::CombineArg: case Op::ReduceResult:
-    case Op::Dot: case Op::Load: case Op::Store: case Op::AtomicAdd:
-    case Op::DescLoad: case Op::DescStore: case Op::DescPrefetch:
-    case Op::For: case Op::LoopIndex: case Op::LoopArg:
-    case Op::LoopResult: case Op::If: case Op::IfResult: case Op::Yield:
-    case Op::TmaIssue: case Op::PipeBegin: case Op::PipePrologue: case Op::PipeStage: case Op::PipeWait:
-    case Op::PipeRefill: case Op::PipeRelease: case Op::PipeAdvance: case Op::PipeEnd:
-    case Op::WgmmaWait: case Op::CtaBarrier: case Op::ReuseFence: case Op::WarpProducer:
+    TILEJIT_TENSOR_OPS(TILEJIT_CASE) TILEJIT_LEAF_OPS(TILEJIT_CASE) TILEJIT_MOVEMENT_OPS(TILEJIT_CASE)
+    TILEJIT_BINARY_OPS(TILEJIT_CASE) TILEJIT_COMPARE_OPS(TILEJIT_CASE) TILEJIT_REDUCTION_OPS(TILEJIT_CASE)
+    TILEJIT_MEMORY_OPS(TILEJIT_CASE) TILEJIT_TMA_OPS(TILEJIT_CASE) TILEJIT_CONTROL_OPS(TILEJIT_CASE)
+    TILEJIT_SCHEDULE_OPS(TILEJIT_CASE)
+    case Op::Cast: case Op::Where: case Op::Dot:
       break;
   }
   throw InternalError(std::string(fp ? "interpreter: unexpected unary op on a float block: "
@@ -471,24 +434,11 @@ void eval_reduce(Op op, const Block& x, int axis, Block& out) {
       return fold(x.i, out.i, g, [](int64_t a, int64_t b) { return std::min(a, b); });
     case Op::ArgMax: return argmax_along(x, g, out);
     // A Reduce runs its combine region (interp.cpp); the interpreter evaluates the other ops elsewhere.
-    case Op::ParamTensor: case Op::ParamTensorArray:
-    case Op::ArrayElem: case Op::MergeView: case Op::MakeView:
-    case Op::ParamScalar: case Op::TensorSize: case Op::TensorStride:
-    case Op::Const: case Op::ProgramId: case Op::NumPrograms: case Op::Arange:
-    case Op::Broadcast: case Op::Reshape: case Op::Permute: case Op::ConvertLayout: case Op::Cast:
-    case Op::Neg: case Op::Not: case Op::Abs: case Op::Exp: case Op::Exp2: case Op::Log: case Op::Log2:
-    case Op::Sqrt: case Op::Rsqrt: case Op::Sin: case Op::Cos: case Op::Tanh: case Op::Sigmoid: case Op::Erf:
-    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Rem:
-    case Op::Min: case Op::Max: case Op::And: case Op::Or: case Op::Xor:
-    case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge: case Op::Where:
-    case Op::Reduce: case Op::CombineArg: case Op::ReduceResult: case Op::Dot:
-    case Op::Load: case Op::Store: case Op::AtomicAdd:
-    case Op::DescLoad: case Op::DescStore: case Op::DescPrefetch:
-    case Op::For: case Op::LoopIndex: case Op::LoopArg:
-    case Op::LoopResult: case Op::If: case Op::IfResult: case Op::Yield:
-    case Op::TmaIssue: case Op::PipeBegin: case Op::PipePrologue: case Op::PipeStage: case Op::PipeWait:
-    case Op::PipeRefill: case Op::PipeRelease: case Op::PipeAdvance: case Op::PipeEnd:
-    case Op::WgmmaWait: case Op::CtaBarrier: case Op::ReuseFence: case Op::WarpProducer:
+    TILEJIT_TENSOR_OPS(TILEJIT_CASE) TILEJIT_LEAF_OPS(TILEJIT_CASE) TILEJIT_MOVEMENT_OPS(TILEJIT_CASE)
+    TILEJIT_BINARY_OPS(TILEJIT_CASE) TILEJIT_COMPARE_OPS(TILEJIT_CASE) TILEJIT_UNARY_OPS(TILEJIT_CASE)
+    TILEJIT_MEMORY_OPS(TILEJIT_CASE) TILEJIT_TMA_OPS(TILEJIT_CASE) TILEJIT_CONTROL_OPS(TILEJIT_CASE)
+    TILEJIT_SCHEDULE_OPS(TILEJIT_CASE)
+    case Op::Cast: case Op::Where: case Op::Reduce: case Op::CombineArg: case Op::ReduceResult: case Op::Dot:
       break;
   }
   throw InternalError("interpreter: unexpected reduction " + std::string(ir::name_of(op)));

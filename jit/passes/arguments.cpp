@@ -6,6 +6,7 @@
 
 #include "passes/tensor_source.h"
 #include "tilejit/error.h"
+#include "tilejit/ir/op_cases.h"
 #include "tilejit/passes/argument_plan.h"
 #include "tilejit/passes/graph_info.h"
 #include "tilejit/passes/smem_plan.h"
@@ -36,11 +37,20 @@ int ArgumentPlan::find_tensor(int param, TensorField field, int index) const {
   return it->second;
 }
 
-ArgumentPlan plan_arguments(const ir::Graph& g, const TmaPlan& tma, const SmemPlan& smem, int threads, bool checked) {
-  // What each parameter must provide: param -> {(field, index)}.
-  using F = TensorField;
-  std::map<int, std::set<std::pair<F, int>>> need;
+namespace {
+
+/// What the kernel reads of its parameters: per tensor parameter the fields it needs ({field, index}), and
+/// the scalar parameters it uses.
+struct Needs {
+  std::map<int, std::set<std::pair<TensorField, int>>> fields;
   std::set<int> scalars;
+};
+
+Needs collect_needs(const ir::Graph& g, const TmaPlan& tma, bool checked) {
+  using F = TensorField;
+  Needs needs;
+  auto& need = needs.fields;
+  std::set<int>& scalars = needs.scalars;
   std::function<void(NodeId, NodeId)> need_pointer = [&](NodeId tensor, NodeId at) {
     const TensorSource s = detail::resolve_tensor(g, tensor);
     if (s.kind == TensorSource::Array) fail_array(g, at, "pointer access");
@@ -78,23 +88,12 @@ ArgumentPlan plan_arguments(const ir::Graph& g, const TmaPlan& tma, const SmemPl
         scalars.insert(ir::attrs<ir::ParamAttrs>(g, id).param);
         break;
       // No other op reads a tensor's pointer, sizes or strides or a scalar (TMA operations: descriptors, below).
+      TILEJIT_MOVEMENT_OPS(TILEJIT_CASE) TILEJIT_BINARY_OPS(TILEJIT_CASE) TILEJIT_COMPARE_OPS(TILEJIT_CASE)
+      TILEJIT_UNARY_OPS(TILEJIT_CASE) TILEJIT_REDUCTION_OPS(TILEJIT_CASE) TILEJIT_TMA_OPS(TILEJIT_CASE)
+      TILEJIT_CONTROL_OPS(TILEJIT_CASE) TILEJIT_SCHEDULE_OPS(TILEJIT_CASE)
       case Op::ParamTensor: case Op::ParamTensorArray: case Op::ArrayElem: case Op::MergeView:
-      case Op::Const: case Op::ProgramId: case Op::NumPrograms: case Op::Arange:
-      case Op::Broadcast: case Op::Reshape: case Op::Permute: case Op::ConvertLayout: case Op::Cast:
-      case Op::Neg: case Op::Not: case Op::Abs: case Op::Exp: case Op::Exp2:
-      case Op::Log: case Op::Log2: case Op::Sqrt: case Op::Rsqrt: case Op::Sin:
-      case Op::Cos: case Op::Tanh: case Op::Sigmoid: case Op::Erf:
-      case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Rem:
-      case Op::Min: case Op::Max: case Op::And: case Op::Or: case Op::Xor:
-      case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge: case Op::Where:
-      case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::ArgMax:
-      case Op::Reduce: case Op::CombineArg: case Op::ReduceResult:
-      case Op::Dot: case Op::DescLoad: case Op::DescStore: case Op::DescPrefetch:
-      case Op::For: case Op::LoopIndex: case Op::LoopArg:
-      case Op::LoopResult: case Op::If: case Op::IfResult: case Op::Yield:
-      case Op::TmaIssue: case Op::PipeBegin: case Op::PipePrologue: case Op::PipeStage: case Op::PipeWait:
-      case Op::PipeRefill: case Op::PipeRelease: case Op::PipeAdvance: case Op::PipeEnd:
-      case Op::WgmmaWait: case Op::CtaBarrier: case Op::ReuseFence: case Op::WarpProducer:
+      case Op::Const: case Op::ProgramId: case Op::NumPrograms: case Op::Arange: case Op::Cast:
+      case Op::Where: case Op::Dot:
         break;
     }
   }
@@ -113,7 +112,16 @@ ArgumentPlan plan_arguments(const ir::Graph& g, const TmaPlan& tma, const SmemPl
     need[d.param].insert({F::base, 0});
     for (int k = 0; k < rank; ++k) need[d.param].insert({F::size, k}), need[d.param].insert({F::stride, k});
   }
+  return needs;
+}
 
+}  // namespace
+
+ArgumentPlan plan_arguments(const ir::Graph& g, const TmaPlan& tma, const SmemPlan& smem, int threads, bool checked) {
+  using F = TensorField;
+  Needs needs = collect_needs(g, tma, checked);
+  auto& need = needs.fields;
+  const std::set<int>& scalars = needs.scalars;
   ArgumentPlan ap;
   codegen::LaunchPlan& plan = ap.plan;
   auto add = [&](ArgSlot s, std::string name) {

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "tilejit/error.h"
+#include "tilejit/ir/op_cases.h"
 #include "tilejit/passes/axis_info.h"
 #include "tilejit/passes/graph_info.h"
 #include "tilejit/passes/value_layouts.h"
@@ -186,20 +187,13 @@ std::vector<AxisInfo> analyze_axes(const ir::Graph& g, const GraphInfo& info, co
         }
         break;
       // Nothing known: every element its own run, divisible by 1 (AxisInfo's defaults).
-      case Op::ParamTensor: case Op::ParamTensorArray:
-      case Op::ArrayElem: case Op::MergeView: case Op::MakeView:
-      case Op::ParamScalar: case Op::ProgramId: case Op::NumPrograms: case Op::Permute:
-      case Op::Neg: case Op::Abs: case Op::Exp: case Op::Exp2: case Op::Log: case Op::Log2: case Op::Sqrt:
-      case Op::Rsqrt: case Op::Sin: case Op::Cos: case Op::Tanh: case Op::Sigmoid: case Op::Erf:
-      case Op::Div: case Op::Rem: case Op::Min: case Op::Max: case Op::Where:
-      case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::ArgMax:
-      case Op::Reduce: case Op::CombineArg: case Op::ReduceResult:
-      case Op::Dot: case Op::Load: case Op::Store: case Op::AtomicAdd:
-      case Op::DescLoad: case Op::DescStore: case Op::DescPrefetch:
-      case Op::For: case Op::LoopArg: case Op::LoopResult: case Op::If: case Op::IfResult: case Op::Yield:
-      case Op::TmaIssue: case Op::PipeBegin: case Op::PipePrologue: case Op::PipeStage: case Op::PipeWait:
-      case Op::PipeRefill: case Op::PipeRelease: case Op::PipeAdvance: case Op::PipeEnd:
-      case Op::WgmmaWait: case Op::CtaBarrier: case Op::ReuseFence: case Op::WarpProducer:
+      TILEJIT_TENSOR_OPS(TILEJIT_CASE) TILEJIT_REDUCTION_OPS(TILEJIT_CASE) TILEJIT_MEMORY_OPS(TILEJIT_CASE)
+      TILEJIT_TMA_OPS(TILEJIT_CASE) TILEJIT_SCHEDULE_OPS(TILEJIT_CASE)
+      case Op::ParamScalar: case Op::ProgramId: case Op::NumPrograms: case Op::Permute: case Op::Neg:
+      case Op::Abs: case Op::Exp: case Op::Exp2: case Op::Log: case Op::Log2: case Op::Sqrt: case Op::Rsqrt:
+      case Op::Sin: case Op::Cos: case Op::Tanh: case Op::Sigmoid: case Op::Erf: case Op::Div: case Op::Rem:
+      case Op::Min: case Op::Max: case Op::Where: case Op::Dot: case Op::For: case Op::LoopArg:
+      case Op::LoopResult: case Op::If: case Op::IfResult: case Op::Yield:
         break;
     }
   }

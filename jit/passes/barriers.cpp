@@ -3,6 +3,7 @@
 // tile every thread reads. The emitter prints what BarrierPlan says; the barriers inside one op's own
 // protocol (write its tile, barrier, read it) are part of that op.
 
+#include "tilejit/ir/op_cases.h"
 #include "tilejit/passes/lowering.h"
 
 namespace tilejit::passes {
@@ -42,23 +43,10 @@ bool stages_through_scratch(const Lowered& l, NodeId id) {
     case Op::Dot:
       return !l.mma.dots.count(id) && (!resident(g.operand(id, 0)) || !resident(g.operand(id, 1)));
     // The other ops do not stage values through the scratch arena.
-    case Op::ParamTensor: case Op::ParamTensorArray:
-    case Op::ArrayElem: case Op::MergeView: case Op::MakeView:
-    case Op::ParamScalar: case Op::TensorSize: case Op::TensorStride:
-    case Op::Const: case Op::ProgramId: case Op::NumPrograms: case Op::Arange:
-    case Op::Broadcast: case Op::Cast:
-    case Op::Neg: case Op::Not: case Op::Abs: case Op::Exp: case Op::Exp2: case Op::Log: case Op::Log2:
-    case Op::Sqrt: case Op::Rsqrt: case Op::Sin: case Op::Cos: case Op::Tanh: case Op::Sigmoid: case Op::Erf:
-    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Rem:
-    case Op::Min: case Op::Max: case Op::And: case Op::Or: case Op::Xor:
-    case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge: case Op::Where:
-    case Op::CombineArg: case Op::ReduceResult: case Op::Load: case Op::Store: case Op::AtomicAdd:
-    case Op::DescLoad: case Op::DescStore: case Op::DescPrefetch:
-    case Op::For: case Op::LoopIndex: case Op::LoopArg:
-    case Op::LoopResult: case Op::If: case Op::IfResult: case Op::Yield:
-    case Op::TmaIssue: case Op::PipeBegin: case Op::PipePrologue: case Op::PipeStage: case Op::PipeWait:
-    case Op::PipeRefill: case Op::PipeRelease: case Op::PipeAdvance: case Op::PipeEnd:
-    case Op::WgmmaWait: case Op::CtaBarrier: case Op::ReuseFence: case Op::WarpProducer:
+    TILEJIT_TENSOR_OPS(TILEJIT_CASE) TILEJIT_LEAF_OPS(TILEJIT_CASE) TILEJIT_BINARY_OPS(TILEJIT_CASE)
+    TILEJIT_COMPARE_OPS(TILEJIT_CASE) TILEJIT_UNARY_OPS(TILEJIT_CASE) TILEJIT_MEMORY_OPS(TILEJIT_CASE)
+    TILEJIT_TMA_OPS(TILEJIT_CASE) TILEJIT_CONTROL_OPS(TILEJIT_CASE) TILEJIT_SCHEDULE_OPS(TILEJIT_CASE)
+    case Op::Broadcast: case Op::Cast: case Op::Where: case Op::CombineArg: case Op::ReduceResult:
       return false;
   }
   return false;
@@ -131,23 +119,13 @@ class Planner {
       case Op::For: loop(id); break;
       case Op::If: branches(id); break;
       // No other op is a barrier, issues a TMA load or writes a tile the threads read.
-      case Op::ParamTensor: case Op::ParamTensorArray:
-      case Op::ArrayElem: case Op::MergeView: case Op::MakeView:
-      case Op::ParamScalar: case Op::TensorSize: case Op::TensorStride:
-      case Op::Const: case Op::ProgramId: case Op::NumPrograms: case Op::Arange:
-      case Op::Broadcast: case Op::Reshape: case Op::Permute: case Op::ConvertLayout: case Op::Cast:
-      case Op::Neg: case Op::Not: case Op::Abs: case Op::Exp: case Op::Exp2:
-      case Op::Log: case Op::Log2: case Op::Sqrt: case Op::Rsqrt: case Op::Sin:
-      case Op::Cos: case Op::Tanh: case Op::Sigmoid: case Op::Erf:
-      case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Rem:
-      case Op::Min: case Op::Max: case Op::And: case Op::Or: case Op::Xor:
-      case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge: case Op::Where:
-      case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::ArgMax:
-      case Op::Reduce: case Op::CombineArg: case Op::ReduceResult:
-      case Op::Load: case Op::Store: case Op::AtomicAdd: case Op::DescPrefetch:
-      case Op::LoopIndex: case Op::LoopArg: case Op::LoopResult: case Op::IfResult: case Op::Yield:
-      case Op::PipeBegin: case Op::PipePrologue: case Op::PipeStage: case Op::PipeWait: case Op::PipeRefill:
-      case Op::PipeRelease: case Op::PipeAdvance: case Op::PipeEnd: case Op::WgmmaWait: case Op::WarpProducer:
+      TILEJIT_TENSOR_OPS(TILEJIT_CASE) TILEJIT_LEAF_OPS(TILEJIT_CASE) TILEJIT_MOVEMENT_OPS(TILEJIT_CASE)
+      TILEJIT_BINARY_OPS(TILEJIT_CASE) TILEJIT_COMPARE_OPS(TILEJIT_CASE) TILEJIT_UNARY_OPS(TILEJIT_CASE)
+      TILEJIT_REDUCTION_OPS(TILEJIT_CASE) TILEJIT_MEMORY_OPS(TILEJIT_CASE)
+      case Op::Cast: case Op::Where: case Op::DescPrefetch: case Op::LoopIndex: case Op::LoopArg:
+      case Op::LoopResult: case Op::IfResult: case Op::Yield: case Op::PipeBegin: case Op::PipePrologue:
+      case Op::PipeStage: case Op::PipeWait: case Op::PipeRefill: case Op::PipeRelease: case Op::PipeAdvance:
+      case Op::PipeEnd: case Op::WgmmaWait: case Op::WarpProducer:
         break;
     }
     if (builds_.count(id)) passed_barrier();  // a device-built descriptor is published

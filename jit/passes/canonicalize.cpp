@@ -4,6 +4,7 @@
 
 #include "passes/rewrite.h"
 #include "tilejit/error.h"
+#include "tilejit/ir/op_cases.h"
 #include "tilejit/passes/graph_info.h"
 #include "tilejit/passes/rewrites.h"
 
@@ -51,23 +52,10 @@ std::optional<int64_t> fold_binary(Op op, DType t, int64_t a, int64_t b) {
     case Op::Gt: return a > b;
     case Op::Ge: return a >= b;
     // visit folds binary ops and comparisons only.
-    case Op::ParamTensor: case Op::ParamTensorArray:
-    case Op::ArrayElem: case Op::MergeView: case Op::MakeView:
-    case Op::ParamScalar: case Op::TensorSize: case Op::TensorStride:
-    case Op::Const: case Op::ProgramId: case Op::NumPrograms: case Op::Arange:
-    case Op::Broadcast: case Op::Reshape: case Op::Permute: case Op::ConvertLayout: case Op::Cast:
-    case Op::Neg: case Op::Not: case Op::Abs: case Op::Exp: case Op::Exp2: case Op::Log: case Op::Log2:
-    case Op::Sqrt: case Op::Rsqrt: case Op::Sin: case Op::Cos: case Op::Tanh: case Op::Sigmoid: case Op::Erf:
-    case Op::Where:
-    case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::ArgMax:
-    case Op::Reduce: case Op::CombineArg: case Op::ReduceResult:
-    case Op::Dot: case Op::Load: case Op::Store: case Op::AtomicAdd:
-    case Op::DescLoad: case Op::DescStore: case Op::DescPrefetch:
-    case Op::For: case Op::LoopIndex: case Op::LoopArg:
-    case Op::LoopResult: case Op::If: case Op::IfResult: case Op::Yield:
-    case Op::TmaIssue: case Op::PipeBegin: case Op::PipePrologue: case Op::PipeStage: case Op::PipeWait:
-    case Op::PipeRefill: case Op::PipeRelease: case Op::PipeAdvance: case Op::PipeEnd:
-    case Op::WgmmaWait: case Op::CtaBarrier: case Op::ReuseFence: case Op::WarpProducer:
+    TILEJIT_TENSOR_OPS(TILEJIT_CASE) TILEJIT_LEAF_OPS(TILEJIT_CASE) TILEJIT_MOVEMENT_OPS(TILEJIT_CASE)
+    TILEJIT_UNARY_OPS(TILEJIT_CASE) TILEJIT_REDUCTION_OPS(TILEJIT_CASE) TILEJIT_MEMORY_OPS(TILEJIT_CASE)
+    TILEJIT_TMA_OPS(TILEJIT_CASE) TILEJIT_CONTROL_OPS(TILEJIT_CASE) TILEJIT_SCHEDULE_OPS(TILEJIT_CASE)
+    case Op::Cast: case Op::Where: case Op::Dot:
       break;
   }
   throw InternalError("canonicalize: " + std::string(ir::name_of(op)) + " is not a binary op or a comparison");
@@ -127,8 +115,8 @@ NodeId visit(detail::Rewriter& rw, NodeId old) {
       }
       return ir::kNoNode;
     }
-    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Rem: case Op::Min: case Op::Max:
-    case Op::And: case Op::Or: case Op::Xor: case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le:
+    TILEJIT_BINARY_OPS(TILEJIT_CASE)
+    case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le:
     case Op::Gt: case Op::Ge: {
       if (n.shape.rank != 0) return ir::kNoNode;
       const NodeId a = rw.map(in.operand(old, 0)), b = rw.map(in.operand(old, 1));
@@ -151,23 +139,10 @@ NodeId visit(detail::Rewriter& rw, NodeId old) {
       return ir::kNoNode;
     }
     // Nothing to simplify: the node is copied.
-    case Op::ParamTensor: case Op::ParamTensorArray:
-    case Op::ArrayElem: case Op::MergeView: case Op::MakeView:
-    case Op::ParamScalar: case Op::TensorSize: case Op::TensorStride:
-    case Op::Const: case Op::ProgramId: case Op::NumPrograms: case Op::Arange:
-    case Op::ConvertLayout:
-    case Op::Neg: case Op::Not: case Op::Abs: case Op::Exp: case Op::Exp2: case Op::Log: case Op::Log2:
-    case Op::Sqrt: case Op::Rsqrt: case Op::Sin: case Op::Cos: case Op::Tanh: case Op::Sigmoid: case Op::Erf:
-    case Op::Where:
-    case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::ArgMax:
-    case Op::Reduce: case Op::CombineArg: case Op::ReduceResult:
-    case Op::Dot: case Op::Load: case Op::Store: case Op::AtomicAdd:
-    case Op::DescLoad: case Op::DescStore: case Op::DescPrefetch:
-    case Op::For: case Op::LoopIndex: case Op::LoopArg:
-    case Op::LoopResult: case Op::If: case Op::IfResult: case Op::Yield:
-    case Op::TmaIssue: case Op::PipeBegin: case Op::PipePrologue: case Op::PipeStage: case Op::PipeWait:
-    case Op::PipeRefill: case Op::PipeRelease: case Op::PipeAdvance: case Op::PipeEnd:
-    case Op::WgmmaWait: case Op::CtaBarrier: case Op::ReuseFence: case Op::WarpProducer:
+    TILEJIT_TENSOR_OPS(TILEJIT_CASE) TILEJIT_LEAF_OPS(TILEJIT_CASE) TILEJIT_UNARY_OPS(TILEJIT_CASE)
+    TILEJIT_REDUCTION_OPS(TILEJIT_CASE) TILEJIT_MEMORY_OPS(TILEJIT_CASE) TILEJIT_TMA_OPS(TILEJIT_CASE)
+    TILEJIT_CONTROL_OPS(TILEJIT_CASE) TILEJIT_SCHEDULE_OPS(TILEJIT_CASE)
+    case Op::ConvertLayout: case Op::Where: case Op::Dot:
       return ir::kNoNode;
   }
   return ir::kNoNode;

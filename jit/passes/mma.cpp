@@ -98,6 +98,13 @@ class Planner {
       o.permute = v;
     }
     const ir::Node& n = g_.node(src);
+    if (n.op == Op::Reshape && g_.node(g_.operand(src, 0)).op == Op::DescLoad) {
+      // The [B*H, S, D] tile loaded as {1, BM, D} and reshaped: tensor cores read the TMA tile in place, as 2-D.
+      reason = "an operand is a reshape of a TMA tile (" + g_.node(g_.operand(src, 0)).shape.str() + " to " +
+               n.shape.str() + "): load a 2-D tile instead, from a 2-D view of the tensor (merge({2, 1}) with the row " +
+               "of the sequence's start, or merge({2, 1}).rows(start, end) to stop at the sequence's end)";
+      return false;
+    }
     if (n.op != Op::DescLoad) {
       reason = "an operand is not a TMA tile (descriptor_load, or its .trans())";
       return false;

@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "tilejit/error.h"
+#include "tilejit/ir/op_cases.h"
 #include "tilejit/layout/shared_layout.h"
 #include "tilejit/passes/graph_info.h"
 #include "tilejit/passes/loop_pipeline.h"
@@ -50,24 +51,10 @@ bool reads_registers(const ir::Graph& g, NodeId user, size_t slot) {
     case Op::DescStore:
       return slot + 1 != g.operands(user).size();
     // The other ops read their operands from registers.
-    case Op::ParamTensor: case Op::ParamTensorArray:
-    case Op::ArrayElem: case Op::MergeView: case Op::MakeView:
-    case Op::ParamScalar: case Op::TensorSize: case Op::TensorStride:
-    case Op::Const: case Op::ProgramId: case Op::NumPrograms: case Op::Arange:
-    case Op::Broadcast: case Op::Cast:
-    case Op::Neg: case Op::Not: case Op::Abs: case Op::Exp: case Op::Exp2: case Op::Log: case Op::Log2:
-    case Op::Sqrt: case Op::Rsqrt: case Op::Sin: case Op::Cos: case Op::Tanh: case Op::Sigmoid: case Op::Erf:
-    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Rem:
-    case Op::Min: case Op::Max: case Op::And: case Op::Or: case Op::Xor:
-    case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge: case Op::Where:
-    case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::ArgMax:
-    case Op::Reduce: case Op::CombineArg: case Op::ReduceResult:
-    case Op::Load: case Op::Store: case Op::AtomicAdd: case Op::DescLoad: case Op::DescPrefetch:
-    case Op::For: case Op::LoopIndex: case Op::LoopArg:
-    case Op::LoopResult: case Op::If: case Op::IfResult: case Op::Yield:
-    case Op::TmaIssue: case Op::PipeBegin: case Op::PipePrologue: case Op::PipeStage: case Op::PipeWait:
-    case Op::PipeRefill: case Op::PipeRelease: case Op::PipeAdvance: case Op::PipeEnd:
-    case Op::WgmmaWait: case Op::CtaBarrier: case Op::ReuseFence: case Op::WarpProducer:
+    TILEJIT_TENSOR_OPS(TILEJIT_CASE) TILEJIT_LEAF_OPS(TILEJIT_CASE) TILEJIT_BINARY_OPS(TILEJIT_CASE)
+    TILEJIT_COMPARE_OPS(TILEJIT_CASE) TILEJIT_UNARY_OPS(TILEJIT_CASE) TILEJIT_REDUCTION_OPS(TILEJIT_CASE)
+    TILEJIT_MEMORY_OPS(TILEJIT_CASE) TILEJIT_CONTROL_OPS(TILEJIT_CASE) TILEJIT_SCHEDULE_OPS(TILEJIT_CASE)
+    case Op::Broadcast: case Op::Cast: case Op::Where: case Op::DescLoad: case Op::DescPrefetch:
       return true;
   }
   return true;
@@ -129,23 +116,10 @@ int scratch_bytes_of(const ir::Graph& g, const ValueLayouts& layout, const SmemP
       return a ? align_up(a, 16) + b : b;
     }
     // The other ops do not stage values through the scratch arena.
-    case Op::ParamTensor: case Op::ParamTensorArray:
-    case Op::ArrayElem: case Op::MergeView: case Op::MakeView:
-    case Op::ParamScalar: case Op::TensorSize: case Op::TensorStride:
-    case Op::Const: case Op::ProgramId: case Op::NumPrograms: case Op::Arange:
-    case Op::Broadcast: case Op::Cast:
-    case Op::Neg: case Op::Not: case Op::Abs: case Op::Exp: case Op::Exp2: case Op::Log: case Op::Log2:
-    case Op::Sqrt: case Op::Rsqrt: case Op::Sin: case Op::Cos: case Op::Tanh: case Op::Sigmoid: case Op::Erf:
-    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Rem:
-    case Op::Min: case Op::Max: case Op::And: case Op::Or: case Op::Xor:
-    case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge: case Op::Where:
-    case Op::CombineArg: case Op::ReduceResult: case Op::Load: case Op::Store: case Op::AtomicAdd:
-    case Op::DescLoad: case Op::DescStore: case Op::DescPrefetch:
-    case Op::For: case Op::LoopIndex: case Op::LoopArg:
-    case Op::LoopResult: case Op::If: case Op::IfResult: case Op::Yield:
-    case Op::TmaIssue: case Op::PipeBegin: case Op::PipePrologue: case Op::PipeStage: case Op::PipeWait:
-    case Op::PipeRefill: case Op::PipeRelease: case Op::PipeAdvance: case Op::PipeEnd:
-    case Op::WgmmaWait: case Op::CtaBarrier: case Op::ReuseFence: case Op::WarpProducer:
+    TILEJIT_TENSOR_OPS(TILEJIT_CASE) TILEJIT_LEAF_OPS(TILEJIT_CASE) TILEJIT_BINARY_OPS(TILEJIT_CASE)
+    TILEJIT_COMPARE_OPS(TILEJIT_CASE) TILEJIT_UNARY_OPS(TILEJIT_CASE) TILEJIT_MEMORY_OPS(TILEJIT_CASE)
+    TILEJIT_TMA_OPS(TILEJIT_CASE) TILEJIT_CONTROL_OPS(TILEJIT_CASE) TILEJIT_SCHEDULE_OPS(TILEJIT_CASE)
+    case Op::Broadcast: case Op::Cast: case Op::Where: case Op::CombineArg: case Op::ReduceResult:
       return 0;
   }
   return 0;

@@ -2,6 +2,7 @@
 #include "passes/tensor_source.h"
 
 #include "tilejit/error.h"
+#include "tilejit/ir/op_cases.h"
 
 namespace tilejit::passes::detail {
 
@@ -52,24 +53,11 @@ TensorSource resolve_tensor(const ir::Graph& g, ir::NodeId tensor) {
       return s;
     }
     // A TensorArray is resolved through its elements; every other op yields no tensor.
-    case Op::ParamTensorArray:
-    case Op::ParamScalar: case Op::TensorSize: case Op::TensorStride:
-    case Op::Const: case Op::ProgramId: case Op::NumPrograms: case Op::Arange:
-    case Op::Broadcast: case Op::Reshape: case Op::Permute: case Op::ConvertLayout: case Op::Cast:
-    case Op::Neg: case Op::Not: case Op::Abs: case Op::Exp: case Op::Exp2: case Op::Log: case Op::Log2:
-    case Op::Sqrt: case Op::Rsqrt: case Op::Sin: case Op::Cos: case Op::Tanh: case Op::Sigmoid: case Op::Erf:
-    case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Rem:
-    case Op::Min: case Op::Max: case Op::And: case Op::Or: case Op::Xor:
-    case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge: case Op::Where:
-    case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::ArgMax:
-    case Op::Reduce: case Op::CombineArg: case Op::ReduceResult:
-    case Op::Dot: case Op::Load: case Op::Store: case Op::AtomicAdd:
-    case Op::DescLoad: case Op::DescStore: case Op::DescPrefetch:
-    case Op::For: case Op::LoopIndex: case Op::LoopArg:
-    case Op::LoopResult: case Op::If: case Op::IfResult: case Op::Yield:
-    case Op::TmaIssue: case Op::PipeBegin: case Op::PipePrologue: case Op::PipeStage: case Op::PipeWait:
-    case Op::PipeRefill: case Op::PipeRelease: case Op::PipeAdvance: case Op::PipeEnd:
-    case Op::WgmmaWait: case Op::CtaBarrier: case Op::ReuseFence: case Op::WarpProducer:
+    TILEJIT_LEAF_OPS(TILEJIT_CASE) TILEJIT_MOVEMENT_OPS(TILEJIT_CASE) TILEJIT_BINARY_OPS(TILEJIT_CASE)
+    TILEJIT_COMPARE_OPS(TILEJIT_CASE) TILEJIT_UNARY_OPS(TILEJIT_CASE) TILEJIT_REDUCTION_OPS(TILEJIT_CASE)
+    TILEJIT_MEMORY_OPS(TILEJIT_CASE) TILEJIT_TMA_OPS(TILEJIT_CASE) TILEJIT_CONTROL_OPS(TILEJIT_CASE)
+    TILEJIT_SCHEDULE_OPS(TILEJIT_CASE)
+    case Op::ParamTensorArray: case Op::Cast: case Op::Where: case Op::Dot:
       break;
   }
   throw InternalError("resolve_tensor: node %" + std::to_string(tensor) + " is not a tensor");

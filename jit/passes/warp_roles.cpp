@@ -4,6 +4,7 @@
 
 #include "passes/tensor_source.h"
 #include "tilejit/ir/effects.h"
+#include "tilejit/ir/op_cases.h"
 #include "tilejit/passes/graph_info.h"
 #include "tilejit/passes/loop_pipeline.h"
 #include "tilejit/passes/tma_plan.h"
@@ -34,25 +35,20 @@ bool producer_can_compute(ir::Op op) {
     case Op::ParamScalar: case Op::TensorSize: case Op::TensorStride: case Op::Const: case Op::ProgramId:
     case Op::NumPrograms:
     // Scalar arithmetic, comparisons and selection.
-    case Op::Cast: case Op::Add: case Op::Sub: case Op::Mul: case Op::Div: case Op::Rem: case Op::Min: case Op::Max:
-    case Op::And: case Op::Or: case Op::Xor: case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt:
-    case Op::Ge: case Op::Neg: case Op::Not: case Op::Abs: case Op::Where:
+    TILEJIT_BINARY_OPS(TILEJIT_CASE) TILEJIT_COMPARE_OPS(TILEJIT_CASE)
+    case Op::Cast: case Op::Neg: case Op::Not: case Op::Abs: case Op::Where:
     // Scalar loads.
     case Op::Load:
       return true;
     // Blocks: aranges, movement, reductions, products.
-    case Op::Arange: case Op::Broadcast: case Op::Reshape: case Op::Permute: case Op::ConvertLayout:
-    case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::ArgMax: case Op::Reduce:
-    case Op::CombineArg: case Op::ReduceResult: case Op::Dot:
+    TILEJIT_MOVEMENT_OPS(TILEJIT_CASE) TILEJIT_REDUCTION_OPS(TILEJIT_CASE)
+    case Op::Arange: case Op::Dot:
     // Float functions.
     case Op::Exp: case Op::Exp2: case Op::Log: case Op::Log2: case Op::Sqrt: case Op::Rsqrt: case Op::Sin:
     case Op::Cos: case Op::Tanh: case Op::Sigmoid: case Op::Erf:
     // Writes and TMA operations, loops and ifs and their values, the schedule.
-    case Op::Store: case Op::AtomicAdd: case Op::DescLoad: case Op::DescStore: case Op::DescPrefetch:
-    case Op::For: case Op::LoopIndex: case Op::LoopArg: case Op::LoopResult: case Op::If: case Op::IfResult:
-    case Op::Yield: case Op::TmaIssue: case Op::PipeBegin: case Op::PipePrologue: case Op::PipeStage:
-    case Op::PipeWait: case Op::PipeRefill: case Op::PipeRelease: case Op::PipeAdvance: case Op::PipeEnd:
-    case Op::WgmmaWait: case Op::CtaBarrier: case Op::ReuseFence: case Op::WarpProducer:
+    TILEJIT_TMA_OPS(TILEJIT_CASE) TILEJIT_CONTROL_OPS(TILEJIT_CASE) TILEJIT_SCHEDULE_OPS(TILEJIT_CASE)
+    case Op::Store: case Op::AtomicAdd:
       return false;
   }
   return false;

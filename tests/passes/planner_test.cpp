@@ -541,6 +541,20 @@ TEST_CASE("a dot left on CUDA cores is a performance note naming its line and th
   CHECK(tilejit::codegen::generate(*k.trace(Config{{"BM", 64}})).notes.empty());
 }
 
+TEST_CASE("a tile of a rank-3 tensor reshaped to 2-D for a dot: the note says how to load it as 2-D") {
+  // Attention over [B*H, S, D] written with {1, BM, D} tiles: the reshape keeps the dot off the tensor cores.
+  auto k = tilejit::kernel("qk_rank3", [](Tensor<bf16, 3> q, Tensor<bf16, 3> kk, Tensor<f32, 3> o) {
+    auto qt = descriptor_load(q, {program_id(1), 0, 0}, {1, 64, 64}).reshape({64, 64});
+    auto kt = descriptor_load(kk, {program_id(1), 0, 0}, {1, 64, 64}).reshape({64, 64});
+    descriptor_store(o, {program_id(1), 0, 0}, dot(qt, kt.trans(), zeros<f32>({64, 64})).reshape({1, 64, 64}));
+  });
+  const auto gen = tilejit::codegen::generate(*k.trace(Config{}));
+  REQUIRE(gen.notes.size() == 1);
+  CHECK(gen.notes[0].text.find("runs on CUDA cores") != std::string::npos);
+  CHECK(gen.notes[0].text.find("a reshape of a TMA tile ([1, 64, 64] to [64, 64])") != std::string::npos);
+  CHECK(gen.notes[0].text.find("merge({2, 1}).rows(start, end)") != std::string::npos);
+}
+
 TEST_CASE("a K loop with one product keeps it in flight; attention's loop with two is pipelined, waiting for each") {
   auto one = tilejit::kernel("one_product", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> c) {
     auto acc = for_range(0, a.size(1).to<i32>(), 64, zeros<f32>({64, 64}), [&](Scalar<i32> k, Value<f32, 2> acc) {

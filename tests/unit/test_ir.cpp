@@ -3,7 +3,9 @@
 
 #include <set>
 #include <string>
+#include <vector>
 
+#include "tilejit/ir/op_cases.h"
 #include "tilejit/tilejit.h"
 
 using namespace tilejit::dsl;
@@ -325,6 +327,32 @@ TEST_CASE("ops.def: every op's properties agree with each other") {
   CHECK(ir::operand_count(Op::Dot) == 3);
   CHECK(ir::operand_count(Op::For) == ir::kVariadic);
   CHECK(ir::name_of(ir::OpCategory::product) == "product");
+}
+
+TEST_CASE("op_cases.h: each category's list holds exactly the ops ops.def puts in that category") {
+  using C = ir::OpCategory;
+#define TILEJIT_ELEMENT(Name) Op::Name,
+  const std::vector<std::pair<C, std::vector<Op>>> lists = {
+      {C::tensor, {TILEJIT_TENSOR_OPS(TILEJIT_ELEMENT)}},         {C::leaf, {TILEJIT_LEAF_OPS(TILEJIT_ELEMENT)}},
+      {C::movement, {TILEJIT_MOVEMENT_OPS(TILEJIT_ELEMENT)}},     {C::cast, {TILEJIT_CAST_OPS(TILEJIT_ELEMENT)}},
+      {C::binary, {TILEJIT_BINARY_OPS(TILEJIT_ELEMENT)}},         {C::compare, {TILEJIT_COMPARE_OPS(TILEJIT_ELEMENT)}},
+      {C::unary, {TILEJIT_UNARY_OPS(TILEJIT_ELEMENT)}},           {C::select, {TILEJIT_SELECT_OPS(TILEJIT_ELEMENT)}},
+      {C::reduction, {TILEJIT_REDUCTION_OPS(TILEJIT_ELEMENT)}},   {C::product, {TILEJIT_PRODUCT_OPS(TILEJIT_ELEMENT)}},
+      {C::memory, {TILEJIT_MEMORY_OPS(TILEJIT_ELEMENT)}},         {C::tma, {TILEJIT_TMA_OPS(TILEJIT_ELEMENT)}},
+      {C::control, {TILEJIT_CONTROL_OPS(TILEJIT_ELEMENT)}},       {C::schedule, {TILEJIT_SCHEDULE_OPS(TILEJIT_ELEMENT)}},
+  };
+#undef TILEJIT_ELEMENT
+  std::set<C> seen;
+  for (const auto& [category, ops] : lists) {
+    INFO(ir::name_of(category));
+    CHECK(seen.insert(category).second);
+    std::set<Op> want, got(ops.begin(), ops.end());
+    for (int k = 0; k <= static_cast<int>(Op::WarpProducer); ++k)
+      if (ir::category_of(static_cast<Op>(k)) == category) want.insert(static_cast<Op>(k));
+    CHECK(got.size() == ops.size());  // no op twice
+    CHECK(got == want);
+  }
+  CHECK(seen.size() == 14);  // every category of ops.def
 }
 
 TEST_CASE("the verifier checks operand counts and attribute layouts from ops.def") {
