@@ -249,10 +249,8 @@ std::string binary(Op op, DType t, const std::string& a0, const std::string& b0)
     case Op::Gt: return "(" + a + " > " + b + ")";
     case Op::Ge: return "(" + a + " >= " + b + ")";
     // The emitter prints the other ops elsewhere.
-    TILEJIT_TENSOR_OPS(TILEJIT_CASE) TILEJIT_LEAF_OPS(TILEJIT_CASE) TILEJIT_MOVEMENT_OPS(TILEJIT_CASE)
-    TILEJIT_UNARY_OPS(TILEJIT_CASE) TILEJIT_REDUCTION_OPS(TILEJIT_CASE) TILEJIT_MEMORY_OPS(TILEJIT_CASE)
-    TILEJIT_TMA_OPS(TILEJIT_CASE) TILEJIT_CONTROL_OPS(TILEJIT_CASE) TILEJIT_SCHEDULE_OPS(TILEJIT_CASE)
-    case Op::Cast: case Op::Where: case Op::Dot:
+    TILEJIT_NON_ELEMENTWISE_OPS(TILEJIT_CASE) TILEJIT_UNARY_OPS(TILEJIT_CASE)
+    case Op::Cast: case Op::Where:
       break;
   }
   throw InternalError(std::string("binary: unexpected ") + (fp ? "float" : "integer") + " op " +
@@ -290,11 +288,8 @@ std::string unary(Op op, DType t, const std::string& a0) {
     case Op::Sigmoid: if (fp) return fn("tj::sigmoid_f32", "tj::sigmoid_f64"); break;
     case Op::Erf: if (fp) return fn("erff", "erf"); break;
     // The emitter prints the other ops elsewhere.
-    TILEJIT_TENSOR_OPS(TILEJIT_CASE) TILEJIT_LEAF_OPS(TILEJIT_CASE) TILEJIT_MOVEMENT_OPS(TILEJIT_CASE)
-    TILEJIT_BINARY_OPS(TILEJIT_CASE) TILEJIT_COMPARE_OPS(TILEJIT_CASE) TILEJIT_REDUCTION_OPS(TILEJIT_CASE)
-    TILEJIT_MEMORY_OPS(TILEJIT_CASE) TILEJIT_TMA_OPS(TILEJIT_CASE) TILEJIT_CONTROL_OPS(TILEJIT_CASE)
-    TILEJIT_SCHEDULE_OPS(TILEJIT_CASE)
-    case Op::Cast: case Op::Where: case Op::Dot:
+    TILEJIT_NON_ELEMENTWISE_OPS(TILEJIT_CASE) TILEJIT_BINARY_OPS(TILEJIT_CASE) TILEJIT_COMPARE_OPS(TILEJIT_CASE)
+    case Op::Cast: case Op::Where:
       break;
   }
   throw InternalError(std::string("unary: unexpected ") + (fp ? "float" : "integer") + " op " +

@@ -249,8 +249,7 @@ void Emitter::emit_node(NodeId id) {
     TILEJIT_SCHEDULE_OPS(TILEJIT_CASE)
       emit_schedule_op(id);
       break;
-    TILEJIT_BINARY_OPS(TILEJIT_CASE) TILEJIT_COMPARE_OPS(TILEJIT_CASE) TILEJIT_UNARY_OPS(TILEJIT_CASE)
-    case Op::Cast: case Op::Where:
+    TILEJIT_ELEMENTWISE_OPS(TILEJIT_CASE)
       emit_elementwise(id);
       break;
   }

@@ -93,11 +93,10 @@ void Emitter::emit_schedule_op(NodeId id) {
                : "every thread has awaited the previous iteration's products: its stage is free");
       break;
     // emit_node prints the other ops.
-    TILEJIT_TENSOR_OPS(TILEJIT_CASE) TILEJIT_LEAF_OPS(TILEJIT_CASE) TILEJIT_MOVEMENT_OPS(TILEJIT_CASE)
-    TILEJIT_BINARY_OPS(TILEJIT_CASE) TILEJIT_COMPARE_OPS(TILEJIT_CASE) TILEJIT_UNARY_OPS(TILEJIT_CASE)
-    TILEJIT_REDUCTION_OPS(TILEJIT_CASE) TILEJIT_MEMORY_OPS(TILEJIT_CASE) TILEJIT_TMA_OPS(TILEJIT_CASE)
-    TILEJIT_CONTROL_OPS(TILEJIT_CASE)
-    case Op::Cast: case Op::Where: case Op::Dot:
+    TILEJIT_ELEMENTWISE_OPS(TILEJIT_CASE) TILEJIT_TENSOR_OPS(TILEJIT_CASE) TILEJIT_LEAF_OPS(TILEJIT_CASE)
+    TILEJIT_MOVEMENT_OPS(TILEJIT_CASE) TILEJIT_REDUCTION_OPS(TILEJIT_CASE) TILEJIT_MEMORY_OPS(TILEJIT_CASE)
+    TILEJIT_TMA_OPS(TILEJIT_CASE) TILEJIT_CONTROL_OPS(TILEJIT_CASE)
+    case Op::Dot:
       throw InternalError("emitter: " + std::string(ir::name_of(g_.node(id).op)) + " is not a schedule op");
   }
 }

@@ -319,11 +319,10 @@ std::string Emitter::tensor_ptr(NodeId tensor) const {
     case Op::MergeView: return tensor_ptr(g_.operand(tensor, 0));
     case Op::MakeView: return var(tensor);
     // The elements of a TensorArray are reached through TMA only (plan_arguments rejects pointer accesses).
-    TILEJIT_LEAF_OPS(TILEJIT_CASE) TILEJIT_MOVEMENT_OPS(TILEJIT_CASE) TILEJIT_BINARY_OPS(TILEJIT_CASE)
-    TILEJIT_COMPARE_OPS(TILEJIT_CASE) TILEJIT_UNARY_OPS(TILEJIT_CASE) TILEJIT_REDUCTION_OPS(TILEJIT_CASE)
-    TILEJIT_MEMORY_OPS(TILEJIT_CASE) TILEJIT_TMA_OPS(TILEJIT_CASE) TILEJIT_CONTROL_OPS(TILEJIT_CASE)
-    TILEJIT_SCHEDULE_OPS(TILEJIT_CASE)
-    case Op::ParamTensorArray: case Op::ArrayElem: case Op::Cast: case Op::Where: case Op::Dot:
+    TILEJIT_ELEMENTWISE_OPS(TILEJIT_CASE) TILEJIT_LEAF_OPS(TILEJIT_CASE) TILEJIT_MOVEMENT_OPS(TILEJIT_CASE)
+    TILEJIT_REDUCTION_OPS(TILEJIT_CASE) TILEJIT_MEMORY_OPS(TILEJIT_CASE) TILEJIT_TMA_OPS(TILEJIT_CASE)
+    TILEJIT_CONTROL_OPS(TILEJIT_CASE) TILEJIT_SCHEDULE_OPS(TILEJIT_CASE)
+    case Op::ParamTensorArray: case Op::ArrayElem: case Op::Dot:
       break;
   }
   throw InternalError("emitter: no pointer for tensor node %" + str(tensor));
@@ -354,11 +353,10 @@ std::string Emitter::tensor_field(NodeId tensor, passes::TensorField field, int 
       return count == 1 ? prod : "(" + prod + ")";
     }
     // The elements of a TensorArray are reached through TMA only (plan_arguments rejects size and stride reads).
-    TILEJIT_LEAF_OPS(TILEJIT_CASE) TILEJIT_MOVEMENT_OPS(TILEJIT_CASE) TILEJIT_BINARY_OPS(TILEJIT_CASE)
-    TILEJIT_COMPARE_OPS(TILEJIT_CASE) TILEJIT_UNARY_OPS(TILEJIT_CASE) TILEJIT_REDUCTION_OPS(TILEJIT_CASE)
-    TILEJIT_MEMORY_OPS(TILEJIT_CASE) TILEJIT_TMA_OPS(TILEJIT_CASE) TILEJIT_CONTROL_OPS(TILEJIT_CASE)
-    TILEJIT_SCHEDULE_OPS(TILEJIT_CASE)
-    case Op::ParamTensorArray: case Op::ArrayElem: case Op::Cast: case Op::Where: case Op::Dot:
+    TILEJIT_ELEMENTWISE_OPS(TILEJIT_CASE) TILEJIT_LEAF_OPS(TILEJIT_CASE) TILEJIT_MOVEMENT_OPS(TILEJIT_CASE)
+    TILEJIT_REDUCTION_OPS(TILEJIT_CASE) TILEJIT_MEMORY_OPS(TILEJIT_CASE) TILEJIT_TMA_OPS(TILEJIT_CASE)
+    TILEJIT_CONTROL_OPS(TILEJIT_CASE) TILEJIT_SCHEDULE_OPS(TILEJIT_CASE)
+    case Op::ParamTensorArray: case Op::ArrayElem: case Op::Dot:
       break;
   }
   throw InternalError("emitter: no size or stride for tensor node %" + str(tensor));

@@ -189,13 +189,11 @@ class Machine {
           break;
         }
         // Nothing to check or prepare.
-        TILEJIT_MOVEMENT_OPS(TILEJIT_CASE) TILEJIT_BINARY_OPS(TILEJIT_CASE) TILEJIT_COMPARE_OPS(TILEJIT_CASE)
-        TILEJIT_UNARY_OPS(TILEJIT_CASE) TILEJIT_SCHEDULE_OPS(TILEJIT_CASE)
+        TILEJIT_ELEMENTWISE_OPS(TILEJIT_CASE) TILEJIT_MOVEMENT_OPS(TILEJIT_CASE) TILEJIT_SCHEDULE_OPS(TILEJIT_CASE)
         case Op::ParamTensor: case Op::ParamTensorArray: case Op::ParamScalar: case Op::Const:
-        case Op::ProgramId: case Op::NumPrograms: case Op::Arange: case Op::Cast: case Op::Where:
-        case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::ArgMax: case Op::CombineArg:
-        case Op::ReduceResult: case Op::Dot: case Op::LoopIndex: case Op::LoopArg: case Op::LoopResult:
-        case Op::IfResult: case Op::Yield:
+        case Op::ProgramId: case Op::NumPrograms: case Op::Arange: case Op::ReduceSum: case Op::ReduceMax:
+        case Op::ReduceMin: case Op::ArgMax: case Op::CombineArg: case Op::ReduceResult: case Op::Dot:
+        case Op::LoopIndex: case Op::LoopArg: case Op::LoopResult: case Op::IfResult: case Op::Yield:
           break;
       }
     }

@@ -144,11 +144,8 @@ void eval_binary(Op op, const Block& a, const Block& b, Block& out) {
       if (fp) throw InternalError("interpreter: bitwise op on a float block");
       return int_map2(a, b, out, [](int64_t x, int64_t y) { return x ^ y; });
     // The interpreter evaluates the other ops elsewhere.
-    TILEJIT_TENSOR_OPS(TILEJIT_CASE) TILEJIT_LEAF_OPS(TILEJIT_CASE) TILEJIT_MOVEMENT_OPS(TILEJIT_CASE)
-    TILEJIT_COMPARE_OPS(TILEJIT_CASE) TILEJIT_UNARY_OPS(TILEJIT_CASE) TILEJIT_REDUCTION_OPS(TILEJIT_CASE)
-    TILEJIT_MEMORY_OPS(TILEJIT_CASE) TILEJIT_TMA_OPS(TILEJIT_CASE) TILEJIT_CONTROL_OPS(TILEJIT_CASE)
-    TILEJIT_SCHEDULE_OPS(TILEJIT_CASE)
-    case Op::Cast: case Op::Where: case Op::Dot:
+    TILEJIT_NON_ELEMENTWISE_OPS(TILEJIT_CASE) TILEJIT_COMPARE_OPS(TILEJIT_CASE) TILEJIT_UNARY_OPS(TILEJIT_CASE)
+    case Op::Cast: case Op::Where:
       break;
   }
   throw InternalError("interpreter: unexpected binary op " + std::string(ir::name_of(op)));
@@ -171,11 +168,8 @@ void compare_typed(Op op, const std::vector<V>& a, const std::vector<V>& b, Bloc
     case Op::Gt: return compare_map(a, b, out, [](V x, V y) { return x > y; });
     case Op::Ge: return compare_map(a, b, out, [](V x, V y) { return x >= y; });
     // The interpreter evaluates the other ops elsewhere.
-    TILEJIT_TENSOR_OPS(TILEJIT_CASE) TILEJIT_LEAF_OPS(TILEJIT_CASE) TILEJIT_MOVEMENT_OPS(TILEJIT_CASE)
-    TILEJIT_BINARY_OPS(TILEJIT_CASE) TILEJIT_UNARY_OPS(TILEJIT_CASE) TILEJIT_REDUCTION_OPS(TILEJIT_CASE)
-    TILEJIT_MEMORY_OPS(TILEJIT_CASE) TILEJIT_TMA_OPS(TILEJIT_CASE) TILEJIT_CONTROL_OPS(TILEJIT_CASE)
-    TILEJIT_SCHEDULE_OPS(TILEJIT_CASE)
-    case Op::Cast: case Op::Where: case Op::Dot:
+    TILEJIT_NON_ELEMENTWISE_OPS(TILEJIT_CASE) TILEJIT_BINARY_OPS(TILEJIT_CASE) TILEJIT_UNARY_OPS(TILEJIT_CASE)
+    case Op::Cast: case Op::Where:
       break;
   }
   throw InternalError("interpreter: unexpected comparison " + std::string(ir::name_of(op)));
@@ -246,11 +240,8 @@ void eval_unary(Op op, const Block& x, Block& out) {
       if (fp) return float_map1(x, out, [](double v) { return std::erf(v); });
       break;
     // The interpreter evaluates the other ops elsewhere.
-    TILEJIT_TENSOR_OPS(TILEJIT_CASE) TILEJIT_LEAF_OPS(TILEJIT_CASE) TILEJIT_MOVEMENT_OPS(TILEJIT_CASE)
-    TILEJIT_BINARY_OPS(TILEJIT_CASE) TILEJIT_COMPARE_OPS(TILEJIT_CASE) TILEJIT_REDUCTION_OPS(TILEJIT_CASE)
-    TILEJIT_MEMORY_OPS(TILEJIT_CASE) TILEJIT_TMA_OPS(TILEJIT_CASE) TILEJIT_CONTROL_OPS(TILEJIT_CASE)
-    TILEJIT_SCHEDULE_OPS(TILEJIT_CASE)
-    case Op::Cast: case Op::Where: case Op::Dot:
+    TILEJIT_NON_ELEMENTWISE_OPS(TILEJIT_CASE) TILEJIT_BINARY_OPS(TILEJIT_CASE) TILEJIT_COMPARE_OPS(TILEJIT_CASE)
+    case Op::Cast: case Op::Where:
       break;
   }
   throw InternalError(std::string(fp ? "interpreter: unexpected unary op on a float block: "
@@ -434,11 +425,10 @@ void eval_reduce(Op op, const Block& x, int axis, Block& out) {
       return fold(x.i, out.i, g, [](int64_t a, int64_t b) { return std::min(a, b); });
     case Op::ArgMax: return argmax_along(x, g, out);
     // A Reduce runs its combine region (interp.cpp); the interpreter evaluates the other ops elsewhere.
-    TILEJIT_TENSOR_OPS(TILEJIT_CASE) TILEJIT_LEAF_OPS(TILEJIT_CASE) TILEJIT_MOVEMENT_OPS(TILEJIT_CASE)
-    TILEJIT_BINARY_OPS(TILEJIT_CASE) TILEJIT_COMPARE_OPS(TILEJIT_CASE) TILEJIT_UNARY_OPS(TILEJIT_CASE)
-    TILEJIT_MEMORY_OPS(TILEJIT_CASE) TILEJIT_TMA_OPS(TILEJIT_CASE) TILEJIT_CONTROL_OPS(TILEJIT_CASE)
-    TILEJIT_SCHEDULE_OPS(TILEJIT_CASE)
-    case Op::Cast: case Op::Where: case Op::Reduce: case Op::CombineArg: case Op::ReduceResult: case Op::Dot:
+    TILEJIT_ELEMENTWISE_OPS(TILEJIT_CASE) TILEJIT_TENSOR_OPS(TILEJIT_CASE) TILEJIT_LEAF_OPS(TILEJIT_CASE)
+    TILEJIT_MOVEMENT_OPS(TILEJIT_CASE) TILEJIT_MEMORY_OPS(TILEJIT_CASE) TILEJIT_TMA_OPS(TILEJIT_CASE)
+    TILEJIT_CONTROL_OPS(TILEJIT_CASE) TILEJIT_SCHEDULE_OPS(TILEJIT_CASE)
+    case Op::Reduce: case Op::CombineArg: case Op::ReduceResult: case Op::Dot:
       break;
   }
   throw InternalError("interpreter: unexpected reduction " + std::string(ir::name_of(op)));

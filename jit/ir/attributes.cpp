@@ -178,11 +178,10 @@ size_t schedule_count(Op op) {
     // [loop, stages, ring]; PipeWait: [loop, stages, load].
     case Op::PipeBegin: case Op::PipePrologue: case Op::PipeRefill: case Op::PipeRelease: case Op::PipeWait: return 3;
     // Not schedule ops.
-    TILEJIT_TENSOR_OPS(TILEJIT_CASE) TILEJIT_LEAF_OPS(TILEJIT_CASE) TILEJIT_MOVEMENT_OPS(TILEJIT_CASE)
-    TILEJIT_BINARY_OPS(TILEJIT_CASE) TILEJIT_COMPARE_OPS(TILEJIT_CASE) TILEJIT_UNARY_OPS(TILEJIT_CASE)
-    TILEJIT_REDUCTION_OPS(TILEJIT_CASE) TILEJIT_MEMORY_OPS(TILEJIT_CASE) TILEJIT_TMA_OPS(TILEJIT_CASE)
-    TILEJIT_CONTROL_OPS(TILEJIT_CASE)
-    case Op::Cast: case Op::Where: case Op::Dot:
+    TILEJIT_ELEMENTWISE_OPS(TILEJIT_CASE) TILEJIT_TENSOR_OPS(TILEJIT_CASE) TILEJIT_LEAF_OPS(TILEJIT_CASE)
+    TILEJIT_MOVEMENT_OPS(TILEJIT_CASE) TILEJIT_REDUCTION_OPS(TILEJIT_CASE) TILEJIT_MEMORY_OPS(TILEJIT_CASE)
+    TILEJIT_TMA_OPS(TILEJIT_CASE) TILEJIT_CONTROL_OPS(TILEJIT_CASE)
+    case Op::Dot:
       break;
   }
   throw InternalError("schedule attributes of " + std::string(name_of(op)) + ", not a schedule op");

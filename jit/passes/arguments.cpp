@@ -88,12 +88,10 @@ Needs collect_needs(const ir::Graph& g, const TmaPlan& tma, bool checked) {
         scalars.insert(ir::attrs<ir::ParamAttrs>(g, id).param);
         break;
       // No other op reads a tensor's pointer, sizes or strides or a scalar (TMA operations: descriptors, below).
-      TILEJIT_MOVEMENT_OPS(TILEJIT_CASE) TILEJIT_BINARY_OPS(TILEJIT_CASE) TILEJIT_COMPARE_OPS(TILEJIT_CASE)
-      TILEJIT_UNARY_OPS(TILEJIT_CASE) TILEJIT_REDUCTION_OPS(TILEJIT_CASE) TILEJIT_TMA_OPS(TILEJIT_CASE)
-      TILEJIT_CONTROL_OPS(TILEJIT_CASE) TILEJIT_SCHEDULE_OPS(TILEJIT_CASE)
+      TILEJIT_ELEMENTWISE_OPS(TILEJIT_CASE) TILEJIT_MOVEMENT_OPS(TILEJIT_CASE) TILEJIT_REDUCTION_OPS(TILEJIT_CASE)
+      TILEJIT_TMA_OPS(TILEJIT_CASE) TILEJIT_CONTROL_OPS(TILEJIT_CASE) TILEJIT_SCHEDULE_OPS(TILEJIT_CASE)
       case Op::ParamTensor: case Op::ParamTensorArray: case Op::ArrayElem: case Op::MergeView:
-      case Op::Const: case Op::ProgramId: case Op::NumPrograms: case Op::Arange: case Op::Cast:
-      case Op::Where: case Op::Dot:
+      case Op::Const: case Op::ProgramId: case Op::NumPrograms: case Op::Arange: case Op::Dot:
         break;
     }
   }

@@ -43,10 +43,10 @@ bool stages_through_scratch(const Lowered& l, NodeId id) {
     case Op::Dot:
       return !l.mma.dots.count(id) && (!resident(g.operand(id, 0)) || !resident(g.operand(id, 1)));
     // The other ops do not stage values through the scratch arena.
-    TILEJIT_TENSOR_OPS(TILEJIT_CASE) TILEJIT_LEAF_OPS(TILEJIT_CASE) TILEJIT_BINARY_OPS(TILEJIT_CASE)
-    TILEJIT_COMPARE_OPS(TILEJIT_CASE) TILEJIT_UNARY_OPS(TILEJIT_CASE) TILEJIT_MEMORY_OPS(TILEJIT_CASE)
-    TILEJIT_TMA_OPS(TILEJIT_CASE) TILEJIT_CONTROL_OPS(TILEJIT_CASE) TILEJIT_SCHEDULE_OPS(TILEJIT_CASE)
-    case Op::Broadcast: case Op::Cast: case Op::Where: case Op::CombineArg: case Op::ReduceResult:
+    TILEJIT_ELEMENTWISE_OPS(TILEJIT_CASE) TILEJIT_TENSOR_OPS(TILEJIT_CASE) TILEJIT_LEAF_OPS(TILEJIT_CASE)
+    TILEJIT_MEMORY_OPS(TILEJIT_CASE) TILEJIT_TMA_OPS(TILEJIT_CASE) TILEJIT_CONTROL_OPS(TILEJIT_CASE)
+    TILEJIT_SCHEDULE_OPS(TILEJIT_CASE)
+    case Op::Broadcast: case Op::CombineArg: case Op::ReduceResult:
       return false;
   }
   return false;
@@ -119,13 +119,12 @@ class Planner {
       case Op::For: loop(id); break;
       case Op::If: branches(id); break;
       // No other op is a barrier, issues a TMA load or writes a tile the threads read.
-      TILEJIT_TENSOR_OPS(TILEJIT_CASE) TILEJIT_LEAF_OPS(TILEJIT_CASE) TILEJIT_MOVEMENT_OPS(TILEJIT_CASE)
-      TILEJIT_BINARY_OPS(TILEJIT_CASE) TILEJIT_COMPARE_OPS(TILEJIT_CASE) TILEJIT_UNARY_OPS(TILEJIT_CASE)
-      TILEJIT_REDUCTION_OPS(TILEJIT_CASE) TILEJIT_MEMORY_OPS(TILEJIT_CASE)
-      case Op::Cast: case Op::Where: case Op::DescPrefetch: case Op::LoopIndex: case Op::LoopArg:
-      case Op::LoopResult: case Op::IfResult: case Op::Yield: case Op::PipeBegin: case Op::PipePrologue:
-      case Op::PipeStage: case Op::PipeWait: case Op::PipeRefill: case Op::PipeRelease: case Op::PipeAdvance:
-      case Op::PipeEnd: case Op::WgmmaWait: case Op::WarpProducer:
+      TILEJIT_ELEMENTWISE_OPS(TILEJIT_CASE) TILEJIT_TENSOR_OPS(TILEJIT_CASE) TILEJIT_LEAF_OPS(TILEJIT_CASE)
+      TILEJIT_MOVEMENT_OPS(TILEJIT_CASE) TILEJIT_REDUCTION_OPS(TILEJIT_CASE) TILEJIT_MEMORY_OPS(TILEJIT_CASE)
+      case Op::DescPrefetch: case Op::LoopIndex: case Op::LoopArg: case Op::LoopResult: case Op::IfResult:
+      case Op::Yield: case Op::PipeBegin: case Op::PipePrologue: case Op::PipeStage: case Op::PipeWait:
+      case Op::PipeRefill: case Op::PipeRelease: case Op::PipeAdvance: case Op::PipeEnd: case Op::WgmmaWait:
+      case Op::WarpProducer:
         break;
     }
     if (builds_.count(id)) passed_barrier();  // a device-built descriptor is published

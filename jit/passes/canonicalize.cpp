@@ -52,10 +52,8 @@ std::optional<int64_t> fold_binary(Op op, DType t, int64_t a, int64_t b) {
     case Op::Gt: return a > b;
     case Op::Ge: return a >= b;
     // visit folds binary ops and comparisons only.
-    TILEJIT_TENSOR_OPS(TILEJIT_CASE) TILEJIT_LEAF_OPS(TILEJIT_CASE) TILEJIT_MOVEMENT_OPS(TILEJIT_CASE)
-    TILEJIT_UNARY_OPS(TILEJIT_CASE) TILEJIT_REDUCTION_OPS(TILEJIT_CASE) TILEJIT_MEMORY_OPS(TILEJIT_CASE)
-    TILEJIT_TMA_OPS(TILEJIT_CASE) TILEJIT_CONTROL_OPS(TILEJIT_CASE) TILEJIT_SCHEDULE_OPS(TILEJIT_CASE)
-    case Op::Cast: case Op::Where: case Op::Dot:
+    TILEJIT_NON_ELEMENTWISE_OPS(TILEJIT_CASE) TILEJIT_UNARY_OPS(TILEJIT_CASE)
+    case Op::Cast: case Op::Where:
       break;
   }
   throw InternalError("canonicalize: " + std::string(ir::name_of(op)) + " is not a binary op or a comparison");

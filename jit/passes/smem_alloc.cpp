@@ -51,10 +51,10 @@ bool reads_registers(const ir::Graph& g, NodeId user, size_t slot) {
     case Op::DescStore:
       return slot + 1 != g.operands(user).size();
     // The other ops read their operands from registers.
-    TILEJIT_TENSOR_OPS(TILEJIT_CASE) TILEJIT_LEAF_OPS(TILEJIT_CASE) TILEJIT_BINARY_OPS(TILEJIT_CASE)
-    TILEJIT_COMPARE_OPS(TILEJIT_CASE) TILEJIT_UNARY_OPS(TILEJIT_CASE) TILEJIT_REDUCTION_OPS(TILEJIT_CASE)
-    TILEJIT_MEMORY_OPS(TILEJIT_CASE) TILEJIT_CONTROL_OPS(TILEJIT_CASE) TILEJIT_SCHEDULE_OPS(TILEJIT_CASE)
-    case Op::Broadcast: case Op::Cast: case Op::Where: case Op::DescLoad: case Op::DescPrefetch:
+    TILEJIT_ELEMENTWISE_OPS(TILEJIT_CASE) TILEJIT_TENSOR_OPS(TILEJIT_CASE) TILEJIT_LEAF_OPS(TILEJIT_CASE)
+    TILEJIT_REDUCTION_OPS(TILEJIT_CASE) TILEJIT_MEMORY_OPS(TILEJIT_CASE) TILEJIT_CONTROL_OPS(TILEJIT_CASE)
+    TILEJIT_SCHEDULE_OPS(TILEJIT_CASE)
+    case Op::Broadcast: case Op::DescLoad: case Op::DescPrefetch:
       return true;
   }
   return true;
@@ -116,10 +116,10 @@ int scratch_bytes_of(const ir::Graph& g, const ValueLayouts& layout, const SmemP
       return a ? align_up(a, 16) + b : b;
     }
     // The other ops do not stage values through the scratch arena.
-    TILEJIT_TENSOR_OPS(TILEJIT_CASE) TILEJIT_LEAF_OPS(TILEJIT_CASE) TILEJIT_BINARY_OPS(TILEJIT_CASE)
-    TILEJIT_COMPARE_OPS(TILEJIT_CASE) TILEJIT_UNARY_OPS(TILEJIT_CASE) TILEJIT_MEMORY_OPS(TILEJIT_CASE)
-    TILEJIT_TMA_OPS(TILEJIT_CASE) TILEJIT_CONTROL_OPS(TILEJIT_CASE) TILEJIT_SCHEDULE_OPS(TILEJIT_CASE)
-    case Op::Broadcast: case Op::Cast: case Op::Where: case Op::CombineArg: case Op::ReduceResult:
+    TILEJIT_ELEMENTWISE_OPS(TILEJIT_CASE) TILEJIT_TENSOR_OPS(TILEJIT_CASE) TILEJIT_LEAF_OPS(TILEJIT_CASE)
+    TILEJIT_MEMORY_OPS(TILEJIT_CASE) TILEJIT_TMA_OPS(TILEJIT_CASE) TILEJIT_CONTROL_OPS(TILEJIT_CASE)
+    TILEJIT_SCHEDULE_OPS(TILEJIT_CASE)
+    case Op::Broadcast: case Op::CombineArg: case Op::ReduceResult:
       return 0;
   }
   return 0;

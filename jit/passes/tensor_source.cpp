@@ -53,11 +53,10 @@ TensorSource resolve_tensor(const ir::Graph& g, ir::NodeId tensor) {
       return s;
     }
     // A TensorArray is resolved through its elements; every other op yields no tensor.
-    TILEJIT_LEAF_OPS(TILEJIT_CASE) TILEJIT_MOVEMENT_OPS(TILEJIT_CASE) TILEJIT_BINARY_OPS(TILEJIT_CASE)
-    TILEJIT_COMPARE_OPS(TILEJIT_CASE) TILEJIT_UNARY_OPS(TILEJIT_CASE) TILEJIT_REDUCTION_OPS(TILEJIT_CASE)
-    TILEJIT_MEMORY_OPS(TILEJIT_CASE) TILEJIT_TMA_OPS(TILEJIT_CASE) TILEJIT_CONTROL_OPS(TILEJIT_CASE)
-    TILEJIT_SCHEDULE_OPS(TILEJIT_CASE)
-    case Op::ParamTensorArray: case Op::Cast: case Op::Where: case Op::Dot:
+    TILEJIT_ELEMENTWISE_OPS(TILEJIT_CASE) TILEJIT_LEAF_OPS(TILEJIT_CASE) TILEJIT_MOVEMENT_OPS(TILEJIT_CASE)
+    TILEJIT_REDUCTION_OPS(TILEJIT_CASE) TILEJIT_MEMORY_OPS(TILEJIT_CASE) TILEJIT_TMA_OPS(TILEJIT_CASE)
+    TILEJIT_CONTROL_OPS(TILEJIT_CASE) TILEJIT_SCHEDULE_OPS(TILEJIT_CASE)
+    case Op::ParamTensorArray: case Op::Dot:
       break;
   }
   throw InternalError("resolve_tensor: node %" + std::to_string(tensor) + " is not a tensor");

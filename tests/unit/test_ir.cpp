@@ -353,6 +353,16 @@ TEST_CASE("op_cases.h: each category's list holds exactly the ops ops.def puts i
     CHECK(got == want);
   }
   CHECK(seen.size() == 14);  // every category of ops.def
+  // The two composites split the ops by ir::is_elementwise.
+#define TILEJIT_ELEMENT(Name) Op::Name,
+  const std::set<Op> elementwise{TILEJIT_ELEMENTWISE_OPS(TILEJIT_ELEMENT)}, others{TILEJIT_NON_ELEMENTWISE_OPS(TILEJIT_ELEMENT)};
+#undef TILEJIT_ELEMENT
+  for (int k = 0; k <= static_cast<int>(Op::WarpProducer); ++k) {
+    const auto op = static_cast<Op>(k);
+    INFO(ir::name_of(op));
+    CHECK(elementwise.count(op) == (ir::is_elementwise(op) ? 1u : 0u));
+    CHECK(others.count(op) == (ir::is_elementwise(op) ? 0u : 1u));
+  }
 }
 
 TEST_CASE("the verifier checks operand counts and attribute layouts from ops.def") {

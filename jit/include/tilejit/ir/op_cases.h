@@ -26,3 +26,10 @@
 #define TILEJIT_SCHEDULE_OPS(X)                                                                                      \
   X(TmaIssue) X(PipeBegin) X(PipePrologue) X(PipeStage) X(PipeWait) X(PipeRefill) X(PipeRelease) X(PipeAdvance) \
   X(PipeEnd) X(WgmmaWait) X(CtaBarrier) X(ReuseFence) X(WarpProducer)
+
+/// The elementwise categories together (ir::is_elementwise), and every other category together.
+#define TILEJIT_ELEMENTWISE_OPS(X) \
+  TILEJIT_CAST_OPS(X) TILEJIT_BINARY_OPS(X) TILEJIT_COMPARE_OPS(X) TILEJIT_UNARY_OPS(X) TILEJIT_SELECT_OPS(X)
+#define TILEJIT_NON_ELEMENTWISE_OPS(X)                                                                        \
+  TILEJIT_TENSOR_OPS(X) TILEJIT_LEAF_OPS(X) TILEJIT_MOVEMENT_OPS(X) TILEJIT_REDUCTION_OPS(X) TILEJIT_PRODUCT_OPS(X) \
+  TILEJIT_MEMORY_OPS(X) TILEJIT_TMA_OPS(X) TILEJIT_CONTROL_OPS(X) TILEJIT_SCHEDULE_OPS(X)
