@@ -1,6 +1,8 @@
-// Local simplifications: no-op casts, reshapes and permutations, op chains, integer constant folding.
+// Local simplifications: no-op casts, reshapes and permutations, op chains, integer constant folding, a sum
+// with a product from zero folded into the product's accumulator.
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "passes/rewrite.h"
 #include "tilejit/error.h"
@@ -64,7 +66,29 @@ bool is_int_const(const ir::Graph& g, NodeId id) {
   return n.op == Op::Const && n.shape.rank == 0 && !ir::is_float(n.dtype);
 }
 
-NodeId visit(detail::Rewriter& rw, NodeId old) {
+/// `x + dot(a, b, zeros)` (the product computed from zero, then added: Triton's `acc += tl.dot(a, b)`) as
+/// `dot(a, b, x)`, when the product has no other user and is made where the sum is: a Dot accumulates in an
+/// unspecified order from its accumulator (ir.h), so this is one of the orders the sum already allowed, and
+/// the tensor cores accumulate into x's registers instead of fresh ones added afterwards.
+NodeId fold_into_dot(detail::Rewriter& rw, NodeId add, const std::vector<int>& users) {
+  const ir::Graph& in = rw.in();
+  const ir::Node& n = in.node(add);
+  for (int side : {0, 1}) {
+    const NodeId d = in.operand(add, side), x = in.operand(add, 1 - side);
+    const ir::Node& dn = in.node(d);
+    if (dn.op != Op::Dot || dn.dtype != n.dtype || dn.region != n.region || users[static_cast<size_t>(d)] != 1) continue;
+    const NodeId acc = in.operand(d, 2);
+    if (in.node(acc).op != Op::Broadcast) continue;
+    const NodeId c = in.operand(acc, 0);
+    if (in.node(c).op != Op::Const || in.node(c).shape.rank != 0) continue;
+    if (ir::is_float(n.dtype) ? in.const_f(c) != 0.0 : in.const_i(c) != 0) continue;
+    const NodeId ops[] = {rw.map(in.operand(d, 0)), rw.map(in.operand(d, 1)), rw.map(x)};
+    return rw.add_at(add, Op::Dot, n.dtype, n.shape, ops, in.ints(d));
+  }
+  return ir::kNoNode;
+}
+
+NodeId visit(detail::Rewriter& rw, NodeId old, const std::vector<int>& users) {
   const ir::Graph& in = rw.in();
   ir::Graph& out = rw.out();
   const ir::Node& n = in.node(old);
@@ -116,6 +140,7 @@ NodeId visit(detail::Rewriter& rw, NodeId old) {
     TILEJIT_BINARY_OPS(TILEJIT_CASE)
     case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le:
     case Op::Gt: case Op::Ge: {
+      if (n.op == Op::Add && n.shape.rank == 2) return fold_into_dot(rw, old, users);
       if (n.shape.rank != 0) return ir::kNoNode;
       const NodeId a = rw.map(in.operand(old, 0)), b = rw.map(in.operand(old, 1));
       const DType t = in.node(in.operand(old, 0)).dtype;
@@ -149,8 +174,11 @@ NodeId visit(detail::Rewriter& rw, NodeId old) {
 }  // namespace
 
 ir::Graph canonicalize(const ir::Graph& g) {
+  std::vector<int> users(g.size(), 0);  // operand uses of each node (a product folded into a sum has one)
+  for (size_t i = 0; i < g.size(); ++i)
+    for (NodeId o : g.operands(static_cast<NodeId>(i))) ++users[static_cast<size_t>(o)];
   detail::Rewriter rw(g);
-  return rw.run(visit);
+  return rw.run([&](detail::Rewriter& r, NodeId old) { return visit(r, old, users); });
 }
 
 }  // namespace tilejit::passes

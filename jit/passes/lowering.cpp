@@ -76,7 +76,7 @@ std::string stage_plan(const Lowered& l) {
 // The table. Rewriting steps come first: the plans are keyed by the node ids of the graph they leave. The
 // one exception, insert_schedule_ops, only adds nodes (no id changes) once the plans it writes down exist.
 constexpr LoweringStep kSteps[] = {
-    {"canonicalize", "folds casts to the same type, identity reshapes and permutes, integer constants", true,
+    {"canonicalize", "folds casts to the same type, identity reshapes and permutes, integer constants, x + dot(a, b) into the dot", true,
      [](Lowered& l, const Options&) { l.graph = canonicalize(l.graph); }, nullptr},
     {"hoist_invariants", "moves loop-invariant scalars and views before their loop", true,
      [](Lowered& l, const Options&) { l.graph = hoist_invariants(l.graph); }, nullptr},

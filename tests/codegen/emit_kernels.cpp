@@ -515,7 +515,7 @@ std::vector<EmitCase> make_cases() {
         auto r = sum(a, 1);
         auto d = dot(a.reshape({4, 1}).permute({1, 0}), b, zeros<f32>({1, 4}));
         auto e = dot(r.reshape({1, 1}), a, zeros<f32>({1, 4}));
-        descriptor_store(z, {0, 0}, d + e);
+        descriptor_store(z, {0, 0}, d * e);  // a product: d + e would fold d into e's accumulator
         store(y, program_id(0), sum(sum(b, 1), 0));
         auto odd = arange(0, 3).to<f32>();
         store(y, arange(0, 3), max(odd.expand_dims<0>().broadcast_to({5, 3}), 0));

@@ -299,6 +299,39 @@ TEST_CASE("dot through the DSL: a @ b + acc, with a transposed operand") {
     }
 }
 
+TEST_CASE("dot(a, b) without an accumulator: from zero, in f32 for float operands and i32 for integer ones") {
+  namespace dsl = tilejit::dsl;
+  Buffer a(DType::bf16, 4 * 8), b(DType::bf16, 8 * 2), y(DType::f32, 4 * 2);
+  Buffer ai(DType::i8, 4 * 8), bi(DType::i8, 8 * 2), yi(DType::i32, 4 * 2);
+  for (int64_t k = 0; k < a.size(); ++k) a.setf(k, static_cast<double>(k % 5) - 2.0), ai.seti(k, k % 7 - 3);
+  for (int64_t k = 0; k < b.size(); ++k) b.setf(k, static_cast<double>(k % 3) * 0.5), bi.seti(k, 5 - k % 11);
+  auto kern = tilejit::kernel("dot_two_args", [](dsl::Tensor<dsl::bf16, 1> A, dsl::Tensor<dsl::bf16, 1> B, dsl::Tensor<dsl::f32, 1> Y,
+                                                 dsl::Tensor<dsl::i8, 1> AI, dsl::Tensor<dsl::i8, 1> BI, dsl::Tensor<dsl::i32, 1> YI) {
+    using namespace tilejit::dsl;
+    auto ra = arange(0, 4).expand_dims<1>() * 8 + arange(0, 8).expand_dims<0>();
+    auto rb = arange(0, 8).expand_dims<1>() * 2 + arange(0, 2).expand_dims<0>();
+    auto ry = arange(0, 4).expand_dims<1>() * 2 + arange(0, 2).expand_dims<0>();
+    Value<f32, 2> c = dot(load(A, ra), load(B, rb));
+    Value<i32, 2> ci = dot(load(AI, ra), load(BI, rb));
+    store(Y, ry, c);
+    store(YI, ry, ci);
+  });
+  tilejit::interp::run(*kern.trace(tilejit::Config{}), dim3(1),
+                       std::vector<tilejit::KernelArg>{tensor_arg(a.arg1()), tensor_arg(b.arg1()), tensor_arg(y.arg1()),
+                                                       tensor_arg(ai.arg1()), tensor_arg(bi.arg1()), tensor_arg(yi.arg1())});
+  for (int64_t m = 0; m < 4; ++m)
+    for (int64_t n = 0; n < 2; ++n) {
+      double want = 0;
+      int64_t want_i = 0;
+      for (int64_t k = 0; k < 8; ++k) {
+        want += a.getf(m * 8 + k) * b.getf(k * 2 + n);
+        want_i += ai.geti(m * 8 + k) * bi.geti(k * 2 + n);
+      }
+      CHECK(y.getf(m * 2 + n) == want);  // small integers and halves: exact in f32
+      CHECK(yi.geti(m * 2 + n) == want_i);
+    }
+}
+
 TEST_CASE("dot of f32 operands: Precision::tf32 (the default) truncates the operands to tf32, ieee multiplies them as they are") {
   namespace dsl = tilejit::dsl;
   // 1 + 2^-12 is not a tf32 value (10 mantissa bits): tf32 reads it as 1; 1 + 2^-10 is one.

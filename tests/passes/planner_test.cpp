@@ -371,6 +371,31 @@ TEST_CASE("canonicalize folds integer constants and no-op shape changes; dead co
   CHECK(l.graph.size() < g->size());
 }
 
+TEST_CASE("canonicalize folds acc + dot(a, b) into dot(a, b, acc): the K loop's product then stays in flight") {
+  auto k = tilejit::kernel("add_dot", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> c, Tensor<f32, 2> d) {
+    auto acc = for_range(0, a.size(1).to<i32>(), 64, zeros<f32>({128, 128}), [&](Scalar<i32> k, Value<f32, 2> acc) {
+      return acc + dot(descriptor_load(a, {0, k}, {128, 64}), descriptor_load(b, {k, 0}, {64, 128}));
+    });
+    descriptor_store(c, {0, 0}, acc);
+    // A product read twice keeps its own registers: only the sum that is its one use may take it.
+    auto p = dot(descriptor_load(a, {0, 0}, {128, 64}), descriptor_load(b, {0, 0}, {64, 128}));
+    descriptor_store(d, {0, 0}, p + p);
+  });
+  const auto g = k.trace(Config{}.num_warps(8));
+  const auto l = tilejit::passes::lower(*g, tilejit::codegen::Options{});
+  int dots = 0, adds = 0;
+  for (size_t i = 0; i < l.graph.size(); ++i) {
+    const auto id = static_cast<tilejit::ir::NodeId>(i);
+    if (l.info.position[i] < 0) continue;
+    dots += l.graph.node(id).op == Op::Dot;
+    adds += l.graph.node(id).op == Op::Add && l.graph.node(id).shape.rank == 2;
+  }
+  CHECK(dots == 2);
+  CHECK(adds == 1);  // p + p
+  REQUIRE(l.pipe.loops.size() == 1);
+  CHECK(l.pipe.loops.begin()->second.carried.size() == 1);  // the loop's product is carried, as dot(a, b, acc)'s
+}
+
 TEST_CASE("impossible descriptor requests are user errors at the op's line") {
   SUBCASE("host placement of a view made in the kernel") {
     auto k = tilejit::kernel("host_view", [](Tensor<f32, 2> x, Scalar<i32> n) {

@@ -551,4 +551,17 @@ Value<tag_t<TC>, 2> dot(const Value<TA, 2>& a, const Value<TB, 2>& b, const Valu
   return Value<tag_t<TC>, 2>(detail::node, g.add(ir::Op::Dot, dtype_v<TC>, sc, {a.id(), b.id(), acc.id()}, how));
 }
 
+/// a @ b for 2-D blocks a (M x K) and b (K x N) without an accumulator of the caller's (Triton's
+/// `tl.dot(a, b)`): accumulated from zero in f32 for float operands, in i32 for integer ones. A sum
+/// `acc + dot(a, b)` whose product has no other use is compiled as `dot(a, b, acc)` (the tensor cores
+/// accumulate into acc's registers, and a K loop keeps its product in flight).
+template <class TA, class TB>
+auto dot(const Value<TA, 2>& a, const Value<TB, 2>& b, Precision precision = Precision::tf32,
+         std::source_location loc = std::source_location::current()) {
+  static_assert(!is_bool_v<TA>, "tilejit: dot() needs numeric blocks");
+  using Acc = std::conditional_t<is_float_v<TA>, f32, i32>;
+  const int64_t m = a.shape()[0], n = b.shape()[1];
+  return dot(a, b, zeros<Acc>({m, n}, loc), precision, loc);
+}
+
 }  // namespace tilejit::dsl

@@ -10,7 +10,8 @@
 namespace tilejit::passes {
 
 /// Local simplifications: casts to the same type, identity reshapes and
-/// permutations, reshape/broadcast chains, integer arithmetic on constants.
+/// permutations, reshape/broadcast chains, integer arithmetic on constants, and
+/// x + dot(a, b, zeros) as dot(a, b, x) where the product has no other user.
 ir::Graph canonicalize(const ir::Graph& g);
 
 /// Moves pure scalar nodes (and tensor views) whose operands are all defined
