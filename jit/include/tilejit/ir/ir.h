@@ -109,9 +109,9 @@
 //   ReduceResult      o: [reduce]     i: [k]   the k-th result: x_k's dtype, the reduce's shape
 //   Dot               o: [a(MxK), b(KxN), acc(MxN)]  i: [(precision)]   acc += a @ b, accumulated in acc's
 //                     dtype from acc in an unspecified order (floats agree within the sum's rounding, as a
-//                     ReduceSum; canonicalize folds x + dot(a, b, 0) into dot(a, b, x)); precision (DotPrecision, f32 operands only, absent = ieee; the front end writes
-//                     it for every f32 dot): tf32 truncates the operands to tf32 (10 mantissa bits) before
-//                     the products
+//                     ReduceSum; canonicalize folds x + dot(a, b, 0) into dot(a, b, x)); precision
+//                     (DotPrecision, f32 operands only, absent = ieee; the front end writes it for every
+//                     f32 dot): tf32 truncates the operands to tf32 (10 mantissa bits) before the products
 //   Load              o: [tensor, offsets, (mask, other)]  i: [has_mask, (ahead)]   ahead (a hint for readers, same
 //                     semantics): issued by passes::prefetch_loads, 1 = in a loop body for the next iteration,
 //                     2 = before the loop for its first iteration
