@@ -2,7 +2,6 @@
 // with a product from zero folded into the product's accumulator.
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "passes/rewrite.h"
 #include "tilejit/error.h"
@@ -70,13 +69,16 @@ bool is_int_const(const ir::Graph& g, NodeId id) {
 /// `dot(a, b, x)`, when the product has no other user and is made where the sum is: a Dot accumulates in an
 /// unspecified order from its accumulator (ir.h), so this is one of the orders the sum already allowed, and
 /// the tensor cores accumulate into x's registers instead of fresh ones added afterwards.
-NodeId fold_into_dot(detail::Rewriter& rw, NodeId add, const std::vector<int>& users) {
+NodeId fold_into_dot(detail::Rewriter& rw, NodeId add, const GraphInfo& info) {
   const ir::Graph& in = rw.in();
   const ir::Node& n = in.node(add);
   for (int side : {0, 1}) {
     const NodeId d = in.operand(add, side), x = in.operand(add, 1 - side);
     const ir::Node& dn = in.node(d);
-    if (dn.op != Op::Dot || dn.dtype != n.dtype || dn.region != n.region || users[static_cast<size_t>(d)] != 1) continue;
+    // One user, the sum, which adds something else (p + p has one user too: info.users lists a user once).
+    if (dn.op != Op::Dot || dn.dtype != n.dtype || dn.region != n.region || x == d ||
+        info.users[static_cast<size_t>(d)].size() != 1)
+      continue;
     const NodeId acc = in.operand(d, 2);
     if (in.node(acc).op != Op::Broadcast) continue;
     const NodeId c = in.operand(acc, 0);
@@ -88,7 +90,7 @@ NodeId fold_into_dot(detail::Rewriter& rw, NodeId add, const std::vector<int>& u
   return ir::kNoNode;
 }
 
-NodeId visit(detail::Rewriter& rw, NodeId old, const std::vector<int>& users) {
+NodeId visit(detail::Rewriter& rw, NodeId old, const GraphInfo& info) {
   const ir::Graph& in = rw.in();
   ir::Graph& out = rw.out();
   const ir::Node& n = in.node(old);
@@ -140,7 +142,7 @@ NodeId visit(detail::Rewriter& rw, NodeId old, const std::vector<int>& users) {
     TILEJIT_BINARY_OPS(TILEJIT_CASE)
     case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le:
     case Op::Gt: case Op::Ge: {
-      if (n.op == Op::Add && n.shape.rank == 2) return fold_into_dot(rw, old, users);
+      if (n.op == Op::Add && n.shape.rank == 2) return fold_into_dot(rw, old, info);
       if (n.shape.rank != 0) return ir::kNoNode;
       const NodeId a = rw.map(in.operand(old, 0)), b = rw.map(in.operand(old, 1));
       const DType t = in.node(in.operand(old, 0)).dtype;
@@ -174,11 +176,9 @@ NodeId visit(detail::Rewriter& rw, NodeId old, const std::vector<int>& users) {
 }  // namespace
 
 ir::Graph canonicalize(const ir::Graph& g) {
-  std::vector<int> users(g.size(), 0);  // operand uses of each node (a product folded into a sum has one)
-  for (size_t i = 0; i < g.size(); ++i)
-    for (NodeId o : g.operands(static_cast<NodeId>(i))) ++users[static_cast<size_t>(o)];
+  const GraphInfo info = analyze(g);  // the users of a product folded into a sum
   detail::Rewriter rw(g);
-  return rw.run([&](detail::Rewriter& r, NodeId old) { return visit(r, old, users); });
+  return rw.run([&](detail::Rewriter& r, NodeId old) { return visit(r, old, info); });
 }
 
 }  // namespace tilejit::passes
