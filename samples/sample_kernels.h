@@ -354,6 +354,32 @@ inline auto attention_kernel() {
   });
 }
 
+/// attention_kernel over tensors as they usually come, [B * H, S, D] (the heads' rows not merged by the caller):
+/// each tile is loaded as a {1, BM, D} box and reshaped to [BM, D] (the output stored the other way). The unit
+/// dimension costs nothing: the tiles are the same bytes, and the products read them in place on tensor cores.
+inline auto attention_bhsd_kernel() {
+  return tilejit::kernel("attention_bhsd", [](Tensor<bf16, 3> q, Tensor<bf16, 3> k, Tensor<bf16, 3> v, Tensor<bf16, 3> o,
+                                               Scalar<f32> scale, Meta<"BM"> BM, Meta<"BN"> BN, Meta<"D"> D) {
+    auto bh = program_id(1);
+    auto m0 = program_id(0) * BM;
+    auto seq = q.size(1).to<i32>();
+    auto qt = descriptor_load(q, {bh, m0, 0}, {1, BM, D}).reshape({BM, D});
+    auto init = std::tuple{full<f32>({BM}, -1e30), zeros<f32>({BM}), zeros<f32>({BM, D})};
+    auto scale2 = scale * 1.4426950408889634f;
+    auto [m, l, acc] = for_range(0, seq, BN, init, [&](Scalar<i32> j, Value<f32, 1> m_i, Value<f32, 1> l_i, Value<f32, 2> acc) {
+      auto kt = descriptor_load(k, {bh, j, 0}, {1, BN, D}).reshape({BN, D});
+      auto s = dot(qt, kt.trans(), zeros<f32>({BM, BN})) * scale2;
+      auto m_new = maximum(m_i, max(s, 1));
+      auto p = exp2(s - m_new.expand_dims<1>());
+      auto alpha = exp2(m_i - m_new);
+      auto vt = descriptor_load(v, {bh, j, 0}, {1, BN, D}).reshape({BN, D});
+      auto pv = dot(p.to<bf16>(), vt, acc * alpha.expand_dims<1>());
+      return std::tuple{m_new, l_i * alpha + sum(p, 1), pv};
+    });
+    descriptor_store(o, {bh, m0, 0}, (acc / l.expand_dims<1>()).to<bf16>().reshape({1, BM, D}));
+  });
+}
+
 /// Sample 11, step 1: the tile schedule of a mixture-of-experts grouped GEMM, built on the device from the
 /// expert offsets. The rows of x are tokens sorted by expert: expert e owns rows offsets[e] .. offsets[e + 1] - 1
 /// (offsets has E + 1 entries, the last one the row count; an expert may own none). Each expert's rows are cut

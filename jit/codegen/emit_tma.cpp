@@ -121,8 +121,8 @@ void Emitter::issue_desc_load(NodeId id) {
   const std::string bar = "&tj_bar[" + str(lp.barrier) + "]";
   const std::string buf = "tj_buf" + str(lp.buffer);
   const int64_t bytes = n.shape.numel() * ir::size_of(n.dtype);
-  std::string shape;
-  for (int i = 0; i < a.rank; ++i) shape += (i ? "x" : "") + str(n.shape.dims[i]);
+  std::string shape;  // the tile as TMA writes it (the value may leave out unit dimensions)
+  for (int i = 0; i < a.rank; ++i) shape += (i ? "x" : "") + str((a.box[i] + a.estride[i] - 1) / a.estride[i]);
   line("// " + note(id) + ": " + shape + " " + std::string(ir::name_of(n.dtype)) + " tile, " + str(bytes) + " bytes" +
        (L_.pipe.early.count(id) ? " (issued before the loop that precedes its use: it needs nothing from it)" : ""));
   planned_barrier(L_.barriers.before_issue, id);

@@ -109,6 +109,13 @@ bool Shape::operator==(const Shape& o) const {
   return true;
 }
 
+Shape Shape::squeezed() const {
+  Shape s;
+  for (int i = 0; i < rank; ++i)
+    if (dims[i] != 1) s.dims[s.rank++] = dims[i];
+  return s;
+}
+
 std::string Shape::str() const {
   std::string s = "[";
   for (int i = 0; i < rank; ++i) {

@@ -91,11 +91,15 @@ struct Verifier {
         const TmaAttrs a = attrs<TmaAttrs>(g, id);
         const size_t want = n.op == Op::DescLoad ? 1 + a.rank : n.op == Op::DescStore ? 2 + a.rank : 1;
         expect(no == want, id, "TMA op has the wrong number of operands");
-        if (n.op == Op::DescLoad) {
-          expect(n.shape.rank == a.rank, id, "TMA load shape rank differs from descriptor rank");
-          for (int i = 0; i < a.rank; ++i)
-            expect(n.shape.dims[i] == (a.box[i] + a.estride[i] - 1) / a.estride[i], id,
-                   "TMA load shape is not ceil(box / estride)");
+        if (n.op == Op::DescLoad || n.op == Op::DescStore) {
+          Shape tile;
+          tile.rank = static_cast<uint8_t>(a.rank);
+          for (int i = 0; i < a.rank; ++i) tile.dims[i] = (a.box[i] + a.estride[i] - 1) / a.estride[i];
+          if (n.op == Op::DescLoad)
+            expect(n.shape.rank <= a.rank && n.shape.squeezed() == tile.squeezed(), id,
+                   "TMA load shape is not ceil(box / estride), unit dimensions aside");
+          else
+            expect(g.node(g.operands(id).back()).shape == tile, id, "TMA store value shape is not the box");
         }
         break;
       }

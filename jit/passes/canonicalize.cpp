@@ -1,5 +1,6 @@
 // Local simplifications: no-op casts, reshapes and permutations, op chains, integer constant folding, a sum
-// with a product from zero folded into the product's accumulator.
+// with a product from zero folded into the product's accumulator, TMA tiles without the unit dimensions their
+// users reshape away.
 #include <optional>
 #include <string>
 
@@ -90,6 +91,24 @@ NodeId fold_into_dot(detail::Rewriter& rw, NodeId add, const GraphInfo& info) {
   return ir::kNoNode;
 }
 
+/// A TMA tile whose every user reshapes it to the same shape without some of its unit dimensions (the
+/// `[B*H, S, D]` tile loaded as `{1, BM, D}` and reshaped to `[BM, D]`) is loaded in that shape: the bytes TMA
+/// writes are the same (ir.h), and the tile is then a 2-D operand the tensor cores read in place. The
+/// reshapes become no-ops (the Reshape case).
+NodeId squeeze_tma_load(detail::Rewriter& rw, NodeId old, const GraphInfo& info) {
+  const ir::Graph& in = rw.in();
+  const ir::Node& n = in.node(old);
+  const std::vector<NodeId>& users = info.users[static_cast<size_t>(old)];
+  if (users.empty()) return ir::kNoNode;
+  const ir::Shape want = in.node(users.front()).shape;
+  if (want.rank == 0 || want.rank >= n.shape.rank || want.squeezed() != n.shape.squeezed()) return ir::kNoNode;
+  for (NodeId u : users)
+    if (in.node(u).op != Op::Reshape || !(in.node(u).shape == want)) return ir::kNoNode;
+  std::vector<NodeId> ops;
+  for (NodeId x : in.operands(old)) ops.push_back(rw.map(x));
+  return rw.add_at(old, Op::DescLoad, n.dtype, want, ops, in.ints(old));
+}
+
 NodeId visit(detail::Rewriter& rw, NodeId old, const GraphInfo& info) {
   const ir::Graph& in = rw.in();
   ir::Graph& out = rw.out();
@@ -163,11 +182,12 @@ NodeId visit(detail::Rewriter& rw, NodeId old, const GraphInfo& info) {
         return rw.add_at(old, Op::Const, n.dtype, n.shape, {}, ir::ConstAttrs{0}.encode(Op::Const));
       return ir::kNoNode;
     }
+    case Op::DescLoad: return squeeze_tma_load(rw, old, info);
     // Nothing to simplify: the node is copied.
     TILEJIT_TENSOR_OPS(TILEJIT_CASE) TILEJIT_LEAF_OPS(TILEJIT_CASE) TILEJIT_UNARY_OPS(TILEJIT_CASE)
-    TILEJIT_REDUCTION_OPS(TILEJIT_CASE) TILEJIT_MEMORY_OPS(TILEJIT_CASE) TILEJIT_TMA_OPS(TILEJIT_CASE)
-    TILEJIT_CONTROL_OPS(TILEJIT_CASE) TILEJIT_SCHEDULE_OPS(TILEJIT_CASE)
-    case Op::ConvertLayout: case Op::Where: case Op::Dot:
+    TILEJIT_REDUCTION_OPS(TILEJIT_CASE) TILEJIT_MEMORY_OPS(TILEJIT_CASE) TILEJIT_CONTROL_OPS(TILEJIT_CASE)
+    TILEJIT_SCHEDULE_OPS(TILEJIT_CASE)
+    case Op::DescStore: case Op::DescPrefetch: case Op::ConvertLayout: case Op::Where: case Op::Dot:
       return ir::kNoNode;
   }
   return ir::kNoNode;

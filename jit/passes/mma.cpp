@@ -99,10 +99,12 @@ class Planner {
     }
     const ir::Node& n = g_.node(src);
     if (n.op == Op::Reshape && g_.node(g_.operand(src, 0)).op == Op::DescLoad) {
-      // The [B*H, S, D] tile loaded as {1, BM, D} and reshaped: tensor cores read the TMA tile in place, as 2-D.
+      // canonicalize loads a tile in its reshaped shape when every user reshapes it alike (a {1, BM, D} tile as
+      // [BM, D]); this one is also read in another shape.
       reason = "an operand is a reshape of a TMA tile (" + g_.node(g_.operand(src, 0)).shape.str() + " to " +
-               n.shape.str() + "): load a 2-D tile instead, from a 2-D view of the tensor (merge({2, 1}) with the row " +
-               "of the sequence's start, or merge({2, 1}).rows(start, end) to stop at the sequence's end)";
+               n.shape.str() + ") that is also used in another shape: load it for the product with its own " +
+               "descriptor_load, or load a 2-D tile from a 2-D view of the tensor (merge({2, 1}), or merge({2, 1}).rows(start, " +
+               "end) to stop at the sequence's end)";
       return false;
     }
     if (n.op != Op::DescLoad) {

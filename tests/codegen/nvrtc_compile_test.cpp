@@ -302,6 +302,12 @@ TEST_CASE("f16 accumulators, K-major copies and attention's two products compile
     const std::string src = compile("attention", attention, tilejit::Config{{"BM", bm}, {"BN", bn}, {"D", d}}.num_warps(warps).num_stages(stages));
     CHECK((src.find("software pipeline:") != std::string::npos) == (stages > 1));
   }
+  // The same loop over [heads, S, D] tensors with {1, BM, D} tiles: the products stay on tensor cores.
+  const std::string bhsd = compile("attention_bhsd", tilejit::samples::attention_bhsd_kernel(),
+                                   tilejit::Config{{"BM", 128}, {"BN", 64}, {"D", 128}}.num_warps(8).num_stages(2));
+  CHECK(bhsd.find("software pipeline:") != std::string::npos);
+  CHECK(bhsd.find("wgmma.mma_async") != std::string::npos);
+  CHECK(bhsd.find("tma_load_3d") != std::string::npos);
 }
 
 namespace {

@@ -25,6 +25,19 @@ inline void run_attention(int64_t heads, int64_t S, int64_t d, const tilejit::Co
            seq, scale);
 }
 
+/// samples::attention_bhsd_kernel: the same loop over [heads, S, D] tensors with {1, BM, D} tiles.
+inline void run_attention_bhsd(int64_t heads, int64_t S, int64_t d, const tilejit::Config& config, uint32_t seed) {
+  auto kern = tilejit::samples::attention_bhsd_kernel();
+  Twin<bf16, 3> q({heads, S, d}), k({heads, S, d}), v({heads, S, d}), o({heads, S, d});
+  q.randomize(seed, -1, 1);
+  k.randomize(seed + 1, -1, 1);
+  v.randomize(seed + 2, -1, 1);
+  o.fill_byte(0);
+  float scale = 1.0f / std::sqrt(static_cast<float>(d));
+  run_both(kern, tilejit::dim3(static_cast<uint32_t>(S / config.get("BM")), static_cast<uint32_t>(heads)), config, 2e-2, q, k, v, o,
+           scale);
+}
+
 /// samples::block_scaled_matmul_kernel on M x N x K (tiles of `config`, BK 64), against the interpreter.
 inline void run_block_scaled(int64_t M, int64_t N, int64_t K, const tilejit::Config& config, uint32_t seed) {
   auto kern = tilejit::samples::block_scaled_matmul_kernel();

@@ -155,6 +155,11 @@ TEST_CASE("gpu: wgmma dots match the interpreter") {
       // Two heads of 384 keys each; the rows of a head from h * 384.
       run_attention(2, 384, d, Config{{"BM", bm}, {"BN", bn}, {"D", d}}.num_warps(warps).num_stages(stages), 31);
     }
+    // The same loop over [heads, S, D] tensors, tiles loaded as {1, BM, D} and reshaped: still on tensor cores.
+    SUBCASE(("attention loop over [heads, S, D] ({1, BM, D} tiles), BM " + std::to_string(bm) + " BN " + std::to_string(bn) + " D " +
+             std::to_string(d) + " warps " + std::to_string(warps) + " stages " + std::to_string(stages)).c_str()) {
+      run_attention_bhsd(3, 384, d, Config{{"BM", bm}, {"BN", bn}, {"D", d}}.num_warps(warps).num_stages(stages), 37);
+    }
   }
   // Sample 09's GEMM with a bias row (loaded before the K loop, awaited after it) and a GELU epilogue, bf16 out.
   for (const Tiles& t : {Tiles{128, 128, 64, 8, 3}, Tiles{64, 128, 64, 4, 2}}) {

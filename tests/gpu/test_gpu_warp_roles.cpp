@@ -143,6 +143,10 @@ TEST_CASE("gpu: warp-specialized loops with several products, in-place updates a
                  std::to_string(stages) + " stages").c_str()) {
           run_attention(2, S, d, Config{{"BM", 64}, {"BN", 64}, {"D", d}}.num_warps(4).num_stages(stages).warp_specialize(), 231);
         }
+        SUBCASE(("attention over [heads, S, D] ({1, BM, D} tiles), S " + std::to_string(S) + " D " + std::to_string(d) +
+                 ", 64x64 tiles, 4 consumer warps, " + std::to_string(stages) + " stages").c_str()) {
+          run_attention_bhsd(2, S, d, Config{{"BM", 64}, {"BN", 64}, {"D", d}}.num_warps(4).num_stages(stages).warp_specialize(), 232);
+        }
       }
     }
   }

@@ -2,10 +2,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 
 #include "../../samples/sample_kernels.h"
 #include "interp_test_util.h"
+#include "tilejit/passes/rewrites.h"
 
 using namespace itest;
 namespace dsl = tilejit::dsl;
@@ -429,6 +431,37 @@ TEST_CASE("the samples' attention kernel computes softmax(q k^T * scale) v for e
   // P and O are rounded to bf16 (2^-9 relative each), and O is a sum of terms of both signs much larger than it
   // (measured: 8.0e-3); a wrong scale, maximum or head offset moves O by its own size.
   CHECK(std::sqrt(err2 / ref2) < 3e-2);
+
+  // The same loop over [heads, S, D] tensors with {1, BM, D} tiles reshaped to 2-D gives the same bits, as
+  // traced and after canonicalize (which loads the tiles as [BM, D]).
+  const Config cfg = Config{{"BM", 64}, {"BN", 64}, {"D", 64}}.num_warps(4).num_stages(2);
+  const dim3 grid(static_cast<uint32_t>(S / 64), static_cast<uint32_t>(heads));
+  auto bhsd = tilejit::samples::attention_bhsd_kernel();
+  using TV3 = tilejit::TensorView<dsl::bf16, 3>;
+  std::vector<tilejit::bfloat16> o3(o.size());
+  bhsd.interpret(grid, cfg, TV3(q.data(), {heads, S, D}), TV3(k.data(), {heads, S, D}), TV3(v.data(), {heads, S, D}),
+                 TV3(o3.data(), {heads, S, D}), scale);
+  CHECK(std::memcmp(o3.data(), o.data(), o.size() * sizeof(o[0])) == 0);
+  const ir::Graph canon = tilejit::passes::canonicalize(*bhsd.trace(cfg));
+  int reshaped_loads = 0;
+  for (size_t i = 0; i < canon.size(); ++i)
+    reshaped_loads += canon.node(static_cast<NodeId>(i)).op == Op::DescLoad && canon.node(static_cast<NodeId>(i)).shape.rank == 2;
+  CHECK(reshaped_loads == 3);
+  auto tensor = [&](std::vector<tilejit::bfloat16>& x) {
+    tilejit::TensorArg a;
+    a.data = x.data();
+    a.dtype = DType::bf16;
+    a.rank = 3;
+    a.sizes[0] = heads, a.sizes[1] = S, a.sizes[2] = D;
+    a.strides[0] = S * D, a.strides[1] = D, a.strides[2] = 1;
+    return tensor_arg(a);
+  };
+  std::vector<tilejit::bfloat16> oc(o.size());
+  KernelArg cf;
+  cf.kind = KernelArg::Config;  // the traced graph holds BM, BN and D; the arguments only take their places
+  const std::vector<KernelArg> args{tensor(q), tensor(k), tensor(v), tensor(oc), scalar_arg(DType::f32, scale), cf, cf, cf};
+  tilejit::interp::run(canon, grid, args);
+  CHECK(std::memcmp(oc.data(), o.data(), o.size() * sizeof(o[0])) == 0);
 }
 
 TEST_CASE("a run rejected in a later program leaves the tensors it writes as they were") {

@@ -566,17 +566,50 @@ TEST_CASE("a dot left on CUDA cores is a performance note naming its line and th
   CHECK(tilejit::codegen::generate(*k.trace(Config{{"BM", 64}})).notes.empty());
 }
 
-TEST_CASE("a tile of a rank-3 tensor reshaped to 2-D for a dot: the note says how to load it as 2-D") {
-  // Attention over [B*H, S, D] written with {1, BM, D} tiles: the reshape keeps the dot off the tensor cores.
+TEST_CASE("a tile of a rank-3 tensor reshaped to 2-D for a dot is loaded as 2-D and read by the tensor cores") {
+  // Attention over [B*H, S, D] written with {1, BM, D} tiles: canonicalize drops the unit dimension from the
+  // loads, so the dot reads both tiles in place with wgmma (the stored value's reshape stays: it moves nothing).
   auto k = tilejit::kernel("qk_rank3", [](Tensor<bf16, 3> q, Tensor<bf16, 3> kk, Tensor<f32, 3> o) {
     auto qt = descriptor_load(q, {program_id(1), 0, 0}, {1, 64, 64}).reshape({64, 64});
     auto kt = descriptor_load(kk, {program_id(1), 0, 0}, {1, 64, 64}).reshape({64, 64});
     descriptor_store(o, {program_id(1), 0, 0}, dot(qt, kt.trans(), zeros<f32>({64, 64})).reshape({1, 64, 64}));
   });
+  const auto traced = k.trace(Config{});
+  const auto l = tilejit::passes::lower_until(*traced, tilejit::codegen::Options{}, "eliminate_dead_code");
+  int reshapes = 0, loads = 0, stores = 0;
+  for (size_t i = 0; i < l.graph.size(); ++i) {
+    const auto id = static_cast<int>(i);
+    const Op op = l.graph.node(id).op;
+    reshapes += op == Op::Reshape;
+    if (op == Op::DescLoad) {
+      ++loads;
+      CHECK(l.graph.node(id).shape == tilejit::ir::Shape{64, 64});
+    }
+    stores += op == Op::DescStore;
+  }
+  CHECK(loads == 2);
+  CHECK(stores == 1);
+  CHECK(reshapes == 1);  // the stored value's
+  const auto gen = tilejit::codegen::generate(*traced);
+  CHECK(gen.notes.empty());
+  CHECK(gen.source.find("wgmma") != std::string::npos);
+  CHECK(gen.source.find("tma_load_3d") != std::string::npos);
+  CHECK(gen.source.find("tma_store_3d") != std::string::npos);
+}
+
+TEST_CASE("a rank-3 tile read both reshaped (by a dot) and as it is stays rank 3: the note says how to load it as 2-D") {
+  auto k = tilejit::kernel("qk_rank3_twice", [](Tensor<bf16, 3> q, Tensor<bf16, 3> kk, Tensor<f32, 3> o, Tensor<bf16, 3> q2) {
+    // (An operand a reshaped from such a tile is read from registers by wgmma; b must be a tile in shared memory.)
+    auto qt = descriptor_load(q, {program_id(1), 0, 0}, {1, 64, 64}).reshape({64, 64});
+    auto k3 = descriptor_load(kk, {program_id(1), 0, 0}, {1, 64, 64});
+    descriptor_store(o, {program_id(1), 0, 0}, dot(qt, k3.reshape({64, 64}).trans(), zeros<f32>({64, 64})).reshape({1, 64, 64}));
+    descriptor_store(q2, {program_id(1), 0, 0}, k3 * k3);
+  });
   const auto gen = tilejit::codegen::generate(*k.trace(Config{}));
   REQUIRE(gen.notes.size() == 1);
   CHECK(gen.notes[0].text.find("runs on CUDA cores") != std::string::npos);
-  CHECK(gen.notes[0].text.find("a reshape of a TMA tile ([1, 64, 64] to [64, 64])") != std::string::npos);
+  CHECK(gen.notes[0].text.find("a reshape of a TMA tile ([1, 64, 64] to [64, 64]) that is also used in another shape") !=
+        std::string::npos);
   CHECK(gen.notes[0].text.find("merge({2, 1}).rows(start, end)") != std::string::npos);
 }
 

@@ -50,11 +50,12 @@
 // raises UserError).
 //
 // TMA. DescLoad reads the tile of the TMA tile mode (cp.async.bulk.tensor): for dimension i the tile
-// has ceil(box[i] / estride[i]) elements; element j reads coordinate
+// has ceil(box[i] / estride[i]) elements (the value's shape is the tile's, or the tile's with some unit
+// dimensions left out: canonicalize drops those its users reshape away); element j reads coordinate
 // coord[i] + j * estride[i]. Elements whose coordinate is outside [0, size[i])
 // in any dimension are filled with zero (fill = 0) or NaN (fill = 1, float
 // types only). Coordinates are signed 32-bit and may be negative. DescStore
-// writes a tile back; out-of-bounds elements are not written. The innermost
+// writes a tile back (its value has the box's shape); out-of-bounds elements are not written. The innermost
 // element stride must be 1 (the hardware ignores it). Coordinates, boxes and
 // shapes in the IR are stored outermost-first like everything else; the code
 // generator reverses them for the hardware (innermost first).
@@ -191,6 +192,9 @@ struct Shape {
   int32_t operator[](int i) const { return dims[i]; }
   bool operator==(const Shape& o) const;
   std::string str() const;  ///< "[64, 32]"
+  /// The same dimensions in order without those of size 1 ([1, 64, 32] -> [64, 32]): a TMA load's value
+  /// may leave out unit dimensions of its tile (DescLoad).
+  Shape squeezed() const;
 };
 
 /// One IR value. Operands and ints are spans into Graph's pools.
