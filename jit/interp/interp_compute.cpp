@@ -234,8 +234,13 @@ void eval_unary(Op op, const Block& x, Block& out) {
       if (fp) return float_map1(x, out, [](double v) { return std::tanh(v); });
       break;
     case Op::Sigmoid:
-      if (fp) return float_map1(x, out, [](double v) { return 1.0 / (1.0 + std::exp(-v)); });
-      break;
+      if (!fp) break;
+      if (out.dtype == DType::f64) return float_map1(x, out, [](double v) { return 1.0 / (1.0 + std::exp(-v)); });
+      // Below f64 the GPU's approximate reciprocal flushes results under 2^-126 (ir.h).
+      return float_map1(x, out, [](double v) {
+        const double r = 1.0 / (1.0 + std::exp(-v));
+        return r < 0x1p-126 ? 0.0 : r;
+      });
     case Op::Erf:
       if (fp) return float_map1(x, out, [](double v) { return std::erf(v); });
       break;

@@ -77,7 +77,20 @@ __device__ __forceinline__ double max_f64(double a, double b) {
   return (a != a || b != b) ? __longlong_as_double(0x7fffffffffffffffll) : fmax(a, b);
 }
 
-__device__ __forceinline__ float sigmoid_f32(float x) { return __fdiv_rn(1.0f, __fadd_rn(1.0f, expf(-x))); }
+// 1 / (1 + e^-x) in twelve instructions (IEEE expf and division took twenty and a branch; silu-gated products such as
+// HSTU attention and SwiGLU are bound by them): e^-x = 2^h (1 + l ln 2), h = -x log2(e) rounded and l its rounding
+// error (log2(e) split in two), 2^h by MUFU.EX2 and the reciprocal by MUFU.RCP. A few ulp (ir.h); a result below
+// 2^-126 (x below about -87.3) is flushed to +0, as the interpreter does too. x is first clamped to [-88, 88]
+// (NaN kept), where the result is already 0 or 1, so that 2^h and its correction stay finite.
+__device__ __forceinline__ float sigmoid_f32(float x) {
+  x = max_f32(min_f32(x, 88.0f), -88.0f);
+  const float h = __fmul_rn(x, -1.4426950408889634f);
+  const float l = __fadd_rn(__fmaf_rn(x, -1.4426950408889634f, -h), __fmul_rn(x, -1.925963033500011e-08f));
+  const float t = exp2_f32(h);
+  float r;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(__fadd_rn(1.0f, __fmaf_rn(t, __fmul_rn(l, 0.6931471805599453f), t))));
+  return r;
+}
 __device__ __forceinline__ double sigmoid_f64(double x) { return __ddiv_rn(1.0, __dadd_rn(1.0, exp(-x))); }
 
 }  // namespace tj

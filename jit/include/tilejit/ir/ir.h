@@ -23,7 +23,8 @@
 // Transcendentals (exp, log, sin, tanh, erf, ...) are not correctly rounded on
 // the GPU: results agree with the interpreter within a few ulp. Exp2 below f64
 // is the hardware's approximation (ex2.approx.ftz.f32, 2 ulp): a result below
-// 2^-126 (an argument below -126) is flushed to +0, as the interpreter does too.
+// 2^-126 (an argument below -126) is flushed to +0, as the interpreter does too;
+// so is a Sigmoid result below 2^-126 (an argument below about -87.3).
 //
 // Reductions. ReduceMax / ReduceMin (NaN-propagating for floats), ArgMax (the
 // first maximum wins; a NaN counts as the maximum) and integer ReduceSum
