@@ -1,11 +1,14 @@
-// Attention forward benchmark on the GPU (samples' attention_kernel: bf16, non-causal, one head per program column):
-// per block of BM queries, a loop over the keys in blocks of BN with two wgmma products per iteration (S = Q K^T,
-// then O += P V with P in registers) and the online softmax in between; the K and V tiles of the next iterations are
-// loaded by TMA into a ring of num_stages buffers (software pipelining of a loop with two products).
-// Shapes: batch x heads = 64, sequence 1024 and 4096, head dim 64 and 128.
-// Prints one JSON line per (shape, configuration) in TFLOP/s (4 * BH * S^2 * D flops) and checks 64 output rows of
-// the best configuration against a double-precision reference. bench/peers.py --attention times
-// torch.nn.functional.scaled_dot_product_attention (its flash backend) and a Triton kernel of the same loop.
+// Attention forward benchmark on the GPU, bf16, batch x heads = 64, sequence 1024 and 4096, head dim 64 and 128:
+// - dense: the samples' attention_kernel (one head per program column, q, k, v and o as [heads * S, D]): per block
+//   of BM queries, a loop over the keys in blocks of BN with two wgmma products per iteration (S = Q K^T, then
+//   O += P V with P in registers) and the online softmax in between; the K and V tiles of the next iterations are
+//   loaded by TMA into a ring of num_stages buffers. At the best configuration, samples::attention_bhsd_kernel (the
+//   same loop over [heads, S, D] tensors, {1, BM, D} tiles) is timed too and its output compared bit for bit.
+// - causal: sample 12's attention_forward_kernel (CAUSAL 1, [heads, S, D] tensors, two loops: unmasked blocks,
+//   then the diagonal), TFLOP/s counting half the dense flops.
+// Prints one JSON line per (shape, configuration) in TFLOP/s and checks 64 output rows of the best configuration
+// against a double-precision reference. bench/peers.py --attention times torch.nn.functional.scaled_dot_product_attention
+// (dense and causal) and a Triton kernel of the dense loop.
 //
 // bench_attention [S D [BM BN num_warps num_stages [warp_specialize]]]: one shape or configuration (under a profiler).
 #include <cmath>
@@ -33,8 +36,9 @@ Config cfg(int64_t bm, int64_t bn, int64_t d, int warps, int stages) {
   return Config{{"BM", bm}, {"BN", bn}, {"D", d}}.num_warps(warps).num_stages(stages);
 }
 
-/// Every configuration on one shape; prints TFLOP/s per configuration and the checked best.
-bool run_shape(const decltype(tilejit::samples::attention_kernel())& kern, int64_t S, int64_t D, const std::vector<Config>& configs) {
+/// Every configuration on one shape; prints TFLOP/s per configuration and the checked best. Dense: the samples'
+/// attention_kernel over [heads * S, D]; causal: sample 12's attention_forward_kernel (CAUSAL 1) over [heads, S, D].
+bool run_shape(int64_t S, int64_t D, const std::vector<Config>& configs, bool causal) {
   const int64_t rows = kHeads * S;
   std::vector<tilejit::bfloat16> hq(static_cast<size_t>(rows * D)), hk(hq.size()), hv(hq.size()), ho(hq.size());
   uint64_t state = 0x9E3779B97F4A7C15ull;
@@ -50,31 +54,45 @@ bool run_shape(const decltype(tilejit::samples::attention_kernel())& kern, int64
   dk.upload(hk.data());
   dv.upload(hv.data());
   tilejit::TensorView<bf16, 2> Q(dq.data(), {rows, D}), K(dk.data(), {rows, D}), V(dv.data(), {rows, D}), O(dout.data(), {rows, D});
+  tilejit::TensorView<bf16, 3> Q3(dq.data(), {kHeads, S, D}), K3(dk.data(), {kHeads, S, D}), V3(dv.data(), {kHeads, S, D}),
+      O3(dout.data(), {kHeads, S, D});
+  tilejit::DeviceBuffer dlse(static_cast<size_t>(rows) * sizeof(float));
+  tilejit::TensorView<f32, 2> LSE(dlse.data(), {kHeads, S});
   const float scale = 1.0f / std::sqrt(static_cast<float>(D));
-  const double flops = 4.0 * static_cast<double>(kHeads) * static_cast<double>(S) * static_cast<double>(S) * static_cast<double>(D);
+  // A causal row attends to the keys up to itself: half the products (the diagonal blocks' masked half aside).
+  const double flops = (causal ? 2.0 : 4.0) * static_cast<double>(kHeads) * static_cast<double>(S) * static_cast<double>(S) *
+                       static_cast<double>(D);
+  const std::string bench_name = causal ? "attention_causal" : "attention";
   auto head = [&](const Config& c) {
-    return "{\"bench\": \"attention\", \"impl\": \"tilejit\", \"s\": " + std::to_string(S) + ", \"d\": " + std::to_string(D) +
-           ", \"heads\": " + std::to_string(kHeads) + ", \"config\": \"" + c.str() + "\"";
+    return "{\"bench\": \"" + bench_name + "\", \"impl\": \"tilejit\", \"s\": " + std::to_string(S) + ", \"d\": " +
+           std::to_string(D) + ", \"heads\": " + std::to_string(kHeads) + ", \"config\": \"" + c.str() + "\"";
   };
   std::vector<Config> mine;
   for (const Config& c : configs)
-    if (c.get("D") == D) mine.push_back(c);
+    if (c.get("D") == D) mine.push_back(causal ? Config(c).set("CAUSAL", 1) : c);
+  const auto dense = tilejit::samples::attention_kernel();
+  const auto forward = tilejit::samples::attention_forward_kernel();
   auto grid_of = [&](const Config& c) { return dim3(static_cast<uint32_t>(S / c.get("BM")), static_cast<uint32_t>(kHeads)); };
-  const auto [best_i, best] = bench::sweep(mine, flops, head, [&](const Config& c) {
-    kern.launch(nullptr, grid_of(c), c, Q, K, V, O, static_cast<int32_t>(S), scale);
-  });
+  auto launch = [&](const Config& c) {
+    if (causal)
+      forward.launch(nullptr, grid_of(c), c, Q3, K3, V3, O3, LSE, scale);
+    else
+      dense.launch(nullptr, grid_of(c), c, Q, K, V, O, static_cast<int32_t>(S), scale);
+  };
+  const auto [best_i, best] = bench::sweep(mine, flops, head, launch);
   if (best_i < 0) return false;
   const Config& best_c = mine[static_cast<size_t>(best_i)];
   // Check 64 rows (spread over heads and positions) of the best configuration against a double reference.
-  kern.launch(nullptr, grid_of(best_c), best_c, Q, K, V, O, static_cast<int32_t>(S), scale);
+  launch(best_c);
   tilejit::synchronize(nullptr);
   dout.download(ho.data(), bytes);
   double err2 = 0, ref2 = 0;
   for (int i = 0; i < 64; ++i) {
     const int64_t h = (i * 7) % kHeads, r = (i * 104729) % S, row = h * S + r;
-    std::vector<double> s(static_cast<size_t>(S)), out(static_cast<size_t>(D), 0.0);
+    const int64_t keys = causal ? r + 1 : S;
+    std::vector<double> s(static_cast<size_t>(keys)), out(static_cast<size_t>(D), 0.0);
     double mx = -INFINITY, total = 0;
-    for (int64_t j = 0; j < S; ++j) {
+    for (int64_t j = 0; j < keys; ++j) {
       double dotp = 0;
       for (int64_t d = 0; d < D; ++d)
         dotp += static_cast<double>(static_cast<float>(hq[static_cast<size_t>(row * D + d)])) *
@@ -82,7 +100,7 @@ bool run_shape(const decltype(tilejit::samples::attention_kernel())& kern, int64
       s[static_cast<size_t>(j)] = dotp * scale;
       mx = std::max(mx, s[static_cast<size_t>(j)]);
     }
-    for (int64_t j = 0; j < S; ++j) {
+    for (int64_t j = 0; j < keys; ++j) {
       const double p = std::exp(s[static_cast<size_t>(j)] - mx);
       total += p;
       for (int64_t d = 0; d < D; ++d) out[static_cast<size_t>(d)] += p * static_cast<double>(static_cast<float>(hv[static_cast<size_t>((h * S + j) * D + d)]));
@@ -96,18 +114,18 @@ bool run_shape(const decltype(tilejit::samples::attention_kernel())& kern, int64
   const double rel = std::sqrt(err2 / ref2);
   bool good = rel < 2e-2;  // P and O are rounded to bf16 (2^-9 relative each)
   bench::print_best(head(best_c), best, flops, rel, good);
+  if (causal) return good;
   // The same loop over [heads, S, D] tensors (samples::attention_bhsd_kernel, {1, BM, D} tiles reshaped) at the best
   // configuration: the same code with rank-3 boxes, so the same speed and the same bits.
   tilejit::DeviceBuffer dout3(bytes);
-  tilejit::TensorView<bf16, 3> Q3(dq.data(), {kHeads, S, D}), K3(dk.data(), {kHeads, S, D}), V3(dv.data(), {kHeads, S, D}),
-      O3(dout3.data(), {kHeads, S, D});
+  tilejit::TensorView<bf16, 3> O3b(dout3.data(), {kHeads, S, D});
   auto head3 = [&](const Config& c) {
     std::string h = head(c);
     h.replace(h.find("\"attention\""), 11, "\"attention_bhsd\"");
     return h;
   };
   const auto bhsd = tilejit::samples::attention_bhsd_kernel();
-  bench::sweep({best_c}, flops, head3, [&](const Config& c) { bhsd.launch(nullptr, grid_of(c), c, Q3, K3, V3, O3, scale); });
+  bench::sweep({best_c}, flops, head3, [&](const Config& c) { bhsd.launch(nullptr, grid_of(c), c, Q3, K3, V3, O3b, scale); });
   tilejit::synchronize(nullptr);
   std::vector<tilejit::bfloat16> ho3(ho.size());
   dout3.download(ho3.data(), bytes);
@@ -140,8 +158,12 @@ int main(int argc, char** argv) {
   if (argc >= 7)
     configs = {cfg(std::atoll(argv[3]), std::atoll(argv[4]), std::atoll(argv[2]), std::atoi(argv[5]), std::atoi(argv[6]))
                    .warp_specialize(argc == 8 && std::atoi(argv[7]) != 0)};
-  const auto kern = tilejit::samples::attention_kernel();
   bool ok = true;
-  for (auto [s, d] : shapes) ok &= run_shape(kern, s, d, configs);
+  for (auto [s, d] : shapes) ok &= run_shape(s, d, configs, false);
+  // Causal (sample 12's kernel): the tiles must divide the sequence, BM a multiple of BN.
+  std::vector<Config> causal;
+  for (const Config& c : configs)
+    if (c.get("BM") % c.get("BN") == 0) causal.push_back(c);
+  for (auto [s, d] : shapes) ok &= run_shape(s, d, causal, true);
   return ok ? 0 : 1;
 }

@@ -342,6 +342,16 @@ def attention_peers():
         q4, k4, v4 = (x.view(1, H, S, D) for x in (q, k, v))
         sdpa = lambda: torch.nn.functional.scaled_dot_product_attention(q4, k4, v4)  # noqa: E731
         out("torch_sdpa", time_ms(sdpa), sdpa().view(H * S, D))
+        # Causal (bench_attention's sample 12 kernel): half the flops; each checked row attends to keys up to itself.
+        causal = lambda: torch.nn.functional.scaled_dot_product_attention(q4, k4, v4, is_causal=True)  # noqa: E731
+        pos = rows % S
+        sc = torch.einsum("rd,rsd->rs", q[rows].double(), kk) * scale
+        sc = sc.masked_fill(torch.arange(S, device="cuda")[None, :] > pos[:, None], float("-inf"))
+        cref = torch.einsum("rs,rsd->rd", torch.softmax(sc, dim=1), vv)
+        cres = causal().view(H * S, D)
+        print(json.dumps({"bench": "attention_causal", "impl": "torch_sdpa", "s": S, "d": D, "heads": H, "config": "",
+                          "ms": (ms := time_ms(causal)), "tflops": flops / 2 / ms / 1e9,
+                          "rel_err": float((cres[rows].double() - cref).norm() / cref.norm())}), flush=True)
         for BM, BN, d, warps, stages in ATTENTION_CONFIGS:
             if d != D:
                 continue
@@ -357,6 +367,82 @@ def attention_peers():
             out("triton", ms, o, config)
         del q, k, v, o
         torch.cuda.empty_cache()
+
+
+HSTU_SEQS, HSTU_HEADS, HSTU_D = 32, 8, 128
+HSTU_CONFIGS = [(128, 64, 8, 2), (128, 64, 8, 3), (128, 128, 8, 2), (64, 64, 4, 3), (64, 64, 4, 2), (128, 32, 8, 3)]
+
+
+def hstu_lengths():
+    """bench_hstu.cpp's sequence lengths: 256 + (s * 7919) % 3840 tokens."""
+    return [256 + (s * 7919) % 3840 for s in range(HSTU_SEQS)]
+
+
+@triton.jit
+def hstu_fwd(offsets, Q, K, V, O, alpha, inv_max_len, HD: tl.constexpr, D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+             CAUSAL: tl.constexpr):
+    """A plain Triton HSTU forward: o = (silu(alpha q k^T) / max_len) v per sequence and head, pointer loads masked at
+    the sequence's end, the causal mask applied to every block of keys it visits."""
+    s = tl.program_id(1)
+    h = tl.program_id(2)
+    start = tl.load(offsets + s)
+    length = tl.load(offsets + s + 1) - start
+    m0 = tl.program_id(0) * BM
+    rows = m0 + tl.arange(0, BM)
+    cols = tl.arange(0, D)
+    q = tl.load(Q + (start + rows)[:, None] * HD + h * D + cols[None, :], mask=(rows < length)[:, None], other=0.0)
+    acc = tl.zeros((BM, D), dtype=tl.float32)
+    hi = tl.minimum(m0 + BM, length) if CAUSAL else length
+    hi = tl.where(m0 < length, hi, 0)  # a program past its sequence's end runs no iteration and stores nothing
+    for j in range(0, hi, BN):
+        keys = j + tl.arange(0, BN)
+        kt = tl.load(K + (start + keys)[None, :] * HD + h * D + cols[:, None], mask=(keys < length)[None, :], other=0.0)
+        x = tl.dot(q, kt) * alpha
+        p = x * tl.sigmoid(x) * inv_max_len
+        if CAUSAL:
+            p = tl.where(keys[None, :] <= rows[:, None], p, 0.0)
+        v = tl.load(V + (start + keys)[:, None] * HD + h * D + cols[None, :], mask=(keys < length)[:, None], other=0.0)
+        acc = tl.dot(p.to(tl.bfloat16), v, acc)
+    tl.store(O + (start + rows)[:, None] * HD + h * D + cols[None, :], acc.to(tl.bfloat16), mask=(rows < length)[:, None])
+
+
+def hstu_peers():
+    """bench_hstu.cpp's workload with the Triton kernel above, every configuration, dense and causal, checked against a
+    float64 reference on 32 rows."""
+    lengths = hstu_lengths()
+    offs = [0]
+    for n in lengths:
+        offs.append(offs[-1] + n)
+    tokens, HD = offs[-1], HSTU_HEADS * HSTU_D
+    offsets = torch.tensor(offs, device="cuda", dtype=torch.int32)
+    q, k, v = (torch.rand(tokens, HD, device="cuda", dtype=torch.bfloat16) * 2 - 1 for _ in range(3))
+    o = torch.empty_like(q)
+    alpha, max_len = 1.0 / math.sqrt(HSTU_D), max(lengths)
+    squares = sum(n * n for n in lengths)
+    for causal in (0, 1):
+        flops = (2.0 if causal else 4.0) * HSTU_HEADS * HSTU_D * squares
+        picks = [((i * 5) % HSTU_SEQS, (i * 3) % HSTU_HEADS, (i * 104729) % lengths[(i * 5) % HSTU_SEQS]) for i in range(32)]
+        refs = []
+        for s, h, r in picks:
+            keys = r + 1 if causal else lengths[s]
+            cs = slice(h * HSTU_D, (h + 1) * HSTU_D)
+            x = (k[offs[s]:offs[s] + keys, cs].double() @ q[offs[s] + r, cs].double()) * alpha
+            refs.append((x * torch.sigmoid(x) / max_len) @ v[offs[s]:offs[s] + keys, cs].double())
+        for BM, BN, warps, stages in HSTU_CONFIGS:
+            config = f"BM={BM}, BN={BN}, CAUSAL={causal}, D={HSTU_D}, num_warps={warps}, num_stages={stages}"
+            grid = (triton.cdiv(max_len, BM), HSTU_SEQS, HSTU_HEADS)
+            try:
+                ms = time_ms(lambda: hstu_fwd[grid](offsets, q, k, v, o, alpha, 1.0 / max_len, HD, HSTU_D, BM, BN, causal,
+                                                    num_warps=warps, num_stages=stages))
+            except Exception as e:  # noqa: BLE001 - a configuration Triton refuses
+                print(json.dumps({"bench": "hstu", "impl": "triton", "causal": causal, "config": config, "refused": str(e)[:120]}),
+                      flush=True)
+                continue
+            got = torch.stack([o[offs[s] + r, h * HSTU_D:(h + 1) * HSTU_D].double() for s, h, r in picks])
+            ref = torch.stack(refs)
+            print(json.dumps({"bench": "hstu", "impl": "triton", "causal": causal, "seqs": HSTU_SEQS, "heads": HSTU_HEADS, "d": HSTU_D,
+                              "config": config, "ms": ms, "tflops": flops / ms / 1e9,
+                              "rel_err": float((got - ref).norm() / ref.norm())}), flush=True)
 
 
 # bench_autotune.cpp's 8 configurations (BM, BN, BK, num_warps, num_stages).
@@ -478,6 +564,8 @@ def main():
         return attention_peers()
     if "--moe" in sys.argv:
         return moe_peers()
+    if "--hstu" in sys.argv:
+        return hstu_peers()
     if "--rows-only" in sys.argv:
         return row_peers()
     row_peers()

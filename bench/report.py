@@ -239,6 +239,19 @@ def attention_table(rows):
                       "Attention forward (bf16, non-causal), TFLOP/s (ratio: tilejit's best to each; library: torch SDPA)")
 
 
+def attention_causal_table(rows):
+    """Causal attention (sample 12's kernel): tilejit's best configuration against torch's SDPA with is_causal."""
+    return peer_table(rows, "attention_causal", ("s", "d", "heads"), lambda k: f"bf16 S={k[0]} D={k[1]} x{k[2]} heads, causal",
+                      ("torch_sdpa",), "Attention forward, causal (bf16; TFLOP/s counting half the dense flops; library: torch SDPA)")
+
+
+def hstu_table(rows):
+    """Jagged HSTU attention (sample 13's kernel): tilejit's best configuration against a plain Triton HSTU kernel."""
+    return peer_table(rows, "hstu", ("causal", "seqs", "heads", "d"),
+                      lambda k: f"{k[1]} sequences of 256-4095, H={k[2]} D={k[3]}" + (", causal" if k[0] else ""), (),
+                      "Jagged HSTU attention (bf16; TFLOP/s; peer: a plain Triton HSTU kernel, pointer loads)")
+
+
 def moe_table(rows):
     """Per MoE shape: tilejit's best grouped GEMM configuration (bench_moe) against a loop of torch.mm and
     torch._grouped_mm (peers.py --moe)."""
@@ -301,7 +314,7 @@ def debug_table(rows):
 def tables(rows):
     out = [bandwidth_table(rows), debug_table(rows), row_table(rows), launch_table(rows), first_launch_table(rows)]
     out += autotune_tables(rows)
-    out += [gemm_table(rows), attention_table(rows), moe_table(rows), prefetch_table(rows)]
+    out += [gemm_table(rows), attention_table(rows), attention_causal_table(rows), hstu_table(rows), moe_table(rows), prefetch_table(rows)]
     return [t for t in out if t.rows]
 
 

@@ -380,6 +380,93 @@ inline auto attention_bhsd_kernel() {
   });
 }
 
+/// Sample 12: attention forward over [B * H, S, D] tensors, dense (CAUSAL = 0) or causal (CAUSAL = 1), with the
+/// log-sum-exp of every row (lse, [B * H, S], f32: the backward pass's input). Program (i, bh) computes the BM
+/// queries from i * BM of head bh. Keys are visited in blocks of BN in two loops: the blocks no mask touches
+/// (all keys before the query block when causal; every full block otherwise), then the blocks that need one
+/// (the diagonal block, and the sequence's last partial block): the masked loop is short, and the long one
+/// pays nothing for the mask. BM must be a multiple of BN when causal. S need not be a multiple of either: TMA
+/// reads zeros past the sequence's end, the mask drops those keys, and the stores clip the extra queries.
+inline auto attention_forward_kernel() {
+  return tilejit::kernel("attention_forward", [](Tensor<bf16, 3> q, Tensor<bf16, 3> k, Tensor<bf16, 3> v, Tensor<bf16, 3> o,
+                                                  Tensor<f32, 2> lse, Scalar<f32> scale, Meta<"BM"> BM, Meta<"BN"> BN, Meta<"D"> D,
+                                                  Meta<"CAUSAL"> CAUSAL) {
+    auto bh = program_id(1);
+    auto m0 = program_id(0) * BM;
+    auto seq = q.size(1).to<i32>();
+    auto qt = descriptor_load(q, {bh, m0, 0}, {1, BM, D}).reshape({BM, D});
+    auto scale2 = scale * 1.4426950408889634f;  // scores in base 2: the softmax's exponentials are exp2
+    auto rows = m0 + arange(0, BM);
+    // One block of keys from j: the running maximum m, sum l and output acc, updated (the online softmax).
+    auto block = [&](Scalar<i32> j, Value<f32, 1> m_i, Value<f32, 1> l_i, Value<f32, 2> acc, bool masked) {
+      auto kt = descriptor_load(k, {bh, j, 0}, {1, BN, D}).reshape({BN, D});
+      auto s = dot(qt, kt.trans()) * scale2;
+      if (masked) {
+        auto cols = j + arange(0, BN);
+        auto keep = cols.expand_dims<0>() < seq;
+        if (CAUSAL) keep = keep & (cols.expand_dims<0>() <= rows.expand_dims<1>());
+        s = where(keep, s, -1e30f);
+      }
+      auto m_new = maximum(m_i, max(s, 1));
+      auto p = exp2(s - m_new.expand_dims<1>());
+      auto alpha = exp2(m_i - m_new);
+      auto vt = descriptor_load(v, {bh, j, 0}, {1, BN, D}).reshape({BN, D});
+      return std::tuple{m_new, l_i * alpha + sum(p, 1), dot(p.to<bf16>(), vt, acc * alpha.expand_dims<1>())};
+    };
+    auto init = std::tuple{full<f32>({BM}, -1e30), zeros<f32>({BM}), zeros<f32>({BM, D})};
+    auto unmasked_end = CAUSAL ? m0 : seq / BN * BN;
+    auto masked_end = CAUSAL ? minimum(m0 + BM, seq) : seq;
+    auto [m1, l1, acc1] = for_range(0, unmasked_end, BN, init, [&](Scalar<i32> j, Value<f32, 1> m_i, Value<f32, 1> l_i, Value<f32, 2> acc) {
+      return block(j, m_i, l_i, acc, false);
+    });
+    auto [m, l, acc] = for_range(unmasked_end, masked_end, BN, std::tuple{m1, l1, acc1},
+                                 [&](Scalar<i32> j, Value<f32, 1> m_i, Value<f32, 1> l_i, Value<f32, 2> acc) {
+                                   return block(j, m_i, l_i, acc, true);
+                                 });
+    descriptor_store(o, {bh, m0, 0}, (acc / l.expand_dims<1>()).to<bf16>().reshape({1, BM, D}));
+    // ln(sum_j exp(scale * s_j)) = (m + log2(l)) * ln 2, m and l being the base-2 maximum and sum.
+    store(lse, bh * lse.stride(0).to<i32>() + rows, (m + log2(l)) * 0.6931471805599453f, rows < seq);
+  });
+}
+
+/// Sample 13: jagged HSTU attention (seed 002's workload): o = (silu(alpha q k^T) / max_len) v per sequence and head,
+/// sequences of different lengths packed one after another (sequence s holds rows offsets[s] .. offsets[s + 1] of
+/// q, k, v and o, each [tokens, H * D], head h in columns h * D ..). Program (i, s, h) computes the BM queries from
+/// i * BM of sequence s, head h; a program past its sequence's end does nothing. Each
+/// program reads its sequence through views rows(start, end), whose TMA descriptors tilejit builds on the device:
+/// keys past the end read zeros, whose silu is 0, so no mask is needed but the causal one (CAUSAL 1: key <= query,
+/// on the diagonal block only; BM a multiple of BN). The product P V accumulates in place and stays in flight.
+inline auto jagged_hstu_kernel() {
+  return tilejit::kernel("jagged_hstu", [](Tensor<i32, 1> offsets, Tensor<bf16, 2> q, Tensor<bf16, 2> k, Tensor<bf16, 2> v,
+                                            Tensor<bf16, 2> o, Scalar<f32> alpha, Scalar<f32> inv_max_len, Meta<"BM"> BM, Meta<"BN"> BN,
+                                            Meta<"D"> D, Meta<"CAUSAL"> CAUSAL) {
+    auto s = program_id(1);
+    auto col = program_id(2) * D;  // the head's columns
+    auto start = load(offsets, s);
+    auto end = load(offsets, s + 1);
+    auto len = end - start;
+    auto m0 = program_id(0) * BM;
+    // A program past its sequence's end (an empty sequence included: a view of no rows has no descriptor) does nothing.
+    if_then(m0 < len, [&] {
+      auto qs = q.rows(start, end), ks = k.rows(start, end), vs = v.rows(start, end);
+      auto qt = descriptor_load(qs, {m0, col}, {BM, D});
+      auto rows = m0 + arange(0, BM);
+      auto block = [&](Scalar<i32> j, Value<f32, 2> acc, bool masked) {
+        auto kt = descriptor_load(ks, {j, col}, {BN, D});
+        auto x = dot(qt, kt.trans()) * alpha;
+        auto p = x * sigmoid(x) * inv_max_len;
+        if (masked) p = where((j + arange(0, BN)).expand_dims<0>() <= rows.expand_dims<1>(), p, 0.0f);
+        return dot(p.to<bf16>(), descriptor_load(vs, {j, col}, {BN, D}), acc);
+      };
+      auto unmasked_end = CAUSAL ? m0 : len;
+      auto acc = for_range(0, unmasked_end, BN, zeros<f32>({BM, D}), [&](Scalar<i32> j, Value<f32, 2> acc) { return block(j, acc, false); });
+      if (CAUSAL)
+        acc = for_range(m0, minimum(m0 + BM, len), BN, acc, [&](Scalar<i32> j, Value<f32, 2> acc) { return block(j, acc, true); });
+      descriptor_store(o.rows(start, end), {m0, col}, acc.to<bf16>());
+    });
+  });
+}
+
 /// Sample 11, step 1: the tile schedule of a mixture-of-experts grouped GEMM, built on the device from the
 /// expert offsets. The rows of x are tokens sorted by expert: expert e owns rows offsets[e] .. offsets[e + 1] - 1
 /// (offsets has E + 1 entries, the last one the row count; an expert may own none). Each expert's rows are cut
