@@ -41,13 +41,7 @@ Config cfg(int64_t bm, int64_t bn, int64_t d, int warps, int stages) {
 bool run_shape(int64_t S, int64_t D, const std::vector<Config>& configs, bool causal) {
   const int64_t rows = kHeads * S;
   std::vector<tilejit::bfloat16> hq(static_cast<size_t>(rows * D)), hk(hq.size()), hv(hq.size()), ho(hq.size());
-  uint64_t state = 0x9E3779B97F4A7C15ull;
-  auto next = [&] {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    return tilejit::bfloat16(static_cast<float>(static_cast<int>(state >> 40) % 2001 - 1000) / 1000.0f);
-  };
-  for (auto* h : {&hq, &hk, &hv})
-    for (auto& x : *h) x = next();
+  bench::fill_random({&hq, &hk, &hv});
   const size_t bytes = hq.size() * sizeof(tilejit::bfloat16);
   tilejit::DeviceBuffer dq(bytes), dk(bytes), dv(bytes), dout(bytes);
   dq.upload(hq.data());

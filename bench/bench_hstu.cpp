@@ -55,13 +55,7 @@ int main(int argc, char** argv) {
   const int64_t tokens = offsets.back(), HD = kHeads * kDim;
   const int32_t max_len = *std::max_element(len.begin(), len.end());
   std::vector<tilejit::bfloat16> hq(static_cast<size_t>(tokens * HD)), hk(hq.size()), hv(hq.size()), ho(hq.size());
-  uint64_t state = 0x9E3779B97F4A7C15ull;
-  auto next = [&] {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    return tilejit::bfloat16(static_cast<float>(static_cast<int>(state >> 40) % 2001 - 1000) / 1000.0f);
-  };
-  for (auto* h : {&hq, &hk, &hv})
-    for (auto& x : *h) x = next();
+  bench::fill_random({&hq, &hk, &hv});
   const size_t bytes = hq.size() * sizeof(tilejit::bfloat16);
   tilejit::DeviceBuffer dq(bytes), dk(bytes), dv(bytes), dout(bytes), doff(offsets.size() * sizeof(int32_t));
   dq.upload(hq.data());

@@ -4,13 +4,16 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "tilejit/config.h"
+#include "tilejit/dsl/dtypes.h"
 #include "tilejit/error.h"
 #include "tilejit/runtime/launch.h"
 #include "tilejit/runtime/memory.h"
@@ -89,6 +92,16 @@ inline void print_best(std::string head, double ms, double flops, double rel, bo
   std::printf("%s, \"ms\": %.4f, \"tflops\": %.1f, \"rel_err\": %.2e%s}\n", head.c_str(), ms, flops / ms / 1e9, rel,
               good ? "" : ", \"error\": \"wrong result\"");
   std::fflush(stdout);
+}
+
+/// Fills each vector, in order, with reproducible values in [-1, 1] in steps of 1/1000 (one LCG for all of them).
+inline void fill_random(std::initializer_list<std::vector<tilejit::bfloat16>*> vs) {
+  uint64_t state = 0x9E3779B97F4A7C15ull;
+  for (auto* v : vs)
+    for (auto& x : *v) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      x = tilejit::bfloat16(static_cast<float>(static_cast<int>(state >> 40) % 2001 - 1000) / 1000.0f);
+    }
 }
 
 }  // namespace bench
