@@ -99,12 +99,16 @@ class Planner {
     }
     const ir::Node& n = g_.node(src);
     if (n.op == Op::Reshape && g_.node(g_.operand(src, 0)).op == Op::DescLoad) {
-      // canonicalize loads a tile in its reshaped shape when every user reshapes it alike (a {1, BM, D} tile as
-      // [BM, D]); this one is also read in another shape.
-      reason = "an operand is a reshape of a TMA tile (" + g_.node(g_.operand(src, 0)).shape.str() + " to " +
-               n.shape.str() + ") that is also used in another shape: load it for the product with its own " +
-               "descriptor_load, or load a 2-D tile from a 2-D view of the tensor (merge({2, 1}), or merge({2, 1}).rows(start, " +
-               "end) to stop at the sequence's end)";
+      // canonicalize loads a tile in its reshaped shape when every user reshapes it alike by dropping unit
+      // dimensions (a {1, BM, D} tile as [BM, D]); this one is also read in another shape, or reshaped otherwise.
+      const ir::Shape& tile = g_.node(g_.operand(src, 0)).shape;
+      reason = "an operand is a reshape of a TMA tile (" + tile.str() + " to " + n.shape.str() + ")" +
+               (tile.squeezed() == n.shape.squeezed()
+                    ? " that is also used in another shape: load it for the product with its own descriptor_load, or load "
+                      "a 2-D tile from a 2-D view of the tensor (merge({2, 1}), or merge({2, 1}).rows(start, end) to stop at "
+                      "the sequence's end)"
+                    : " that changes its dimensions: load the tile in the shape the product reads (a box of that shape, "
+                      "from a merged view of the tensor if needed)");
       return false;
     }
     if (n.op != Op::DescLoad) {

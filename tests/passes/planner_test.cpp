@@ -613,6 +613,17 @@ TEST_CASE("a rank-3 tile read both reshaped (by a dot) and as it is stays rank 3
   CHECK(gen.notes[0].text.find("merge({2, 1}).rows(start, end)") != std::string::npos);
 }
 
+TEST_CASE("a TMA tile reshaped to other dimensions for a dot stays on CUDA cores: the note says to load it in that shape") {
+  auto k = tilejit::kernel("qk_merged_rows", [](Tensor<bf16, 3> q, Tensor<bf16, 3> kk, Tensor<f32, 2> o) {
+    auto qt = descriptor_load(q, {0, 0, 0}, {2, 32, 64}).reshape({64, 64});
+    auto kt = descriptor_load(kk, {0, 0, 0}, {2, 32, 64}).reshape({64, 64});
+    descriptor_store(o, {0, 0}, dot(qt, kt.trans(), zeros<f32>({64, 64})));
+  });
+  const auto gen = tilejit::codegen::generate(*k.trace(Config{}));
+  REQUIRE(gen.notes.size() == 1);
+  CHECK(gen.notes[0].text.find("a reshape of a TMA tile ([2, 32, 64] to [64, 64]) that changes its dimensions") != std::string::npos);
+}
+
 TEST_CASE("a K loop with one product keeps it in flight; attention's loop with two is pipelined, waiting for each") {
   auto one = tilejit::kernel("one_product", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> c) {
     auto acc = for_range(0, a.size(1).to<i32>(), 64, zeros<f32>({64, 64}), [&](Scalar<i32> k, Value<f32, 2> acc) {
