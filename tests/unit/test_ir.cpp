@@ -177,6 +177,34 @@ TEST_CASE("the verifier accepts a traced kernel and rejects broken graphs") {
     g.add(Op::DescLoad, DType::f32, Shape{6, 8}, {0, c, c}, a.encode(Op::DescLoad));
     CHECK(contains(verify_message(g), "TMA load shape is not ceil(box / estride)"));
   }
+  SUBCASE("TMA load leaving out unit dimensions of its tile: accepted, but not other dimensions") {
+    // [1, 64, 8] loaded as [64, 8] (what canonicalize makes of a tile its users reshape so) is the same tile.
+    for (const Shape& value : {Shape{64, 8}, Shape{8, 64}, Shape{1, 64, 8, 1}}) {
+      ir::Graph g;
+      g.kernel_name = "hand_built";
+      const ir::NodeId t = g.add(Op::ParamTensor, DType::f32, Shape{}, {}, {0, 3});
+      g.params.push_back(ir::Param{ir::Param::Tensor, DType::f32, 3, "arg0", t});
+      const ir::NodeId c = i32_const(g, 0);
+      ir::TmaAttrs a;
+      a.rank = 3;
+      a.box = {1, 64, 8};
+      g.add(Op::DescLoad, DType::f32, value, {0, c, c, c}, a.encode(Op::DescLoad));
+      if (value == Shape{64, 8})
+        CHECK(verify_message(g).empty());
+      else
+        CHECK(contains(verify_message(g), "TMA load shape is not ceil(box / estride), unit dimensions aside"));
+    }
+  }
+  SUBCASE("TMA store whose value is not the box") {
+    ir::Graph g = graph_with_tensor();
+    const ir::NodeId c = i32_const(g, 0);
+    const ir::NodeId v = g.add(Op::Broadcast, DType::f32, Shape{8, 8}, {g.add(Op::Const, DType::f32, Shape{}, {}, {0})});
+    ir::TmaAttrs a;
+    a.rank = 2;
+    a.box = {8, 16};
+    g.add(Op::DescStore, DType::f32, Shape{}, {0, c, c, v}, a.encode(Op::DescStore));
+    CHECK(contains(verify_message(g), "TMA store value shape is not the box"));
+  }
   SUBCASE("TMA store with a missing coordinate") {
     ir::Graph g = graph_with_tensor();
     const ir::NodeId c = i32_const(g, 0);
