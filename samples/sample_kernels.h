@@ -385,7 +385,7 @@ inline auto attention_bhsd_kernel() {
 /// queries from i * BM of head bh. Keys are visited in blocks of BN in two loops: the blocks no mask touches
 /// (all keys before the query block when causal; every full block otherwise), then the blocks that need one
 /// (the diagonal block, and the sequence's last partial block): the masked loop is short, and the long one
-/// pays nothing for the mask. BM must be a multiple of BN when causal. S need not be a multiple of either: TMA
+/// pays nothing for the mask. S need not be a multiple of BM or BN: TMA
 /// reads zeros past the sequence's end, the mask drops those keys, and the stores clip the extra queries.
 inline auto attention_forward_kernel() {
   return tilejit::kernel("attention_forward", [](Tensor<bf16, 3> q, Tensor<bf16, 3> k, Tensor<bf16, 3> v, Tensor<bf16, 3> o,
@@ -414,7 +414,8 @@ inline auto attention_forward_kernel() {
       return std::tuple{m_new, l_i * alpha + sum(p, 1), dot(p.to<bf16>(), vt, acc * alpha.expand_dims<1>())};
     };
     auto init = std::tuple{full<f32>({BM}, -1e30), zeros<f32>({BM}), zeros<f32>({BM, D})};
-    auto unmasked_end = CAUSAL ? m0 : seq / BN * BN;
+    // Causal: the blocks wholly before the query block need no mask (m0 rounded down to a block of keys).
+    auto unmasked_end = CAUSAL ? m0 / BN * BN : seq / BN * BN;
     auto masked_end = CAUSAL ? minimum(m0 + BM, seq) : seq;
     auto [m1, l1, acc1] = for_range(0, unmasked_end, BN, init, [&](Scalar<i32> j, Value<f32, 1> m_i, Value<f32, 1> l_i, Value<f32, 2> acc) {
       return block(j, m_i, l_i, acc, false);
@@ -435,7 +436,7 @@ inline auto attention_forward_kernel() {
 /// i * BM of sequence s, head h; a program past its sequence's end does nothing. Each
 /// program reads its sequence through views rows(start, end), whose TMA descriptors tilejit builds on the device:
 /// keys past the end read zeros, whose silu is 0, so no mask is needed but the causal one (CAUSAL 1: key <= query,
-/// on the diagonal block only; BM a multiple of BN). The product P V accumulates in place and stays in flight.
+/// on the blocks of keys that meet the query block only). The product P V accumulates in place.
 inline auto jagged_hstu_kernel() {
   return tilejit::kernel("jagged_hstu", [](Tensor<i32, 1> offsets, Tensor<bf16, 2> q, Tensor<bf16, 2> k, Tensor<bf16, 2> v,
                                             Tensor<bf16, 2> o, Scalar<f32> alpha, Scalar<f32> inv_max_len, Meta<"BM"> BM, Meta<"BN"> BN,
@@ -458,10 +459,10 @@ inline auto jagged_hstu_kernel() {
         if (masked) p = where((j + arange(0, BN)).expand_dims<0>() <= rows.expand_dims<1>(), p, 0.0f);
         return dot(p.to<bf16>(), descriptor_load(vs, {j, col}, {BN, D}), acc);
       };
-      auto unmasked_end = CAUSAL ? m0 : len;
+      auto unmasked_end = CAUSAL ? m0 / BN * BN : len;  // causal: the blocks wholly before the query block
       auto acc = for_range(0, unmasked_end, BN, zeros<f32>({BM, D}), [&](Scalar<i32> j, Value<f32, 2> acc) { return block(j, acc, false); });
       if (CAUSAL)
-        acc = for_range(m0, minimum(m0 + BM, len), BN, acc, [&](Scalar<i32> j, Value<f32, 2> acc) { return block(j, acc, true); });
+        acc = for_range(unmasked_end, minimum(m0 + BM, len), BN, acc, [&](Scalar<i32> j, Value<f32, 2> acc) { return block(j, acc, true); });
       descriptor_store(o.rows(start, end), {m0, col}, acc.to<bf16>());
     });
   });
