@@ -56,11 +56,14 @@ bool run_shape(int64_t S, int64_t D, const std::vector<Config>& configs, bool ca
   // A causal row attends to the keys up to itself: half the products (the diagonal blocks' masked half aside).
   const double flops = (causal ? 2.0 : 4.0) * static_cast<double>(kHeads) * static_cast<double>(S) * static_cast<double>(S) *
                        static_cast<double>(D);
-  const std::string bench_name = causal ? "attention_causal" : "attention";
-  auto head = [&](const Config& c) {
-    return "{\"bench\": \"" + bench_name + "\", \"impl\": \"tilejit\", \"s\": " + std::to_string(S) + ", \"d\": " +
-           std::to_string(D) + ", \"heads\": " + std::to_string(kHeads) + ", \"config\": \"" + c.str() + "\"";
+  // The open JSON object of one configuration's line, for the benchmark named `bench`.
+  auto head_of = [&](std::string bench) {
+    return [&, bench](const Config& c) {
+      return "{\"bench\": \"" + bench + "\", \"impl\": \"tilejit\", \"s\": " + std::to_string(S) + ", \"d\": " +
+             std::to_string(D) + ", \"heads\": " + std::to_string(kHeads) + ", \"config\": \"" + c.str() + "\"";
+    };
   };
+  const auto head = head_of(causal ? "attention_causal" : "attention");
   std::vector<Config> mine;
   for (const Config& c : configs)
     if (c.get("D") == D) mine.push_back(causal ? Config(c).set("CAUSAL", 1) : c);
@@ -106,20 +109,15 @@ bool run_shape(int64_t S, int64_t D, const std::vector<Config>& configs, bool ca
     }
   }
   const double rel = std::sqrt(err2 / ref2);
-  bool good = rel < 2e-2;  // P and O are rounded to bf16 (2^-9 relative each)
+  const bool good = rel < 2e-2;  // P and O are rounded to bf16 (2^-9 relative each)
   bench::print_best(head(best_c), best, flops, rel, good);
   if (causal) return good;
   // The same loop over [heads, S, D] tensors (samples::attention_bhsd_kernel, {1, BM, D} tiles reshaped) at the best
   // configuration: the same code with rank-3 boxes, so the same speed and the same bits.
   tilejit::DeviceBuffer dout3(bytes);
   tilejit::TensorView<bf16, 3> O3b(dout3.data(), {kHeads, S, D});
-  auto head3 = [&](const Config& c) {
-    std::string h = head(c);
-    h.replace(h.find("\"attention\""), 11, "\"attention_bhsd\"");
-    return h;
-  };
   const auto bhsd = tilejit::samples::attention_bhsd_kernel();
-  bench::sweep({best_c}, flops, head3, [&](const Config& c) { bhsd.launch(nullptr, grid_of(c), c, Q3, K3, V3, O3b, scale); });
+  bench::sweep({best_c}, flops, head_of("attention_bhsd"), [&](const Config& c) { bhsd.launch(nullptr, grid_of(c), c, Q3, K3, V3, O3b, scale); });
   tilejit::synchronize(nullptr);
   std::vector<tilejit::bfloat16> ho3(ho.size());
   dout3.download(ho3.data(), bytes);

@@ -415,7 +415,7 @@ inline auto attention_forward_kernel() {
     };
     auto init = std::tuple{full<f32>({BM}, -1e30), zeros<f32>({BM}), zeros<f32>({BM, D})};
     // Causal: the blocks wholly before the query block need no mask (m0 rounded down to a block of keys).
-    auto unmasked_end = CAUSAL ? m0 / BN * BN : seq / BN * BN;
+    auto unmasked_end = (CAUSAL ? m0 : seq) / BN * BN;
     auto masked_end = CAUSAL ? minimum(m0 + BM, seq) : seq;
     auto [m1, l1, acc1] = for_range(0, unmasked_end, BN, init, [&](Scalar<i32> j, Value<f32, 1> m_i, Value<f32, 1> l_i, Value<f32, 2> acc) {
       return block(j, m_i, l_i, acc, false);
