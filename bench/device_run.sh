@@ -119,6 +119,7 @@ rm -rf "$TILEJIT_CACHE_DIR"
   "$BUILD/bench/bench_softmax"
   "$BUILD/bench/bench_gemm"
   "$BUILD/bench/bench_attention"
+  "$BUILD/bench/bench_attention_backward"
   "$BUILD/bench/bench_hstu"
   "$BUILD/bench/bench_moe"
   "$BUILD/bench/bench_prefetch"
@@ -134,6 +135,7 @@ TILEJIT_DEBUG=1 "$BUILD/bench/bench_tma" 2>&1 | sed 's/"impl": "tilejit"/"impl":
 { python3 bench/peers.py
   python3 bench/peers.py --gemm
   python3 bench/peers.py --attention
+  python3 bench/peers.py --attention-backward
   python3 bench/peers.py --hstu
   python3 bench/peers.py --moe; } 2>&1 | tee "$OUT/bench_peers.jsonl"
 # The autotuner: launch cost, and tuning cost in new processes (each side uses cache folders of its own).

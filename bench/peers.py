@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Peer timings for the tilejit benchmarks: torch copy, Triton TMA copy / axpb, Triton jagged (device descriptors),
-row reductions, GEMM, attention (--attention), a mixture-of-experts grouped GEMM (--moe), and Triton's @autotune on
+row reductions, GEMM, attention (--attention, --attention-backward), a mixture-of-experts grouped GEMM (--moe), and Triton's @autotune on
 the GEMM (--autotune).
 
 Prints one JSON object per line: {"bench": ..., "impl": ..., "ms": ..., "gbps": ...}.
@@ -369,6 +369,201 @@ def attention_peers():
         torch.cuda.empty_cache()
 
 
+LOG2E = 1.4426950408889634
+
+
+@triton.jit
+def attention_bwd_delta(o_desc, do_desc, delta, BM: tl.constexpr):
+    """bench_attention_backward.cpp's step 1: delta = rowsum(o * do) over [heads * S, D] rows."""
+    m0 = tl.program_id(0) * BM
+    d = tl.sum(o_desc.load([m0, 0]).to(tl.float32) * do_desc.load([m0, 0]).to(tl.float32), 1)
+    tl.store(delta + m0 + tl.arange(0, BM), d)
+
+
+@triton.jit
+def _dkdv_blocks(dk, dv, k, v, q_desc, do_desc, lse, delta, head, keys, lo, hi, scale2, BM: tl.constexpr, MASK: tl.constexpr):
+    for i in range(lo, hi, BM):
+        q = q_desc.load([head + i, 0])
+        do = do_desc.load([head + i, 0])
+        rows = i + tl.arange(0, BM)
+        pt = tl.math.exp2(tl.dot(k, q.T) * scale2 - (tl.load(lse + head + rows) * 1.4426950408889634)[None, :])
+        if MASK:
+            pt = tl.where(rows[None, :] >= keys[:, None], pt, 0.0)
+        dv = tl.dot(pt.to(tl.bfloat16), do, dv)
+        dst = pt * (tl.dot(v, do.T) - tl.load(delta + head + rows)[None, :])
+        dk = tl.dot(dst.to(tl.bfloat16), q, dk)
+    return dk, dv
+
+
+@triton.jit
+def attention_bwd_dkdv(q_desc, k_desc, v_desc, do_desc, dk_desc, dv_desc, lse, delta, seq, scale, BM: tl.constexpr, BN: tl.constexpr,
+                       D: tl.constexpr, CAUSAL: tl.constexpr):
+    """Sample 14's dK/dV kernel in Triton: per block of BN keys, P^T = exp2(K Q^T scale log2 e - lse log2 e),
+    dV += P^T dO, dS^T = P^T (V dO^T - delta), dK += dS^T Q over the query blocks (causal: the diagonal ones masked,
+    then the rest)."""
+    head = tl.program_id(1) * seq
+    n0 = tl.program_id(0) * BN
+    k = k_desc.load([head + n0, 0])
+    v = v_desc.load([head + n0, 0])
+    keys = n0 + tl.arange(0, BN)
+    scale2 = scale * 1.4426950408889634
+    dk = tl.zeros((BN, D), dtype=tl.float32)
+    dv = tl.zeros((BN, D), dtype=tl.float32)
+    if CAUSAL:
+        dk, dv = _dkdv_blocks(dk, dv, k, v, q_desc, do_desc, lse, delta, head, keys, n0 // BM * BM, tl.minimum(n0 + BN, seq), scale2,
+                              BM, True)
+        dk, dv = _dkdv_blocks(dk, dv, k, v, q_desc, do_desc, lse, delta, head, keys, (n0 + BN + BM - 1) // BM * BM, seq, scale2, BM,
+                              False)
+    else:
+        dk, dv = _dkdv_blocks(dk, dv, k, v, q_desc, do_desc, lse, delta, head, keys, 0, seq, scale2, BM, False)
+    dk_desc.store([head + n0, 0], (dk * scale).to(tl.bfloat16))
+    dv_desc.store([head + n0, 0], dv.to(tl.bfloat16))
+
+
+@triton.jit
+def _dq_blocks(dq, q, do, l, di, k_desc, v_desc, head, rows, lo, hi, scale2, BN: tl.constexpr, MASK: tl.constexpr):
+    for j in range(lo, hi, BN):
+        k = k_desc.load([head + j, 0])
+        p = tl.math.exp2(tl.dot(q, k.T) * scale2 - l[:, None])
+        if MASK:
+            p = tl.where((j + tl.arange(0, BN))[None, :] <= rows[:, None], p, 0.0)
+        ds = p * (tl.dot(do, v_desc.load([head + j, 0]).T) - di[:, None])
+        dq = tl.dot(ds.to(tl.bfloat16), k, dq)
+    return dq
+
+
+@triton.jit
+def attention_bwd_dq(q_desc, k_desc, v_desc, do_desc, dq_desc, lse, delta, seq, scale, BM: tl.constexpr, BN: tl.constexpr,
+                     D: tl.constexpr, CAUSAL: tl.constexpr):
+    """Sample 14's dQ kernel in Triton: per block of BM queries, dQ += P (dO V^T - delta) K over the key blocks."""
+    head = tl.program_id(1) * seq
+    m0 = tl.program_id(0) * BM
+    q = q_desc.load([head + m0, 0])
+    do = do_desc.load([head + m0, 0])
+    rows = m0 + tl.arange(0, BM)
+    l = tl.load(lse + head + rows) * 1.4426950408889634
+    di = tl.load(delta + head + rows)
+    scale2 = scale * 1.4426950408889634
+    dq = tl.zeros((BM, D), dtype=tl.float32)
+    if CAUSAL:
+        dq = _dq_blocks(dq, q, do, l, di, k_desc, v_desc, head, rows, 0, m0 // BN * BN, scale2, BN, False)
+        dq = _dq_blocks(dq, q, do, l, di, k_desc, v_desc, head, rows, m0 // BN * BN, tl.minimum(m0 + BM, seq), scale2, BN, True)
+    else:
+        dq = _dq_blocks(dq, q, do, l, di, k_desc, v_desc, head, rows, 0, seq, scale2, BN, False)
+    dq_desc.store([head + m0, 0], (dq * scale).to(tl.bfloat16))
+
+
+# bench_attention_backward.cpp's configurations (BM, BN, num_warps, num_stages) of its dK/dV and dQ kernels.
+ATTENTION_BWD_DKDV_CONFIGS = [(64, 128, 8, 2), (64, 128, 8, 3), (32, 128, 8, 2), (32, 128, 8, 3), (64, 64, 4, 2), (64, 64, 4, 3),
+                              (128, 128, 8, 2)]
+ATTENTION_BWD_DQ_CONFIGS = [(128, 64, 8, 2), (128, 64, 8, 3), (128, 128, 8, 2), (64, 64, 4, 2), (64, 64, 4, 3), (128, 32, 8, 3)]
+
+
+def attention_backward_peers():
+    """Attention backward, bf16, 64 heads, dense and causal: torch's scaled_dot_product_attention backward with the
+    cuDNN and the flash backends (and the faster of them as torch_sdpa), and the Triton kernels above at every
+    configuration (the whole pass at the best of each kernel). TFLOP/s: 2.5 times the forward's flops. Each result's
+    dQ, dK and dV of head 0 are checked against float64 autograd."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    H = ATTENTION_HEADS
+
+    def alloc(size, alignment, stream):
+        return torch.empty(size, device="cuda", dtype=torch.int8)
+
+    triton.set_allocator(alloc)
+    for causal in (False, True):
+        suffix = "_causal" if causal else ""
+        for S, D in ATTENTION_SHAPES:
+            q, k, v, do = (torch.rand(H * S, D, device="cuda", dtype=torch.bfloat16) * 2 - 1 for _ in range(4))
+            scale = 1.0 / math.sqrt(D)
+            flops = 10.0 * H * S * S * D * (0.5 if causal else 1.0)
+            # The float64 reference of head 0.
+            q0, k0, v0 = (x[:S].double().requires_grad_() for x in (q, k, v))
+            ref = torch.autograd.grad(torch.nn.functional.scaled_dot_product_attention(q0[None], k0[None], v0[None], is_causal=causal)[0],
+                                      (q0, k0, v0), do[:S].double())
+
+            def err(grads):
+                e2 = sum(float((g[:S].double() - r).norm() ** 2) for g, r in zip(grads, ref))
+                return math.sqrt(e2 / sum(float(r.norm() ** 2) for r in ref))
+
+            def out(bench, impl, ms, grads, config="", f=flops):
+                line = {"bench": bench, "impl": impl, "s": S, "d": D, "heads": H, "config": config, "ms": ms, "tflops": f / ms / 1e9}
+                if grads is not None:
+                    line["rel_err"] = err(grads)
+                print(json.dumps(line), flush=True)
+
+            q4, k4, v4 = (x.view(1, H, S, D).clone().requires_grad_() for x in (q, k, v))
+            do4 = do.view(1, H, S, D)
+            best = None
+            for name, backend in (("cudnn", SDPBackend.CUDNN_ATTENTION), ("flash", SDPBackend.FLASH_ATTENTION)):
+                try:
+                    with sdpa_kernel(backend):
+                        o4 = torch.nn.functional.scaled_dot_product_attention(q4, k4, v4, is_causal=causal)
+                        run = lambda: torch.autograd.grad(o4, (q4, k4, v4), do4, retain_graph=True)  # noqa: E731
+                        ms = time_ms(run)
+                        grads = [g.view(H * S, D) for g in run()]
+                except Exception as e:  # noqa: BLE001 - a backend this build or GPU lacks
+                    print(json.dumps({"bench": "attention_backward" + suffix, "impl": "torch_sdpa_" + name, "s": S, "d": D,
+                                      "refused": str(e)[:120]}), flush=True)
+                    continue
+                out("attention_backward" + suffix, "torch_sdpa_" + name, ms, grads)
+                if best is None or ms < best[0]:
+                    best = (ms, grads, name)
+            if best:
+                out("attention_backward" + suffix, "torch_sdpa", best[0], best[1], best[2])
+            # Triton: o and lse from SDPA's forward in float32 (the kernels only read them).
+            with torch.no_grad():
+                sc = (q.view(H, S, D).float() @ k.view(H, S, D).float().transpose(1, 2)) * scale
+                if causal:
+                    sc = sc.masked_fill(torch.ones(S, S, device="cuda", dtype=torch.bool).triu(1), float("-inf"))
+                lse = torch.logsumexp(sc, dim=2).reshape(H * S).contiguous()
+                o = (torch.softmax(sc, dim=2) @ v.view(H, S, D).float()).to(torch.bfloat16).reshape(H * S, D)
+                del sc
+            delta = torch.empty(H * S, device="cuda", dtype=torch.float32)
+            dq, dk, dv = (torch.empty_like(q) for _ in range(3))
+            c = int(causal)
+
+            def cfg_str(bm, bn, warps, stages):
+                return f"BM={bm}, BN={bn}, CAUSAL={c}, D={D}, num_warps={warps}, num_stages={stages}"
+
+            delta_descs = [TensorDescriptor.from_tensor(x, [64, D]) for x in (o, do)]
+            delta_ms = time_ms(lambda: attention_bwd_delta[(H * S // 64,)](*delta_descs, delta, 64, num_warps=4))
+            out("attention_backward_delta" + suffix, "triton", delta_ms, None, "BM=64", 4.0 * H * S * D)
+            bests = {}
+            for kind, configs, per_pair in (("dkdv", ATTENTION_BWD_DKDV_CONFIGS, 8.0), ("dq", ATTENTION_BWD_DQ_CONFIGS, 6.0)):
+                for BM, BN, warps, stages in configs:
+                    config = cfg_str(BM, BN, warps, stages)
+                    try:
+                        if kind == "dkdv":
+                            descs = [TensorDescriptor.from_tensor(x, [BM, D]) for x in (q,)] + \
+                                    [TensorDescriptor.from_tensor(x, [BN, D]) for x in (k, v)] + \
+                                    [TensorDescriptor.from_tensor(do, [BM, D])] + [TensorDescriptor.from_tensor(x, [BN, D]) for x in (dk, dv)]
+                            fn = lambda descs=descs, BM=BM, BN=BN, w=warps, st=stages: attention_bwd_dkdv[(S // BN, H)](  # noqa: E731
+                                *descs, lse, delta, S, scale, BM, BN, D, c, num_warps=w, num_stages=st)
+                        else:
+                            descs = [TensorDescriptor.from_tensor(q, [BM, D])] + [TensorDescriptor.from_tensor(x, [BN, D]) for x in (k, v)] + \
+                                    [TensorDescriptor.from_tensor(x, [BM, D]) for x in (do, dq)]
+                            fn = lambda descs=descs, BM=BM, BN=BN, w=warps, st=stages: attention_bwd_dq[(S // BM, H)](  # noqa: E731
+                                *descs, lse, delta, S, scale, BM, BN, D, c, num_warps=w, num_stages=st)
+                        ms = time_ms(fn)
+                    except Exception as e:  # noqa: BLE001 - a configuration Triton refuses (shared memory, registers)
+                        print(json.dumps({"bench": f"attention_backward_{kind}{suffix}", "impl": "triton", "s": S, "d": D,
+                                          "config": config, "refused": str(e)[:120]}), flush=True)
+                        continue
+                    out(f"attention_backward_{kind}{suffix}", "triton", ms, None, config, per_pair * H * S * S * D * (0.5 if causal else 1.0))
+                    if kind not in bests or ms < bests[kind][0]:
+                        bests[kind] = (ms, fn, config)
+            if len(bests) == 2:
+                for kind in ("dkdv", "dq"):
+                    bests[kind][1]()  # the best configurations' results, for the check
+                torch.cuda.synchronize()
+                out("attention_backward" + suffix, "triton", delta_ms + bests["dkdv"][0] + bests["dq"][0], [dq, dk, dv],
+                    f"dkdv {bests['dkdv'][2]}; dq {bests['dq'][2]}")
+            del q, k, v, do, q4, k4, v4, o, lse, delta, dq, dk, dv
+            torch.cuda.empty_cache()
+
+
 HSTU_SEQS, HSTU_HEADS, HSTU_D = 32, 8, 128
 HSTU_CONFIGS = [(128, 64, 8, 2), (128, 64, 8, 3), (128, 128, 8, 2), (64, 64, 4, 3), (64, 64, 4, 2), (128, 32, 8, 3)]
 
@@ -562,6 +757,8 @@ def main():
         return gemm_peers()
     if "--attention" in sys.argv:
         return attention_peers()
+    if "--attention-backward" in sys.argv:
+        return attention_backward_peers()
     if "--moe" in sys.argv:
         return moe_peers()
     if "--hstu" in sys.argv:

@@ -245,6 +245,16 @@ def attention_causal_table(rows):
                       ("torch_sdpa",), "Attention forward, causal (bf16; TFLOP/s counting half the dense flops; library: torch SDPA)")
 
 
+def attention_backward_tables(rows):
+    """The attention backward pass (sample 14's three kernels at the best configuration of each), dense and causal,
+    against torch's SDPA backward (the faster of its cuDNN and flash backends) and Triton kernels of the same loops."""
+    return [peer_table(rows, "attention_backward" + suffix, ("s", "d", "heads"),
+                       lambda k, what=what: f"bf16 S={k[0]} D={k[1]} x{k[2]} heads{what}", ("torch_sdpa",),
+                       f"Attention backward{title} (bf16; TFLOP/s counting 2.5x the forward's flops; library: torch SDPA, the faster "
+                       "of cuDNN and flash; tilejit and Triton: delta + dK/dV + dQ at each kernel's best configuration)")
+            for suffix, what, title in (("", "", ""), ("_causal", ", causal", ", causal"))]
+
+
 def hstu_table(rows):
     """Jagged HSTU attention (sample 13's kernel): tilejit's best configuration against a plain Triton HSTU kernel."""
     return peer_table(rows, "hstu", ("causal", "seqs", "heads", "d"),
@@ -314,7 +324,7 @@ def debug_table(rows):
 def tables(rows):
     out = [bandwidth_table(rows), debug_table(rows), row_table(rows), launch_table(rows), first_launch_table(rows)]
     out += autotune_tables(rows)
-    out += [gemm_table(rows), attention_table(rows), attention_causal_table(rows), hstu_table(rows), moe_table(rows), prefetch_table(rows)]
+    out += [gemm_table(rows), attention_table(rows), attention_causal_table(rows), *attention_backward_tables(rows), hstu_table(rows), moe_table(rows), prefetch_table(rows)]
     return [t for t in out if t.rows]
 
 

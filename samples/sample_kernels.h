@@ -430,6 +430,104 @@ inline auto attention_forward_kernel() {
   });
 }
 
+/// Sample 14, step 1 of the attention backward pass: delta = rowsum(o * do) for the BM rows from program_id(0) * BM
+/// of head program_id(1) (delta, [B * H, S], f32). o is the forward pass's output, do the gradient of the loss
+/// with respect to it.
+inline auto attention_backward_delta_kernel() {
+  return tilejit::kernel("attention_backward_delta", [](Tensor<bf16, 3> o, Tensor<bf16, 3> dout, Tensor<f32, 2> delta,
+                                                         Meta<"BM"> BM, Meta<"D"> D) {
+    auto bh = program_id(1);
+    auto m0 = program_id(0) * BM;
+    auto ot = descriptor_load(o, {bh, m0, 0}, {1, BM, D}).reshape({BM, D}).to<f32>();
+    auto dot_ = descriptor_load(dout, {bh, m0, 0}, {1, BM, D}).reshape({BM, D}).to<f32>();
+    auto rows = m0 + arange(0, BM);
+    store(delta, bh * delta.stride(0).to<i32>() + rows, sum(ot * dot_, 1), rows < o.size(1).to<i32>());
+  });
+}
+
+/// Sample 14, step 2: the gradients of BN keys and values (program (j, bh): keys from j * BN of head bh), as
+/// FlashAttention-2 computes them, transposed so that every product's operand a is in registers or a TMA tile:
+/// for each block of BM queries, P^T = exp2(K Q^T scale log2(e) - lse log2(e)) (the forward pass's probabilities,
+/// rebuilt from its log-sum-exp), dV += P^T dO, dP^T = V dO^T, dS^T = P^T (dP^T - delta), dK += dS^T Q; at the
+/// end dK is scaled by `scale`. Q and dO are each read by two products from one TMA tile. Causal (CAUSAL 1): only
+/// the queries from the key block's start on, with the mask on the query blocks that meet the diagonal. Queries
+/// past the sequence's end need no mask: TMA reads zeros for their q, do, lse and delta, so their P^T is 1 and
+/// their dO and dS^T are 0.
+inline auto attention_backward_dkdv_kernel() {
+  return tilejit::kernel("attention_backward_dkdv", [](Tensor<bf16, 3> q, Tensor<bf16, 3> k, Tensor<bf16, 3> v, Tensor<bf16, 3> dout,
+                                                        Tensor<f32, 2> lse, Tensor<f32, 2> delta, Tensor<bf16, 3> dk,
+                                                        Tensor<bf16, 3> dv, Scalar<f32> scale, Meta<"BM"> BM, Meta<"BN"> BN,
+                                                        Meta<"D"> D, Meta<"CAUSAL"> CAUSAL) {
+    constexpr float kLog2e = 1.4426950408889634f;
+    auto bh = program_id(1);
+    auto n0 = program_id(0) * BN;
+    auto seq = q.size(1).to<i32>();
+    auto kt = descriptor_load(k, {bh, n0, 0}, {1, BN, D}).reshape({BN, D});
+    auto vt = descriptor_load(v, {bh, n0, 0}, {1, BN, D}).reshape({BN, D});
+    auto keys = n0 + arange(0, BN);
+    auto block = [&](Scalar<i32> i, Value<f32, 2> dk_acc, Value<f32, 2> dv_acc, bool masked) {
+      auto qt = descriptor_load(q, {bh, i, 0}, {1, BM, D}).reshape({BM, D});
+      auto dot_ = descriptor_load(dout, {bh, i, 0}, {1, BM, D}).reshape({BM, D});
+      auto l = descriptor_load(lse, {bh, i}, {1, BM});     // [1, BM]: one per query, along P^T's columns
+      auto di = descriptor_load(delta, {bh, i}, {1, BM});  // [1, BM]
+      auto pt = exp2(dot(kt, qt.trans()) * (scale * kLog2e) - l * kLog2e);
+      if (masked) pt = where((i + arange(0, BM)).expand_dims<0>() >= keys.expand_dims<1>(), pt, 0.0f);
+      auto dv_new = dot(pt.to<bf16>(), dot_, dv_acc);
+      auto dst = pt * (dot(vt, dot_.trans()) - di);
+      return std::tuple{dot(dst.to<bf16>(), qt, dk_acc), dv_new};
+    };
+    auto init = std::tuple{zeros<f32>({BN, D}), zeros<f32>({BN, D})};
+    auto loop = [&](Scalar<i32> lo, Scalar<i32> hi, std::tuple<Value<f32, 2>, Value<f32, 2>> acc, bool masked) {
+      return for_range(lo, hi, BM, acc, [&](Scalar<i32> i, Value<f32, 2> dk_acc, Value<f32, 2> dv_acc) {
+        return block(i, dk_acc, dv_acc, masked);
+      });
+    };
+    // Causal: the query blocks that meet the diagonal (from n0 rounded down to a block of queries, up to the key
+    // block's end), then every block after it, unmasked.
+    auto [dk_acc, dv_acc] = CAUSAL ? loop((n0 + BN + BM - 1) / BM * BM, seq, loop(n0 / BM * BM, minimum(n0 + BN, seq), init, true), false)
+                                   : loop(0, seq, init, false);
+    descriptor_store(dk, {bh, n0, 0}, (dk_acc * scale).to<bf16>().reshape({1, BN, D}));
+    descriptor_store(dv, {bh, n0, 0}, dv_acc.to<bf16>().reshape({1, BN, D}));
+  });
+}
+
+/// Sample 14, step 3: the gradient of BM queries (program (i, bh): queries from i * BM of head bh): for each block of
+/// BN keys, P = exp2(Q K^T scale log2(e) - lse log2(e)), dP = dO V^T, dS = P (dP - delta), dQ += dS K; at the end
+/// dQ is scaled by `scale`. K is read by two products from one TMA tile. Causal: the keys up to the query block's
+/// end, masked on the blocks that meet the diagonal (as the forward pass). Keys past the sequence's end need no
+/// mask: their k and v are zeros, so their dS K adds nothing.
+inline auto attention_backward_dq_kernel() {
+  return tilejit::kernel("attention_backward_dq", [](Tensor<bf16, 3> q, Tensor<bf16, 3> k, Tensor<bf16, 3> v, Tensor<bf16, 3> dout,
+                                                      Tensor<f32, 2> lse, Tensor<f32, 2> delta, Tensor<bf16, 3> dq, Scalar<f32> scale,
+                                                      Meta<"BM"> BM, Meta<"BN"> BN, Meta<"D"> D, Meta<"CAUSAL"> CAUSAL) {
+    constexpr float kLog2e = 1.4426950408889634f;
+    auto bh = program_id(1);
+    auto m0 = program_id(0) * BM;
+    auto seq = q.size(1).to<i32>();
+    auto qt = descriptor_load(q, {bh, m0, 0}, {1, BM, D}).reshape({BM, D});
+    auto dot_ = descriptor_load(dout, {bh, m0, 0}, {1, BM, D}).reshape({BM, D});
+    auto rows = m0 + arange(0, BM);
+    auto l = (load(lse, bh * lse.stride(0).to<i32>() + rows, rows < seq) * kLog2e).expand_dims<1>();
+    auto di = load(delta, bh * delta.stride(0).to<i32>() + rows, rows < seq).expand_dims<1>();
+    auto block = [&](Scalar<i32> j, Value<f32, 2> acc, bool masked) {
+      auto kt = descriptor_load(k, {bh, j, 0}, {1, BN, D}).reshape({BN, D});
+      auto vt = descriptor_load(v, {bh, j, 0}, {1, BN, D}).reshape({BN, D});
+      auto p = exp2(dot(qt, kt.trans()) * (scale * kLog2e) - l);
+      if (masked) p = where((j + arange(0, BN)).expand_dims<0>() <= rows.expand_dims<1>(), p, 0.0f);
+      auto ds = p * (dot(dot_, vt.trans()) - di);
+      return dot(ds.to<bf16>(), kt, acc);
+    };
+    auto loop = [&](Scalar<i32> lo, Scalar<i32> hi, Value<f32, 2> acc, bool masked) {
+      return for_range(lo, hi, BN, acc, [&](Scalar<i32> j, Value<f32, 2> acc) { return block(j, acc, masked); });
+    };
+    // Causal: the key blocks wholly before the query block, then those that meet the diagonal, masked.
+    auto unmasked_end = CAUSAL ? m0 / BN * BN : seq;
+    auto acc = loop(0, unmasked_end, zeros<f32>({BM, D}), false);
+    if (CAUSAL) acc = loop(unmasked_end, minimum(m0 + BM, seq), acc, true);
+    descriptor_store(dq, {bh, m0, 0}, (acc * scale).to<bf16>().reshape({1, BM, D}));
+  });
+}
+
 /// Sample 13: jagged HSTU attention (seed 002's workload): o = (silu(alpha q k^T) / max_len) v per sequence and head,
 /// sequences of different lengths packed one after another (sequence s holds rows offsets[s] .. offsets[s + 1] of
 /// q, k, v and o, each [tokens, H * D], head h in columns h * D ..). Program (i, s, h) computes the BM queries from

@@ -218,18 +218,31 @@ class Planner {
     return true;
   }
 
-  /// True when every reader of the operand's tile (and of its transpose) is a candidate dot.
+  /// True when every reader of the operand's tile (and of its transposes) is a candidate dot that reads it
+  /// laid out the same way: one TMA tile serves several products (attention backward's Q, read as Q^T by
+  /// K Q^T and as itself by dS^T Q).
   bool private_tile(const MmaOperand& o, const std::unordered_map<NodeId, MmaDot>& cand, std::string& reason) const {
     if (o.load == ir::kNoNode) return true;  // a in registers
+    // `u` reads `v` (the tile or a transpose of it) as a tensor-core operand, laid out as `o` is.
+    auto dot_reader = [&](NodeId u, NodeId v) {
+      const auto it = cand.find(u);
+      if (it == cand.end()) return false;
+      if (g_.operand(u, 2) == v) return false;  // used as an accumulator
+      // Another dot reading the tile must want it laid out the same way (copied K-major, or read in place).
+      for (const MmaOperand* other : {&it->second.a, &it->second.b})
+        if (other->load == o.load && other->k_major_copy != o.k_major_copy) return false;
+      return true;
+    };
     auto only_dots = [&](NodeId v) {
       for (NodeId u : info_.users[static_cast<size_t>(v)]) {
         if (u == o.permute) continue;
-        const auto it = cand.find(u);
-        if (it == cand.end()) return false;
-        if (g_.operand(u, 2) == v) return false;  // used as an accumulator
-        // Another dot reading the tile must want it laid out the same way (copied K-major, or read in place).
-        for (const MmaOperand* other : {&it->second.a, &it->second.b})
-          if (other->load == o.load && other->k_major_copy != o.k_major_copy) return false;
+        if (v == o.load && g_.node(u).op == Op::Permute) {
+          // Another transpose of the tile: every reader of it must be a dot that absorbs it.
+          for (NodeId w : info_.users[static_cast<size_t>(u)])
+            if (!dot_reader(w, u)) return false;
+          continue;
+        }
+        if (!dot_reader(u, v)) return false;
       }
       return true;
     };

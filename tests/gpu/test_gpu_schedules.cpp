@@ -181,6 +181,58 @@ TEST_CASE("gpu: sample 12's attention (dense and causal, two loops, rank-3 tiles
       }
 }
 
+TEST_CASE("gpu: sample 14's attention backward (delta, dK/dV and dQ; tiles read by two products) matches the interpreter") {
+  // dK/dV reads Q and dO, dQ reads K, each from one TMA tile by two products (once transposed); causal kernels run
+  // the masked loop and then the unmasked one. Sequences of one partial block, of full blocks only, and with a
+  // partial last block; lse and delta as the forward pass and step 1 would give them (any values: both sides
+  // compute the same function of them).
+  auto delta_kernel = tilejit::samples::attention_backward_delta_kernel();
+  auto dkdv = tilejit::samples::attention_backward_dkdv_kernel();
+  auto dq = tilejit::samples::attention_backward_dq_kernel();
+  const int64_t heads = 3;
+  for (int64_t S : {40, 256, 200})
+    for (int d : {64, 128}) {
+      SUBCASE(("delta, S " + std::to_string(S) + " D " + std::to_string(d)).c_str()) {
+        Twin<bf16, 3> o({heads, S, d}), dout({heads, S, d});
+        Twin<f32, 2> delta({heads, S});
+        o.randomize(111, -1, 1);
+        dout.randomize(112, -1, 1);
+        delta.fill_byte(0);
+        run_both(delta_kernel, tilejit::dim3(static_cast<uint32_t>(cdiv(S, 64)), static_cast<uint32_t>(heads)),
+                 Config{{"BM", 64}, {"D", d}}.num_warps(4), 1e-4, o, dout, delta);
+      }
+    }
+  // (which kernel, BM, BN, D, warps, stages)
+  for (auto [kernel, bm, bn, d, warps, stages] :
+       {std::tuple{0, 64, 64, 64, 4, 2}, {0, 64, 128, 128, 8, 2}, {0, 32, 128, 64, 8, 3}, {0, 64, 64, 128, 4, 1},
+        {1, 64, 64, 64, 4, 2}, {1, 128, 64, 128, 8, 2}, {1, 128, 32, 64, 8, 3}, {1, 64, 128, 64, 4, 1}})
+    for (int causal : {0, 1})
+      for (int64_t S : {40, 256, 200}) {
+        SUBCASE(((kernel == 0 ? "dK/dV" : "dQ") + std::string(", S ") + std::to_string(S) + " D " + std::to_string(d) +
+                 (causal ? " causal" : " dense") + ", BM " + std::to_string(bm) + " BN " + std::to_string(bn) + ", " +
+                 std::to_string(warps) + " warps, " + std::to_string(stages) + " stages").c_str()) {
+          Twin<bf16, 3> q({heads, S, d}), k({heads, S, d}), v({heads, S, d}), dout({heads, S, d}), g1({heads, S, d}), g2({heads, S, d});
+          Twin<f32, 2> lse({heads, S}), delta({heads, S});
+          q.randomize(121, -1, 1);
+          k.randomize(122, -1, 1);
+          v.randomize(123, -1, 1);
+          dout.randomize(124, -1, 1);
+          lse.randomize(125, 0, 2);
+          delta.randomize(126, -1, 1);
+          g1.fill_byte(0);
+          g2.fill_byte(0);
+          const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+          const Config cfg = Config{{"BM", bm}, {"BN", bn}, {"D", d}, {"CAUSAL", causal}}.num_warps(warps).num_stages(stages);
+          if (kernel == 0)
+            run_both(dkdv, tilejit::dim3(static_cast<uint32_t>(cdiv(S, bn)), static_cast<uint32_t>(heads)), cfg, 2e-2, q, k, v, dout,
+                     lse, delta, g1, g2, scale);
+          else
+            run_both(dq, tilejit::dim3(static_cast<uint32_t>(cdiv(S, bm)), static_cast<uint32_t>(heads)), cfg, 2e-2, q, k, v, dout,
+                     lse, delta, g1, scale);
+        }
+      }
+}
+
 TEST_CASE("gpu: sample 13's jagged HSTU attention (device-built views, an empty sequence, dense and causal) matches the interpreter") {
   auto kern = tilejit::samples::jagged_hstu_kernel();
   const std::vector<int32_t> lengths = {100, 257, 31, 0, 190, 64};

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -622,6 +623,47 @@ TEST_CASE("a TMA tile reshaped to other dimensions for a dot stays on CUDA cores
   const auto gen = tilejit::codegen::generate(*k.trace(Config{}));
   REQUIRE(gen.notes.size() == 1);
   CHECK(gen.notes[0].text.find("a reshape of a TMA tile ([2, 32, 64] to [64, 64]) that changes its dimensions") != std::string::npos);
+}
+
+TEST_CASE("a TMA tile read by two products, one through a transpose, is one wgmma operand of both") {
+  // Attention backward: dK/dV reads Q as Q^T (in K Q^T) and as itself (in dS^T Q), dO likewise; dQ reads K twice.
+  const Config c = Config{{"BM", 64}, {"BN", 64}, {"D", 64}, {"CAUSAL", 1}}.num_warps(4).num_stages(2);
+  const auto dkdv = lower(tilejit::samples::attention_backward_dkdv_kernel(), c);
+  CHECK(dkdv.mma.cuda_cores.empty());
+  REQUIRE(dkdv.mma.dots.size() == 8);  // four in each of the two loops (causal: the masked blocks, then the others)
+  // In each loop, each of Q and dO is read by two products: once K-major through the transpose, once M/N-major in place.
+  std::map<tilejit::ir::NodeId, std::vector<bool>> readers;  // load -> mn_major of each read
+  for (const auto& [d, m] : dkdv.mma.dots)
+    for (const auto* o : {&m.a, &m.b})
+      if (o->load != tilejit::ir::kNoNode) readers[o->load].push_back(o->mn_major);
+  int both_ways = 0;  // tiles read K-major by one product and M/N-major by another
+  for (auto& [load, modes] : readers) {
+    CHECK(modes.size() == 2);  // K and V (before the loops) by a product in each loop; Q and dO by two in theirs
+    both_ways += modes.size() == 2 && modes[0] != modes[1];
+  }
+  CHECK(both_ways == 4);
+  CHECK(dkdv.pipe.loops.size() == 2);  // both loops pipelined
+  for (const auto& [loop, p] : dkdv.pipe.loops) {
+    CHECK(p.dots.size() == 4);
+    CHECK(p.loads.size() == 4);  // q, do, lse, delta
+  }
+  const auto dq = lower(tilejit::samples::attention_backward_dq_kernel(), c);
+  CHECK(dq.mma.cuda_cores.empty());
+  CHECK(dq.mma.dots.size() == 6);
+  for (const auto& [loop, p] : dq.pipe.loops) CHECK(p.loads.size() == 2);  // k (read twice) and v
+  CHECK(dq.pipe.loops.size() == 2);
+
+  // A transpose that something other than a dot reads keeps the tile off the tensor cores.
+  auto stored = tilejit::kernel("tile_and_stored_transpose", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> c,
+                                                               Tensor<bf16, 2> bt) {
+    auto tb = descriptor_load(b, {0, 0}, {64, 64});
+    descriptor_store(c, {0, 0}, dot(descriptor_load(a, {0, 0}, {64, 64}), tb, zeros<f32>({64, 64})));
+    descriptor_store(bt, {0, 0}, tb.trans() * 2.0f);
+  });
+  const auto l = lower(stored);
+  CHECK(l.mma.dots.empty());
+  REQUIRE(l.mma.cuda_cores.size() == 1);
+  CHECK(l.mma.cuda_cores[0].second.find("also read by something other than a tensor-core dot") != std::string::npos);
 }
 
 TEST_CASE("a K loop with one product keeps it in flight; attention's loop with two is pipelined, waiting for each") {
