@@ -8,7 +8,7 @@
 // bench/peers.py --attention-backward times torch's scaled_dot_product_attention backward (cuDNN and flash
 // backends) and Triton kernels of the same three loops.
 //
-// bench_attention_backward [S D]: one shape.
+// bench_attention_backward [S D [causal]]: one shape, dense and causal or only one of them.
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -134,8 +134,9 @@ bool run_shape(int64_t S, int64_t D, bool causal) {
   const auto [di, delta_ms] = bench::sweep(delta_cs, 2.0 * static_cast<double>(n), head_of("attention_backward_delta" + suffix), run_delta);
   // Step 2: dK and dV, program per block of BN keys.
   const auto dkdv_k = tilejit::samples::attention_backward_dkdv_kernel();
-  std::vector<Config> dkdv_cs = {cfg(64, 128, D, c, 8, 2), cfg(64, 128, D, c, 8, 3), cfg(32, 128, D, c, 8, 2), cfg(32, 128, D, c, 8, 3),
-                                 cfg(64, 64, D, c, 4, 2),  cfg(64, 64, D, c, 4, 3),  cfg(128, 128, D, c, 8, 2)};
+  std::vector<Config> dkdv_cs = {cfg(64, 128, D, c, 8, 2), cfg(64, 128, D, c, 8, 3), cfg(64, 128, D, c, 8, 4), cfg(32, 128, D, c, 8, 2),
+                                 cfg(32, 128, D, c, 8, 3),  cfg(64, 64, D, c, 4, 2),  cfg(64, 64, D, c, 4, 3),  cfg(128, 128, D, c, 8, 2),
+                                 cfg(64, 128, D, c, 8, 3).warp_specialize(), cfg(64, 128, D, c, 8, 4).warp_specialize()};
   auto run_dkdv = [&](const Config& cf) {
     dkdv_k.launch(nullptr, dim3(static_cast<uint32_t>(S / cf.get("BN")), heads), cf, t3(q), t3(k), t3(v), t3(dout), t2(lse), t2(delta),
                   t3(dk), t3(dv), scale);
@@ -143,8 +144,9 @@ bool run_shape(int64_t S, int64_t D, bool causal) {
   const auto [ki, dkdv_ms] = bench::sweep(dkdv_cs, 8.0 * pairs, head_of("attention_backward_dkdv" + suffix), run_dkdv);
   // Step 3: dQ, program per block of BM queries.
   const auto dq_k = tilejit::samples::attention_backward_dq_kernel();
-  std::vector<Config> dq_cs = {cfg(128, 64, D, c, 8, 2), cfg(128, 64, D, c, 8, 3), cfg(128, 128, D, c, 8, 2), cfg(64, 64, D, c, 4, 2),
-                               cfg(64, 64, D, c, 4, 3),  cfg(128, 32, D, c, 8, 3)};
+  std::vector<Config> dq_cs = {cfg(128, 64, D, c, 8, 2), cfg(128, 64, D, c, 8, 3), cfg(128, 64, D, c, 8, 4), cfg(128, 128, D, c, 8, 2),
+                               cfg(64, 64, D, c, 4, 2),  cfg(64, 64, D, c, 4, 3),  cfg(128, 32, D, c, 8, 3),
+                               cfg(128, 64, D, c, 8, 3).warp_specialize(), cfg(128, 64, D, c, 8, 4).warp_specialize()};
   auto run_dq = [&](const Config& cf) {
     dq_k.launch(nullptr, dim3(static_cast<uint32_t>(S / cf.get("BM")), heads), cf, t3(q), t3(k), t3(v), t3(dout), t2(lse), t2(delta),
                 t3(dq), scale);
@@ -177,8 +179,8 @@ bool run_shape(int64_t S, int64_t D, bool causal) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 1 && argc != 3) {
-    std::fprintf(stderr, "usage: bench_attention_backward [S D]\n");
+  if (argc != 1 && argc != 3 && argc != 4) {
+    std::fprintf(stderr, "usage: bench_attention_backward [S D [causal]]\n");
     return 2;
   }
   if (!tilejit::has_gpu()) {
@@ -188,7 +190,9 @@ int main(int argc, char** argv) {
   std::vector<std::pair<int64_t, int64_t>> shapes = {{1024, 64}, {4096, 64}, {1024, 128}, {4096, 128}};
   if (argc == 3) shapes = {{std::atoll(argv[1]), std::atoll(argv[2])}};
   bool ok = true;
-  for (bool causal : {false, true})
+  std::vector<bool> masks = {false, true};
+  if (argc == 4) masks = {std::atoi(argv[3]) != 0};
+  for (bool causal : masks)
     for (auto [s, d] : shapes) ok &= run_shape(s, d, causal);
   return ok ? 0 : 1;
 }

@@ -382,7 +382,7 @@ inline auto attention_bhsd_kernel() {
 
 /// Sample 12: attention forward over [B * H, S, D] tensors, dense (CAUSAL = 0) or causal (CAUSAL = 1), with the
 /// log-sum-exp of every row (lse, [B * H, S], f32: the backward pass's input). Program (i, bh) computes the BM
-/// queries from i * BM of head bh. Keys are visited in blocks of BN in two loops: the blocks no mask touches
+/// queries from i * BM of head bh (causal: from (n - 1 - i) * BM, n programs along axis 0: the longest first). Keys are visited in blocks of BN in two loops: the blocks no mask touches
 /// (all keys before the query block when causal; every full block otherwise), then the blocks that need one
 /// (the diagonal block, and the sequence's last partial block): the masked loop is short, and the long one
 /// pays nothing for the mask. S need not be a multiple of BM or BN: TMA
@@ -392,7 +392,9 @@ inline auto attention_forward_kernel() {
                                                   Tensor<f32, 2> lse, Scalar<f32> scale, Meta<"BM"> BM, Meta<"BN"> BN, Meta<"D"> D,
                                                   Meta<"CAUSAL"> CAUSAL) {
     auto bh = program_id(1);
-    auto m0 = program_id(0) * BM;
+    // Causal: query block i sees i + 1 blocks of keys. Programs start in the order of program_id, so they take the
+    // blocks from the last one (the longest first), and the short ones fill the last gaps of the GPU.
+    auto m0 = (CAUSAL ? num_programs(0) - 1 - program_id(0) : program_id(0)) * BM;
     auto seq = q.size(1).to<i32>();
     auto qt = descriptor_load(q, {bh, m0, 0}, {1, BM, D}).reshape({BM, D});
     auto scale2 = scale * 1.4426950408889634f;  // scores in base 2: the softmax's exponentials are exp2
@@ -491,7 +493,8 @@ inline auto attention_backward_dkdv_kernel() {
   });
 }
 
-/// Sample 14, step 3: the gradient of BM queries (program (i, bh): queries from i * BM of head bh): for each block of
+/// Sample 14, step 3: the gradient of BM queries (program (i, bh): queries from i * BM of head bh; causal: the longest
+/// first, as in the forward pass): for each block of
 /// BN keys, P = exp2(Q K^T scale log2(e) - lse log2(e)), dP = dO V^T, dS = P (dP - delta), dQ += dS K; at the end
 /// dQ is scaled by `scale`. K is read by two products from one TMA tile. Causal: the keys up to the query block's
 /// end, masked on the blocks that meet the diagonal (as the forward pass). Keys past the sequence's end need no
@@ -502,7 +505,7 @@ inline auto attention_backward_dq_kernel() {
                                                       Meta<"BM"> BM, Meta<"BN"> BN, Meta<"D"> D, Meta<"CAUSAL"> CAUSAL) {
     constexpr float kLog2e = 1.4426950408889634f;
     auto bh = program_id(1);
-    auto m0 = program_id(0) * BM;
+    auto m0 = (CAUSAL ? num_programs(0) - 1 - program_id(0) : program_id(0)) * BM;  // causal: the longest first
     auto seq = q.size(1).to<i32>();
     auto qt = descriptor_load(q, {bh, m0, 0}, {1, BM, D}).reshape({BM, D});
     auto dot_ = descriptor_load(dout, {bh, m0, 0}, {1, BM, D}).reshape({BM, D});
