@@ -134,11 +134,18 @@ void Emitter::prologue() {
          str(sm.loads.at(id).barrier) + " (" + where(id) + ")");
   std::vector<NodeId> persistent_rings;
   for (const auto& [f, p] : L_.pipe.loops)
-    if (p.ring_persists) persistent_rings.push_back(f);
+    if (p.ring_persists && p.ring == f) persistent_rings.push_back(f);  // one counter per ring
   std::sort(persistent_rings.begin(), persistent_rings.end());
-  for (NodeId f : persistent_rings)
-    line("int tj_ring" + str(f) + " = 0;  // iterations of the pipelined loop " + where(f) +
+  for (NodeId f : persistent_rings) {
+    std::vector<NodeId> others;  // the loops that use this loop's ring too
+    for (const auto& [l, p] : L_.pipe.loops)
+      if (p.ring == f && l != f) others.push_back(l);
+    std::sort(others.begin(), others.end());
+    std::string sharing;
+    for (NodeId l : others) sharing += ", " + where(l);
+    line("int tj_ring" + str(f) + " = 0;  // iterations of the pipelined loop" + (sharing.empty() ? " " : "s ") + where(f) + sharing +
          " done in earlier runs: its stage barriers' phases carry over");
+  }
 
   bool host_prefetch = false;
   for (const Descriptor& d : L_.tma.descriptors) host_prefetch = host_prefetch || d.kind == DescKind::Host;

@@ -22,17 +22,19 @@ void Emitter::emit_schedule_op(NodeId id) {
     case Op::TmaIssue: issue_desc_load(a.node); break;
     case Op::PipeBegin: {
       const auto ops = g_.operands(a.node);
-      line(L_.roles.loop == a.node ? "// software pipeline: " + s + " stages, filled by the producer warpgroup"
-                                   : "// software pipeline: " + s + " stages; the TMA loads of iteration i + " +
-                                         str(a.stages - 1) + " are issued while iteration i computes");
-      if (L_.roles.loop != a.node)  // else only the producer warpgroup issues loads (emit_producer)
+      const bool producer = L_.roles.serves(a.node);
+      line(producer ? "// software pipeline: " + s + " stages, filled by the producer warpgroup"
+                    : "// software pipeline: " + s + " stages; the TMA loads of iteration i + " + str(a.stages - 1) +
+                          " are issued while iteration i computes");
+      if (!producer)  // else only the producer warpgroup issues loads (emit_producer)
         line("const int tj_lo" + f + " = " + at(ops[0]) + ", tj_hi" + f + " = " + at(ops[1]) + ", tj_step" + f + " = " +
              at(ops[2]) + ";");
       if (a.ring_persists) {
-        // The ring position counts every iteration of every run: stage = position % stages, and the phase of a
-        // stage's barrier flips once per pass over the ring, whatever the trip counts of earlier runs were.
-        line("int tj_it" + f + " = tj_ring" + f + ";  // ring position: iterations done, this run's and earlier runs'");
-        if (L_.roles.loop != a.node)  // the refills count this run's iterations from it
+        // The ring position counts every iteration of every run (of this loop and of the loops sharing its ring):
+        // stage = position % stages, and the phase of a stage's barrier flips once per pass over the ring,
+        // whatever the trip counts of earlier runs were.
+        line("int tj_it" + f + " = tj_ring" + ring_of(a.node) + ";  // ring position: iterations done, this run's and earlier runs'");
+        if (!producer)  // the refills count this run's iterations from it
           line("const int tj_it0_" + f + " = tj_it" + f + ";  // ring position of this run's first iteration");
       } else {
         line("int tj_it" + f + " = 0;  // iterations done");
@@ -79,7 +81,7 @@ void Emitter::emit_schedule_op(NodeId id) {
       break;
     case Op::WarpProducer: emit_producer(a.node, a.stages); break;
     case Op::PipeAdvance: line("++tj_it" + f + ";"); break;
-    case Op::PipeEnd: line("tj_ring" + f + " = tj_it" + f + ";  // the next run goes on from here"); break;
+    case Op::PipeEnd: line("tj_ring" + ring_of(a.node) + " = tj_it" + f + ";  // the next run goes on from here"); break;
     case Op::WgmmaWait: {
       static const char* const ends[] = {"", "  // this warpgroup's products of the previous iteration are done",
                                          "  // the last iteration's products"};
@@ -103,12 +105,15 @@ void Emitter::emit_schedule_op(NodeId id) {
 
 void Emitter::emit_producer(NodeId f, int stages) {
   const passes::WarpRoles& r = L_.roles;
-  const std::string lf = str(f), s = str(stages), p = "tj_p" + lf, k = "tj_k" + lf;
+  const std::string s = str(stages), p = "tj_p" + str(f);
   open("if (tid >= " + str(r.consumer_threads) + ")");
-  line("// the producer warpgroup: thread " + str(r.consumer_threads) + " issues every TMA load of the loop at " + where(f));
+  std::string at_lines;
+  for (NodeId l : r.loops) at_lines += (at_lines.empty() ? "" : ", ") + where(l);
+  line("// the producer warpgroup: thread " + str(r.consumer_threads) + " issues every TMA load of the loop" +
+       (r.loops.size() > 1 ? "s" : "") + " at " + at_lines);
   if (r.producer_registers > 0) line("tj::setmaxnreg_dec<" + str(r.producer_registers) + ">();  // registers to the consumers");
   open("if (tid == " + str(r.consumer_threads) + ")");
-  line("int " + p + " = 0;  // ring position: loads issued, in every run of the loop");
+  line("int " + p + " = 0;  // ring position: loads issued, in every run of the loop" + std::string(r.loops.size() > 1 ? "s" : ""));
   // The loops and branches around the pipelined loop, each with the nodes of its body that the loads need.
   const auto nodes_in = [&](uint32_t region) {
     for (NodeId n : r.producer_nodes)
@@ -133,16 +138,21 @@ void Emitter::emit_producer(NodeId f, int stages) {
     open("for (int " + v + " = " + at(ops[0]) + "; " + v + " < " + at(ops[1]) + "; " + v + " += " + at(ops[2]) + ")", x);
     nodes_in(ir::loop_body(g_, x));
   }
-  const auto ops = g_.operands(f);
-  line("const int tj_lo" + lf + " = " + at(ops[0]) + ", tj_hi" + lf + " = " + at(ops[1]) + ", tj_step" + lf + " = " +
-       at(ops[2]) + ";");
-  open("for (int " + k + " = 0; tj_lo" + lf + " + " + k + " * tj_step" + lf + " < tj_hi" + lf + "; ++" + k + ", ++" + p + ")");
-  line("if (" + p + " >= " + s + ") " +
-       mbarrier_wait(str(L_.smem.empty_barriers.at(f)) + " + " + p + " % " + s, "(" + p + " / " + s + " + 1) & 1", f,
-                     "the producer warpgroup, for the consumers to release a pipeline stage") +
-       "  // the consumers are done with the stage's previous tiles");
-  issue_stage(f, p + " % " + s, "tj_lo" + lf + " + " + k + " * tj_step" + lf);
-  close();
+  // Each loop of the ring in turn, the ring position running on from one to the next.
+  for (NodeId l : r.loops) {
+    const auto ops = g_.operands(l);
+    const std::string ll = str(l), k = "tj_k" + ll;
+    if (r.loops.size() > 1) line("// the loop at " + where(l));
+    line("const int tj_lo" + ll + " = " + at(ops[0]) + ", tj_hi" + ll + " = " + at(ops[1]) + ", tj_step" + ll + " = " +
+         at(ops[2]) + ";");
+    open("for (int " + k + " = 0; tj_lo" + ll + " + " + k + " * tj_step" + ll + " < tj_hi" + ll + "; ++" + k + ", ++" + p + ")");
+    line("if (" + p + " >= " + s + ") " +
+         mbarrier_wait(str(L_.smem.empty_barriers.at(l)) + " + " + p + " % " + s, "(" + p + " / " + s + " + 1) & 1", l,
+                       "the producer warpgroup, for the consumers to release a pipeline stage") +
+         "  // the consumers are done with the stage's previous tiles");
+    issue_stage(l, p + " % " + s, "tj_lo" + ll + " + " + k + " * tj_step" + ll);
+    close();
+  }
   for (size_t i = 0; i < r.enclosing.size(); ++i) close();
   close();
   line("return;");

@@ -239,6 +239,8 @@ class Emitter {
   void issue_stage(NodeId f, const std::string& stage, const std::string& index);
   /// The producer warpgroup's code (warp.producer): the scalars its loads need, then every load of loop `f`.
   void emit_producer(NodeId f, int stages);
+  /// The loop whose ring pipelined loop `f` uses (PipelinedLoop::ring), as a name suffix: tj_ring<it>.
+  std::string ring_of(NodeId f) const { return str(L_.pipe.loops.at(f).ring); }
   void emit_load(NodeId id);
   /// Fills load_as_f32_ (emit_memory.cpp).
   void plan_loads_as_f32();

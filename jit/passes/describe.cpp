@@ -66,7 +66,8 @@ std::string pipelined_loop_line(const Lowered& l, NodeId f, const PipelinedLoop&
       (p.in_flight()       ? (p.dots.size() == 1 ? "kept in flight into the next iteration" : "all kept in flight into the next iteration")
        : p.carried.empty() ? "each awaited before its first use"
                            : std::to_string(p.carried.size()) + " kept in flight into the next iteration, the others awaited before their first use");
-  if (p.ring_persists) out += "; the ring position carries over from one run of the loop to the next";
+  if (p.ring != f) out += "; uses the ring (buffers, mbarriers, position) of loop %" + std::to_string(p.ring);
+  if (p.ring_persists && l.info.in_loop(f)) out += "; the ring position carries over from one run of the loop to the next";
   if (auto early = l.pipe.issued_before.find(f); early != l.pipe.issued_before.end()) {
     out += "; issued before it (used after it):";
     for (NodeId ld : early->second) out += " %" + std::to_string(ld);
@@ -139,10 +140,12 @@ std::string describe_warp_roles(const Lowered& l) {
   if (!r.on()) return r.not_applied.empty() ? "" : "warp roles: none (warp_specialize not applied, because " + r.not_applied + ")\n";
   const auto regs = [](int n) { return n > 0 ? ", " + std::to_string(n) + " registers (setmaxnreg)" : std::string(); };
   const int stages = l.pipe.loops.at(r.loop).stages;
+  std::string loops = r.loops.size() > 1 ? "loops" : "loop";
+  for (size_t k = 0; k < r.loops.size(); ++k)
+    loops += (k ? ", %" : " %") + std::to_string(r.loops[k]) + " (" + source_line(l.graph, r.loops[k]) + ")";
   return "warp roles: producer warpgroup, threads " + std::to_string(r.consumer_threads) + "-" +
          std::to_string(r.threads() - 1) + regs(r.producer_registers) + ": thread " + std::to_string(r.consumer_threads) +
-         " issues every TMA load of loop %" + std::to_string(r.loop) + " (" + source_line(l.graph, r.loop) +
-         "), refilling a stage once its empty mbarrier completes (mbarriers " + std::to_string(l.smem.empty_barriers.at(r.loop)) + "-" +
+         " issues every TMA load of " + loops + ", refilling a stage once its empty mbarrier completes (mbarriers " + std::to_string(l.smem.empty_barriers.at(r.loop)) + "-" +
          std::to_string(l.smem.empty_barriers.at(r.loop) + stages - 1) + ", one arrival per consumer warp); consumers, threads 0-" +
          std::to_string(r.consumer_threads - 1) + regs(r.consumer_registers) +
          ": every other op, no CTA barrier in the loop\n";

@@ -143,6 +143,24 @@ std::optional<PipelinedLoop> consider(const ir::Graph& g, const GraphInfo& info,
   return p;
 }
 
+/// True when loop `b` can use loop `a`'s ring: the same stages and loads, each load with the tile (type and shape)
+/// and the descriptor swizzle of `a`'s, and none copied K-major by the threads (those copies alternate between
+/// two buffers of their own loop).
+bool same_ring(const ir::Graph& g, const MmaPlan& mma, const TmaPlan& tma, const PipelinedLoop& a, const PipelinedLoop& b) {
+  if (a.stages != b.stages || a.loads.size() != b.loads.size() || a.stage_bytes != b.stage_bytes) return false;
+  const auto swizzle = [&](NodeId l) { return tma.descriptors[static_cast<size_t>(tma.of.at(l))].swizzle; };
+  for (size_t i = 0; i < a.loads.size(); ++i) {
+    const ir::Node& x = g.node(a.loads[i]);
+    const ir::Node& y = g.node(b.loads[i]);
+    if (x.dtype != y.dtype || !(x.shape == y.shape) || swizzle(a.loads[i]) != swizzle(b.loads[i])) return false;
+  }
+  for (const auto& [d, m] : mma.dots)
+    for (const MmaOperand* o : {&m.a, &m.b})
+      if (o->k_major_copy && (std::count(a.loads.begin(), a.loads.end(), o->load) || std::count(b.loads.begin(), b.loads.end(), o->load)))
+        return false;
+  return true;
+}
+
 }  // namespace
 
 LoopPipelinePlan plan_loop_pipeline(const ir::Graph& g, const GraphInfo& info, const MmaPlan& mma, const TmaPlan& tma,
@@ -172,6 +190,16 @@ LoopPipelinePlan plan_loop_pipeline(const ir::Graph& g, const GraphInfo& info, c
   for (const auto& [f, p] : plan.loops) loops.push_back(f);
   std::sort(loops.begin(), loops.end(),
             [&](NodeId a, NodeId b) { return info.position[static_cast<size_t>(a)] < info.position[static_cast<size_t>(b)]; });
+  // A loop right after another pipelined loop of its region with the same loads uses that loop's ring.
+  for (size_t i = 0; i < loops.size(); ++i) {
+    PipelinedLoop& p = plan.loops.at(loops[i]);
+    p.ring = loops[i];
+    if (i == 0 || g.node(loops[i - 1]).region != g.node(loops[i]).region) continue;
+    PipelinedLoop& prev = plan.loops.at(loops[i - 1]);
+    if (!same_ring(g, mma, tma, prev, p)) continue;
+    p.ring = prev.ring;
+    p.ring_persists = plan.loops.at(p.ring).ring_persists = prev.ring_persists = true;
+  }
   for (NodeId f : loops) {
     if (info.in_loop(f)) continue;  // issued once: not for a loop that itself repeats
     const auto& nodes = g.region(g.node(f).region).nodes;

@@ -155,7 +155,7 @@ void insert_schedule_ops(Lowered& l) {
   std::unordered_set<NodeId> ring_dots;
   for (NodeId f : in_order(l.pipe.loops)) {
     const PipelinedLoop& p = l.pipe.loops.at(f);
-    pipeline_ops(g, l.info, l.pipe, f, p, l.roles.loop == f);
+    pipeline_ops(g, l.info, l.pipe, f, p, l.roles.serves(f));
     ring_dots.insert(p.dots.begin(), p.dots.end());
   }
   if (l.roles.on())

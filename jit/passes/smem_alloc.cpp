@@ -163,6 +163,7 @@ class TileUsePlanner {
   }
 
   void plan_loads();
+  NodeId shared_ring_load(NodeId load) const;
   void plan_k_major_copies();
   void plan_ring_barriers();
   void plan_tile_readers();
@@ -193,6 +194,16 @@ void TileUsePlanner::plan_loads() {
       LoadPlan lp;
       const bool ring = pipe_.loop_of.count(id) > 0;
       lp.stages = ring ? pipe_.loops.at(pipe_.loop_of.at(id)).stages : 1;
+      if (const NodeId owner = ring ? shared_ring_load(id) : ir::kNoNode; owner != ir::kNoNode) {
+        // A loop that uses an earlier loop's ring: the same buffer as that loop's load in the same place.
+        lp.buffer = plan_.loads.at(owner).buffer;
+        lp.barrier = -1;
+        lp.repeated = info_.in_loop(id);
+        plan_.loads[id] = lp;
+        plan_.resident[id] = lp.buffer;
+        root_load_[id] = id;
+        continue;
+      }
       lp.buffer = add_buffer(id, tile_bytes(g_, id, n.dtype) * lp.stages, ring ? "tma.load ring" : "tma.load");
       // A swizzled tile (a wgmma operand) starts on its swizzle's repeat: 8 rows of the swizzle width.
       if (const int sw = tma_.descriptors[static_cast<size_t>(tma_.of.at(id))].swizzle; sw > 0)
@@ -211,6 +222,16 @@ void TileUsePlanner::plan_loads() {
       root_load_[id] = root_load_[g_.operand(id, 0)];
     }
   }
+}
+
+// The load of the ring's own loop whose buffer a load of a loop sharing that ring takes (the one in the same
+// place among the loop's loads), or kNoNode when the load's loop owns its ring.
+NodeId TileUsePlanner::shared_ring_load(NodeId load) const {
+  const NodeId f = pipe_.loop_of.at(load);
+  const PipelinedLoop& p = pipe_.loops.at(f);
+  if (p.ring == f) return ir::kNoNode;
+  const auto k = std::find(p.loads.begin(), p.loads.end(), load) - p.loads.begin();
+  return pipe_.loops.at(p.ring).loads.at(static_cast<size_t>(k));
 }
 
 // K-major copies of wgmma operands that wgmma cannot read as loaded (tf32 / 8-bit, M/N-major).
@@ -233,9 +254,14 @@ void TileUsePlanner::plan_ring_barriers() {
   for (NodeId id : order_) {
     auto it = pipe_.loops.find(id);
     if (it == pipe_.loops.end()) continue;
+    if (const NodeId owner = it->second.ring; owner != id) {  // the barriers of the ring it shares
+      plan_.ring_barriers[id] = plan_.ring_barriers.at(owner);
+      if (roles_.serves(id)) plan_.empty_barriers[id] = plan_.empty_barriers.at(owner);
+      continue;
+    }
     plan_.ring_barriers[id] = plan_.num_barriers;
     plan_.num_barriers += it->second.stages;
-    if (roles_.loop != id) continue;
+    if (!roles_.serves(id)) continue;
     plan_.empty_barriers[id] = plan_.num_barriers;
     for (int k = 0; k < it->second.stages; ++k) plan_.barrier_arrivals[plan_.num_barriers++] = roles_.consumer_threads / 32;
   }

@@ -68,11 +68,23 @@ WarpRoles plan_warp_roles(const ir::Graph& g, const GraphInfo& info, const Value
     return roles;
   };
   if (pipe.loops.empty() && g.num_stages == 1) return refuse("num_stages=1 pipelines no loop");
-  if (pipe.loops.size() != 1)
-    return refuse(pipe.loops.empty() ? "the kernel has no software-pipelined loop (a loop of TMA loads feeding tensor-core dots)"
-                                     : "the kernel has " + std::to_string(pipe.loops.size()) +
-                                           " pipelined loops; a producer warpgroup serves one");
-  const auto& [f, p] = *pipe.loops.begin();
+  if (pipe.loops.empty())
+    return refuse("the kernel has no software-pipelined loop (a loop of TMA loads feeding tensor-core dots)");
+  // One ring: a single pipelined loop, or loops that share the first one's ring.
+  const NodeId f = pipe.loops.begin()->second.ring;
+  std::vector<NodeId> loops;
+  for (const auto& [l, lp] : pipe.loops) {
+    if (lp.ring != f)
+      return refuse("the kernel has " + std::to_string(pipe.loops.size()) +
+                    " pipelined loops with rings of their own; a producer warpgroup fills one ring (loops one after "
+                    "another in the same block with the same TMA loads share one)");
+    loops.push_back(l);
+  }
+  std::sort(loops.begin(), loops.end(),
+            [&](NodeId a, NodeId b) { return info.position[static_cast<size_t>(a)] < info.position[static_cast<size_t>(b)]; });
+  const auto inside_loops = [&](NodeId n) {
+    return std::any_of(loops.begin(), loops.end(), [&](NodeId l) { return info.inside(n, l); });
+  };
   // The loops and branches around it (a persistent kernel's tile loop, an `if` that skips unused tiles), outermost
   // first: the producer runs the loops and takes the branches too, on the same uniform conditions.
   std::vector<NodeId> outer;
@@ -101,12 +113,13 @@ WarpRoles plan_warp_roles(const ir::Graph& g, const GraphInfo& info, const Value
     return refuse("programs_per_sm=" + std::to_string(g.min_programs_per_sm) + " programs of " +
                   std::to_string(roles.consumer_threads + roles.producer_threads) +
                   " threads (the producer warpgroup included) exceed an SM's 2048");
-  for (NodeId load : p.loads) {
-    const Descriptor& d = tma.descriptors[static_cast<size_t>(tma.of.at(load))];
-    if (d.kind == DescKind::Device && d.build_at != ir::kNoNode)
-      return refuse("the descriptor of the TMA load at " + source_line(g, load) +
-                    " is built on the device after the kernel's start, where the producer does not wait for it");
-  }
+  for (NodeId l : loops)
+    for (NodeId load : pipe.loops.at(l).loads) {
+      const Descriptor& d = tma.descriptors[static_cast<size_t>(tma.of.at(load))];
+      if (d.kind == DescKind::Device && d.build_at != ir::kNoNode)
+        return refuse("the descriptor of the TMA load at " + source_line(g, load) +
+                      " is built on the device after the kernel's start, where the producer does not wait for it");
+    }
   // What the producer computes: every node outside the loop that its bounds and its loads' coordinates and
   // descriptors need, through the nodes of the loop that issue_stage prints (its index and address nodes).
   const std::vector<int> written = ir::written_params(g);
@@ -114,13 +127,16 @@ WarpRoles plan_warp_roles(const ir::Graph& g, const GraphInfo& info, const Value
   std::vector<NodeId> worklist;
   for (NodeId x : outer)  // a loop's lo, hi and step (not its carried values); a branch's condition
     worklist.insert(worklist.end(), g.operands(x).begin(), g.operands(x).begin() + (g.node(x).op == ir::Op::For ? 3 : 1));
-  worklist.insert(worklist.end(), g.operands(f).begin(), g.operands(f).begin() + 3);  // lo, hi, step (not the carried values)
-  for (NodeId n : p.loads) worklist.insert(worklist.end(), g.operands(n).begin(), g.operands(n).end());
-  for (NodeId n : p.address_nodes) worklist.insert(worklist.end(), g.operands(n).begin(), g.operands(n).end());
+  for (NodeId l : loops) {
+    const PipelinedLoop& p = pipe.loops.at(l);
+    worklist.insert(worklist.end(), g.operands(l).begin(), g.operands(l).begin() + 3);  // lo, hi, step (not the carried values)
+    for (NodeId n : p.loads) worklist.insert(worklist.end(), g.operands(n).begin(), g.operands(n).end());
+    for (NodeId n : p.address_nodes) worklist.insert(worklist.end(), g.operands(n).begin(), g.operands(n).end());
+  }
   while (!worklist.empty()) {
     const NodeId n = worklist.back();
     worklist.pop_back();
-    if (needed[static_cast<size_t>(n)] || info.inside(n, f)) continue;
+    if (needed[static_cast<size_t>(n)] || inside_loops(n)) continue;
     needed[static_cast<size_t>(n)] = 1;
     const ir::Node& node = g.node(n);
     if (node.op == ir::Op::LoopIndex && std::find(outer.begin(), outer.end(), g.region(node.region).owner) != outer.end())
@@ -146,6 +162,7 @@ WarpRoles plan_warp_roles(const ir::Graph& g, const GraphInfo& info, const Value
   std::sort(roles.producer_nodes.begin(), roles.producer_nodes.end(),
             [&](NodeId a, NodeId b) { return info.position[static_cast<size_t>(a)] < info.position[static_cast<size_t>(b)]; });
   roles.loop = f;
+  roles.loops = std::move(loops);
   roles.enclosing = std::move(outer);
   // Registers: the launch bounds (threads, programs per SM) make ptxas give every thread `start` registers, so a
   // program holds start x threads of them. The producer keeps kProducerRegisters and the consumers take what it

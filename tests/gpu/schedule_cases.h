@@ -53,19 +53,20 @@ inline void run_block_scaled(int64_t M, int64_t N, int64_t K, const tilejit::Con
            config, 1e-4, a, b, sa, sb, c);
 }
 
-/// C = A @ B0^T + A @ B1^T with one K loop each (bf16 out): two sequential pipelined loops.
+/// C = A @ B0^T + A @ B1^T with one K loop each (bf16 out): two sequential pipelined loops, the first over K in
+/// steps of BK, the second in steps of BK2. With BK2 = BK both loops load the same tiles and share one ring.
 inline auto two_k_loops_kernel() {
   using namespace tilejit::dsl;
   return tilejit::kernel("two_loops", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b0, Tensor<bf16, 2> b1, Tensor<bf16, 2> c, Meta<"BM"> BM,
-                                         Meta<"BN"> BN, Meta<"BK"> BK) {
+                                         Meta<"BN"> BN, Meta<"BK"> BK, Meta<"BK2"> BK2) {
     auto m = program_id(0) * BM, n = program_id(1) * BN;
-    auto loop = [&](const Tensor<bf16, 2>& b) {
-      return for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
-        return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {n, k}, {BN, BK}).trans(), acc);
+    auto loop = [&](const Tensor<bf16, 2>& b, int64_t bk) {
+      return for_range(0, a.size(1).to<i32>(), bk, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
+        return dot(descriptor_load(a, {m, k}, {BM, bk}), descriptor_load(b, {n, k}, {BN, bk}).trans(), acc);
       });
     };
-    auto first = loop(b0);
-    auto second = loop(b1);
+    auto first = loop(b0, BK);
+    auto second = loop(b1, BK2);
     descriptor_store(c, {m, n}, (first + second).to<bf16>());
   });
 }

@@ -135,13 +135,16 @@ TEST_CASE("gpu: a block-scaled GEMM (a TMA scale tile and a pointer load in the 
   }
 }
 
-TEST_CASE("gpu: two sequential pipelined K loops sharing their shared memory match the interpreter") {
-  // C = A @ B0^T + A @ B1^T with one K loop each: the second loop's rings take the first loop's bytes (a barrier
-  // between them), and the staged output tile takes them after both.
+TEST_CASE("gpu: two sequential pipelined K loops sharing their ring or their shared memory match the interpreter") {
+  // C = A @ B0^T + A @ B1^T with one K loop each. With the same tiles (BK2 = BK) the loops share one ring, the
+  // second going on from the first one's ring position; with other tiles the second loop's rings take the first
+  // loop's bytes (a barrier between them). The staged output tile takes them after both.
   auto kern = two_k_loops_kernel();
-  for (int stages : {2, 3, 4}) {
-    for (int64_t K : {320, 200}) {
-      SUBCASE(("M 256 N 256 K " + std::to_string(K) + ", 128x128x64 tiles, 8 warps, " + std::to_string(stages) + " stages").c_str()) {
+  for (int stages : {2, 3, 4})
+    for (int64_t K : {320, 200, 64})
+      for (int64_t bk2 : {64, 32}) {
+      SUBCASE(("M 256 N 256 K " + std::to_string(K) + ", 128x128x64 tiles then BK " + std::to_string(bk2) + ", 8 warps, " +
+               std::to_string(stages) + " stages").c_str()) {
         const int64_t M = 256, N = 256;
         Twin<bf16, 2> a({M, K}), b0({N, K}), b1({N, K}), c({M, N});
         a.randomize(81, -1, 1);
@@ -149,10 +152,9 @@ TEST_CASE("gpu: two sequential pipelined K loops sharing their shared memory mat
         b1.randomize(83, -1, 1);
         c.fill_byte(0);
         run_both(kern, tilejit::dim3(static_cast<uint32_t>(M / 128), static_cast<uint32_t>(N / 128)),
-                 Config{{"BM", 128}, {"BN", 128}, {"BK", 64}}.num_warps(8).num_stages(stages), 1e-2, a, b0, b1, c);
+                 Config{{"BM", 128}, {"BN", 128}, {"BK", 64}, {"BK2", bk2}}.num_warps(8).num_stages(stages), 1e-2, a, b0, b1, c);
       }
     }
-  }
 }
 
 TEST_CASE("gpu: sample 12's attention (dense and causal, two loops, rank-3 tiles, log-sum-exp) matches the interpreter") {

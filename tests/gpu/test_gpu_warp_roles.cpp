@@ -218,16 +218,78 @@ TEST_CASE("gpu: warp roles with a tile schedule read from memory (MoE-style) mat
   }
 }
 
+TEST_CASE("gpu: two sequential K loops sharing one ring, filled by one producer warpgroup, match the interpreter") {
+  // The producer runs through both loops' positions; the second loop's consumers go on from the first one's.
+  // K-step counts below, at and above the stage count, in each loop.
+  auto kern = two_k_loops_kernel();
+  for (int stages : {2, 3, 4})
+    for (int64_t K : {64, 192, 200, 320}) {
+      SUBCASE(("K " + std::to_string(K) + ", " + std::to_string(stages) + " stages").c_str()) {
+        Twin<bf16, 2> a({256, K}), b0({256, K}), b1({256, K}), c({256, 256});
+        a.randomize(245, -1, 1);
+        b0.randomize(246, -1, 1);
+        b1.randomize(247, -1, 1);
+        c.fill_byte(0);
+        run_both(kern, tilejit::dim3(2, 2), roles(128, 128, 64, 8, stages).set("BK2", 64), 1e-2, a, b0, b1, c);
+      }
+    }
+}
+
+TEST_CASE("gpu: causal attention forward and backward (two loops sharing one ring) with a producer warpgroup match the interpreter") {
+  // Sample 12's forward and sample 14's dK/dV and dQ kernels, causal: the unmasked and the masked loop load the
+  // same tiles, so one ring serves both and one producer warpgroup fills it, running ahead from one loop into
+  // the next. Sequences of one partial block, of full blocks only, and with a partial last block.
+  auto forward = tilejit::samples::attention_forward_kernel();
+  auto dkdv = tilejit::samples::attention_backward_dkdv_kernel();
+  auto dq = tilejit::samples::attention_backward_dq_kernel();
+  const int64_t heads = 3;
+  // (D, consumer warps, stages, the BM and BN of the forward and dQ kernels, those of the dK/dV kernel): with 8 warps
+  // the products' rows (BM for the forward and dQ, BN for dK/dV) are 128, so that operand a stays in registers.
+  struct Case {
+    int d, warps, stages;
+    int64_t bm, bn, kv_bm, kv_bn;
+  };
+  for (const Case& c : {Case{128, 8, 3, 128, 64, 64, 128}, Case{64, 4, 2, 64, 64, 64, 64}, Case{128, 8, 4, 128, 32, 32, 128}})
+    for (int64_t S : {40, 256, 200}) {
+      const auto [d, warps, stages, bm, bn, kv_bm, kv_bn] = c;
+      SUBCASE(("S " + std::to_string(S) + " D " + std::to_string(d) + ", BM " + std::to_string(bm) + " BN " + std::to_string(bn) +
+               " (dK/dV: " + std::to_string(kv_bm) + " x " + std::to_string(kv_bn) + "), " + std::to_string(warps) + " consumer warps, " +
+               std::to_string(stages) + " stages").c_str()) {
+        Twin<bf16, 3> q({heads, S, d}), k({heads, S, d}), v({heads, S, d}), dout({heads, S, d}), g1({heads, S, d}), g2({heads, S, d});
+        Twin<f32, 2> lse({heads, S}), delta({heads, S});
+        q.randomize(251, -1, 1);
+        k.randomize(252, -1, 1);
+        v.randomize(253, -1, 1);
+        dout.randomize(254, -1, 1);
+        lse.randomize(255, 0, 2);
+        delta.randomize(256, -1, 1);
+        g1.fill_byte(0);
+        g2.fill_byte(0);
+        const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+        auto cfg = [&](int64_t m, int64_t n) {
+          return Config{{"BM", m}, {"BN", n}, {"D", d}, {"CAUSAL", 1}}.num_warps(warps).num_stages(stages).warp_specialize();
+        };
+        const auto blocks = [&](int64_t block) { return tilejit::dim3(static_cast<uint32_t>(cdiv(S, block)), static_cast<uint32_t>(heads)); };
+        Twin<f32, 2> lse_out({heads, S});
+        lse_out.fill_byte(0);
+        run_both(forward, blocks(bm), cfg(bm, bn), 2e-2, q, k, v, g1, lse_out, scale);
+        run_both(dkdv, blocks(kv_bn), cfg(kv_bm, kv_bn), 2e-2, q, k, v, dout, lse, delta, g1, g2, scale);
+        run_both(dq, blocks(bm), cfg(bm, bn), 2e-2, q, k, v, dout, lse, delta, g1, scale);
+      }
+    }
+}
+
 TEST_CASE("gpu: kernels warp_specialize does not apply to run without roles and match the interpreter") {
-  // Two sequential K loops (one producer serves one loop) and a GEMM at one stage (no pipelined loop).
-  SUBCASE("two sequential K loops, 3 stages") {
+  // Two sequential K loops with rings of their own (a producer fills one ring) and a GEMM at one stage (no
+  // pipelined loop).
+  SUBCASE("two sequential K loops with different tiles, 3 stages") {
     auto kern = two_k_loops_kernel();
     Twin<bf16, 2> a({128, 200}), b0({128, 200}), b1({128, 200}), c({128, 128});
     a.randomize(241, -1, 1);
     b0.randomize(242, -1, 1);
     b1.randomize(243, -1, 1);
     c.fill_byte(0);
-    run_both(kern, tilejit::dim3(1, 1), roles(128, 128, 64, 8, 3), 1e-2, a, b0, b1, c);
+    run_both(kern, tilejit::dim3(1, 1), roles(128, 128, 64, 8, 3).set("BK2", 32), 1e-2, a, b0, b1, c);
   }
   SUBCASE("block-scaled GEMM, 1 stage") { run_block_scaled(128, 128, 192, roles(128, 128, 64, 8, 1), 244); }
 }

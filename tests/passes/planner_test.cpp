@@ -822,32 +822,72 @@ TEST_CASE("a TMA load in a K loop read from registers rides in the ring; one rea
   CHECK(g2.notes[0].text.find("planner_test.cpp:" + std::to_string(load_line) + " is read in place") != std::string::npos);
 }
 
-TEST_CASE("shared memory by liveness: two sequential K loops share their rings, the epilogue's staging reuses them") {
-  auto k = tilejit::kernel("two_loops", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c) {
-    auto loop = [&](int64_t col) {
-      return for_range(0, a.size(1).to<i32>(), 64, zeros<f32>({128, 128}), [&](Scalar<i32> kk, Value<f32, 2> acc) {
-        return dot(descriptor_load(a, {0, kk}, {128, 64}), descriptor_load(b, {col, kk}, {128, 64}).trans(), acc);
-      });
-    };
-    auto first = loop(0);
-    auto second = loop(128);
-    descriptor_store(c, {0, 0}, (first + second).to<bf16>());
-  });
-  const auto l = lower(k, Config{}.num_warps(8).num_stages(3));
-  REQUIRE(l.pipe.loops.size() == 2);
-  const auto& bufs = l.smem.buffers;
-  REQUIRE(bufs.size() == 5);  // two rings per loop, one store tile
-  // Each ring is 3 x 16 KiB; the second loop's two rings take the first loop's bytes.
-  CHECK(bufs[0].offset == 0);
-  CHECK(bufs[1].offset == 49152);
-  CHECK(bufs[2].offset == 0);
-  CHECK(bufs[3].offset == 49152);
-  CHECK(bufs[4].offset == 0);  // the bf16 output tile, after both loops
-  CHECK(l.smem.total_bytes == 98304 + 6 * 8);
-  // A fence before the second loop and one before the store; the generated code prints each as a barrier.
-  CHECK(l.smem.reuse_fences.size() == 2);
-  const std::string src = tilejit::codegen::generate(*k.trace(Config{}.num_warps(8).num_stages(3))).source;
-  CHECK(src.find("reuse the bytes of tiles no longer in use") != std::string::npos);
+TEST_CASE("two sequential K loops with the same loads share one ring; with other loads the second ring takes the first's bytes") {
+  // bk: the K width of the second loop's tiles (64: the same loads as the first loop's).
+  auto two_loops = [](int64_t bk) {
+    return tilejit::kernel("two_loops", [bk](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c) {
+      auto loop = [&](int64_t col, int64_t w) {
+        return for_range(0, a.size(1).to<i32>(), w, zeros<f32>({128, 128}), [&](Scalar<i32> kk, Value<f32, 2> acc) {
+          return dot(descriptor_load(a, {0, kk}, {128, w}), descriptor_load(b, {col, kk}, {128, w}).trans(), acc);
+        });
+      };
+      auto first = loop(0, 64);
+      auto second = loop(128, bk);
+      descriptor_store(c, {0, 0}, (first + second).to<bf16>());
+    });
+  };
+  const Config c = Config{}.num_warps(8).num_stages(3);
+  {
+    const auto l = lower(two_loops(64), c);
+    REQUIRE(l.pipe.loops.size() == 2);
+    std::vector<tilejit::ir::NodeId> loops;
+    for (const auto& [f, p] : l.pipe.loops) loops.push_back(f);
+    std::sort(loops.begin(), loops.end(), [&](auto x, auto y) { return l.info.position[static_cast<size_t>(x)] < l.info.position[static_cast<size_t>(y)]; });
+    const auto &first = l.pipe.loops.at(loops[0]), &second = l.pipe.loops.at(loops[1]);
+    CHECK(first.ring == loops[0]);
+    CHECK(second.ring == loops[0]);
+    CHECK(first.ring_persists);  // one ring position runs through both loops
+    CHECK(second.ring_persists);
+    CHECK(l.smem.ring_barriers.at(loops[0]) == l.smem.ring_barriers.at(loops[1]));
+    for (size_t k = 0; k < 2; ++k) CHECK(l.smem.loads.at(first.loads[k]).buffer == l.smem.loads.at(second.loads[k]).buffer);
+    const auto& bufs = l.smem.buffers;
+    REQUIRE(bufs.size() == 3);  // the two rings, one store tile
+    CHECK(bufs[1].offset == 49152);
+    CHECK(bufs[2].offset == 0);  // the bf16 output tile, after both loops
+    CHECK(l.smem.total_bytes == 98304 + 32);  // 3 mbarriers, the total rounded up to 16 bytes
+    CHECK(l.smem.reuse_fences.size() == 1);  // before the store only: the second loop takes no new bytes
+    const std::string src = tilejit::codegen::generate(*two_loops(64).trace(c)).source;
+    CHECK(src.find("int tj_ring" + std::to_string(loops[0]) + " = 0;") != std::string::npos);
+    CHECK(src.find("int tj_it" + std::to_string(loops[1]) + " = tj_ring" + std::to_string(loops[0]) + ";") != std::string::npos);
+    CHECK(src.find("uses the ring (buffers, mbarriers, position) of loop %" + std::to_string(loops[0])) != std::string::npos);
+    // With warp roles, one producer warpgroup fills the ring for both loops, the ring position running on.
+    const auto lr = lower(two_loops(64), Config(c).warp_specialize());
+    REQUIRE(lr.roles.on());
+    CHECK(lr.roles.loops == loops);
+    CHECK(lr.smem.empty_barriers.at(loops[0]) == lr.smem.empty_barriers.at(loops[1]));
+  }
+  {
+    const auto l = lower(two_loops(32), c);
+    REQUIRE(l.pipe.loops.size() == 2);
+    for (const auto& [f, p] : l.pipe.loops) CHECK(p.ring == f);
+    const auto& bufs = l.smem.buffers;
+    REQUIRE(bufs.size() == 5);  // two rings per loop, one store tile
+    // The first loop's rings are 3 x 16 KiB, the second's 3 x 8 KiB, in the first loop's bytes.
+    CHECK(bufs[0].offset == 0);
+    CHECK(bufs[1].offset == 49152);
+    CHECK(bufs[2].offset == 0);
+    CHECK(bufs[3].offset == 24576);
+    CHECK(bufs[4].offset == 0);
+    CHECK(l.smem.total_bytes == 98304 + 6 * 8);
+    // A fence before the second loop and one before the store; the generated code prints each as a barrier.
+    CHECK(l.smem.reuse_fences.size() == 2);
+    const std::string src = tilejit::codegen::generate(*two_loops(32).trace(c)).source;
+    CHECK(src.find("reuse the bytes of tiles no longer in use") != std::string::npos);
+    // Two rings: a producer warpgroup fills one, so the roles are refused, with the reason.
+    const auto lr = lower(two_loops(32), Config(c).warp_specialize());
+    CHECK_FALSE(lr.roles.on());
+    CHECK(lr.roles.not_applied.find("pipelined loops with rings of their own") != std::string::npos);
+  }
 
   // Without a loop in between (a streaming kernel) nothing is shared and no barrier is added.
   auto flat = tilejit::kernel("flat", [](Tensor<f32, 2> x, Tensor<f32, 1> y) {

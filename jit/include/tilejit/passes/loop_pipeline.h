@@ -54,10 +54,16 @@ struct PipelinedLoop {
   bool in_flight() const { return carried.size() == dots.size(); }
   int64_t stage_bytes = 0;            ///< bytes every stage's loads bring (the full barrier's transaction count)
   /// The loop runs more than once per program (it lies in another loop: a persistent GEMM's K loop inside
-  /// its tile loop). Its stage barriers then keep their phases from one run to the next, so the ring
-  /// position (iterations done, which selects the stage and the phase to wait for) is a kernel-wide
-  /// counter that each run starts from where the previous one ended, not 0.
+  /// its tile loop), or shares its ring with other loops (`ring`). Its stage barriers then keep their phases
+  /// from one run to the next, so the ring position (iterations done, which selects the stage and the phase
+  /// to wait for) is a kernel-wide counter that each run starts from where the previous one ended, not 0.
   bool ring_persists = false;
+  /// The loop whose ring (tile buffers, mbarriers, ring position) this one uses: itself, or the first of
+  /// pipelined loops that follow one another in one region with the same loads (types, tiles, swizzles):
+  /// causal attention's unmasked and masked loops over the keys. Their runs go on from one ring position
+  /// (ring_persists), so one producer warpgroup can fill the ring for all of them, running ahead from one
+  /// loop into the next.
+  NodeId ring = ir::kNoNode;
 };
 
 struct LoopPipelinePlan {

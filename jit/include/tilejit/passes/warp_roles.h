@@ -6,6 +6,7 @@
 // the describe functions and performance notes, and the emitter (emit_schedule.cpp).
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -27,7 +28,11 @@ using ir::NodeId;
 /// arrival per consumer warp) where the CTA barrier and the refill stood without roles. No CTA barrier is
 /// left in the loop, and `setmaxnreg` gives the registers the producer does not need to the consumers.
 struct WarpRoles {
-  NodeId loop = ir::kNoNode;   ///< the pipelined For whose loads the producer issues; kNoNode: no roles
+  NodeId loop = ir::kNoNode;   ///< the pipelined For whose ring the producer fills; kNoNode: no roles
+  /// Every loop that uses that ring (PipelinedLoop::ring), in program order: `loop`, and the loops after it
+  /// that share its ring (causal attention's masked loop after its unmasked one). The producer issues their
+  /// loads in that order, one ring position after the other.
+  std::vector<NodeId> loops;
   int consumer_threads = 0;    ///< num_warps * 32
   int producer_threads = 128;  ///< one warpgroup (setmaxnreg works on whole warpgroups); thread consumer_threads issues
   int producer_registers = 0;  ///< setmaxnreg.dec target of the producer (0: none)
@@ -43,13 +48,15 @@ struct WarpRoles {
   /// Why Config::warp_specialize was not applied ("" when it was, or was not asked for): a performance note.
   std::string not_applied;
   bool on() const { return loop != ir::kNoNode; }
+  /// Whether the producer issues the loads of pipelined loop `f`.
+  bool serves(NodeId f) const { return on() && std::find(loops.begin(), loops.end(), f) != loops.end(); }
   /// Threads per program: the consumers, and the producer warpgroup when the roles are on.
   int threads() const { return consumer_threads + (on() ? producer_threads : 0); }
 };
 
 /// Decides the warp roles of a kernel whose configuration asks for them, or leaves them to tilejit and whose
 /// pipelined loop lies in other loops (a persistent kernel, at most one program per SM). They apply to one
-/// pipelined loop, in the kernel body or in loops but not in an if, num_warps a multiple of 4, the loads'
+/// ring of pipelined loops (one loop, or loops that share a ring), in the kernel body or in loops and ifs, num_warps a multiple of 4, the loads'
 /// descriptors host-encoded or built at the kernel's start, and their coordinates and the loops' bounds
 /// computed from uniform scalars (arithmetic, and loads from tensors the kernel does not write; no values of
 /// other loops or ifs).
