@@ -125,7 +125,10 @@ std::string describe_mma(const Lowered& l) {
 std::string describe_loop_pipeline(const Lowered& l) {
   std::string out;
   // In the map's order, as the generated header has always listed them.
-  for (const auto& [f, p] : l.pipe.loops) out += pipelined_loop_line(l, f, p);
+  std::vector<NodeId> loops;  // in node order: the text does not depend on the map's hashing
+  for (const auto& [f, p] : l.pipe.loops) loops.push_back(f);
+  std::sort(loops.begin(), loops.end());
+  for (NodeId f : loops) out += pipelined_loop_line(l, f, l.pipe.loops.at(f));
   std::vector<std::pair<NodeId, std::string>> refused(l.pipe.not_pipelined.begin(),
                                                       l.pipe.not_pipelined.end());
   std::sort(refused.begin(), refused.end());
