@@ -1,5 +1,5 @@
-// Kernels and runs that several GPU test files share: attention over a few heads, the block-scaled GEMM, and a
-// kernel with two sequential K loops.
+// Kernels and runs that several GPU test files share: attention over a few heads, the attention backward pass's
+// kernels, the block-scaled GEMM, and a kernel with two sequential K loops.
 #pragma once
 
 #include <cmath>
@@ -52,6 +52,41 @@ inline void run_block_scaled(int64_t M, int64_t N, int64_t K, const tilejit::Con
   run_both(kern, tilejit::dim3(static_cast<uint32_t>(tilejit::cdiv(M, config.get("BM"))), static_cast<uint32_t>(tilejit::cdiv(N, config.get("BN")))),
            config, 1e-4, a, b, sa, sb, c);
 }
+
+/// The tensors of sample 14's backward kernels over `heads` heads of S rows of width d: q, k, v and do in [-1, 1],
+/// lse in [0, 2] and delta in [-1, 1] (any values: the GPU and the interpreter compute the same function of them),
+/// and two zeroed gradients (dK and dV, or dQ in g1).
+struct AttentionBackwardTensors {
+  AttentionBackwardTensors(int64_t heads, int64_t S, int64_t d, uint32_t seed)
+      : heads(heads), S(S), q({heads, S, d}), k({heads, S, d}), v({heads, S, d}), dout({heads, S, d}), g1({heads, S, d}),
+        g2({heads, S, d}), lse({heads, S}), delta({heads, S}), scale(1.0f / std::sqrt(static_cast<float>(d))) {
+    q.randomize(seed, -1, 1);
+    k.randomize(seed + 1, -1, 1);
+    v.randomize(seed + 2, -1, 1);
+    dout.randomize(seed + 3, -1, 1);
+    lse.randomize(seed + 4, 0, 2);
+    delta.randomize(seed + 5, -1, 1);
+    g1.fill_byte(0);
+    g2.fill_byte(0);
+  }
+  /// One program per `block` rows of every head.
+  tilejit::dim3 grid(int64_t block) const {
+    return tilejit::dim3(static_cast<uint32_t>(tilejit::cdiv(S, block)), static_cast<uint32_t>(heads));
+  }
+  /// samples::attention_backward_dkdv_kernel (programs per BN keys) against the interpreter.
+  void run_dkdv(const tilejit::Config& c) {
+    run_both(tilejit::samples::attention_backward_dkdv_kernel(), grid(c.get("BN")), c, 2e-2, q, k, v, dout, lse, delta, g1, g2, scale);
+  }
+  /// samples::attention_backward_dq_kernel (programs per BM queries) against the interpreter.
+  void run_dq(const tilejit::Config& c) {
+    run_both(tilejit::samples::attention_backward_dq_kernel(), grid(c.get("BM")), c, 2e-2, q, k, v, dout, lse, delta, g1, scale);
+  }
+
+  int64_t heads, S;
+  Twin<bf16, 3> q, k, v, dout, g1, g2;
+  Twin<f32, 2> lse, delta;
+  float scale;
+};
 
 /// C = A @ B0^T + A @ B1^T with one K loop each (bf16 out): two sequential pipelined loops, the first over K in
 /// steps of BK, the second in steps of BK2. With BK2 = BK both loops load the same tiles and share one ring.

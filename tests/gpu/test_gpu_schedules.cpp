@@ -189,8 +189,6 @@ TEST_CASE("gpu: sample 14's attention backward (delta, dK/dV and dQ; tiles read 
   // partial last block; lse and delta as the forward pass and step 1 would give them (any values: both sides
   // compute the same function of them).
   auto delta_kernel = tilejit::samples::attention_backward_delta_kernel();
-  auto dkdv = tilejit::samples::attention_backward_dkdv_kernel();
-  auto dq = tilejit::samples::attention_backward_dq_kernel();
   const int64_t heads = 3;
   for (int64_t S : {40, 256, 200})
     for (int d : {64, 128}) {
@@ -213,24 +211,12 @@ TEST_CASE("gpu: sample 14's attention backward (delta, dK/dV and dQ; tiles read 
         SUBCASE(((kernel == 0 ? "dK/dV" : "dQ") + std::string(", S ") + std::to_string(S) + " D " + std::to_string(d) +
                  (causal ? " causal" : " dense") + ", BM " + std::to_string(bm) + " BN " + std::to_string(bn) + ", " +
                  std::to_string(warps) + " warps, " + std::to_string(stages) + " stages").c_str()) {
-          Twin<bf16, 3> q({heads, S, d}), k({heads, S, d}), v({heads, S, d}), dout({heads, S, d}), g1({heads, S, d}), g2({heads, S, d});
-          Twin<f32, 2> lse({heads, S}), delta({heads, S});
-          q.randomize(121, -1, 1);
-          k.randomize(122, -1, 1);
-          v.randomize(123, -1, 1);
-          dout.randomize(124, -1, 1);
-          lse.randomize(125, 0, 2);
-          delta.randomize(126, -1, 1);
-          g1.fill_byte(0);
-          g2.fill_byte(0);
-          const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+          AttentionBackwardTensors t(heads, S, d, 121);
           const Config cfg = Config{{"BM", bm}, {"BN", bn}, {"D", d}, {"CAUSAL", causal}}.num_warps(warps).num_stages(stages);
           if (kernel == 0)
-            run_both(dkdv, tilejit::dim3(static_cast<uint32_t>(cdiv(S, bn)), static_cast<uint32_t>(heads)), cfg, 2e-2, q, k, v, dout,
-                     lse, delta, g1, g2, scale);
+            t.run_dkdv(cfg);
           else
-            run_both(dq, tilejit::dim3(static_cast<uint32_t>(cdiv(S, bm)), static_cast<uint32_t>(heads)), cfg, 2e-2, q, k, v, dout,
-                     lse, delta, g1, scale);
+            t.run_dq(cfg);
         }
       }
 }

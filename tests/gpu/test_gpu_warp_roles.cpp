@@ -240,8 +240,6 @@ TEST_CASE("gpu: causal attention forward and backward (two loops sharing one rin
   // same tiles, so one ring serves both and one producer warpgroup fills it, running ahead from one loop into
   // the next. Sequences of one partial block, of full blocks only, and with a partial last block.
   auto forward = tilejit::samples::attention_forward_kernel();
-  auto dkdv = tilejit::samples::attention_backward_dkdv_kernel();
-  auto dq = tilejit::samples::attention_backward_dq_kernel();
   const int64_t heads = 3;
   // (D, consumer warps, stages, the BM and BN of the forward and dQ kernels, those of the dK/dV kernel): with 8 warps
   // the products' rows (BM for the forward and dQ, BN for dK/dV) are 128, so that operand a stays in registers.
@@ -255,26 +253,15 @@ TEST_CASE("gpu: causal attention forward and backward (two loops sharing one rin
       SUBCASE(("S " + std::to_string(S) + " D " + std::to_string(d) + ", BM " + std::to_string(bm) + " BN " + std::to_string(bn) +
                " (dK/dV: " + std::to_string(kv_bm) + " x " + std::to_string(kv_bn) + "), " + std::to_string(warps) + " consumer warps, " +
                std::to_string(stages) + " stages").c_str()) {
-        Twin<bf16, 3> q({heads, S, d}), k({heads, S, d}), v({heads, S, d}), dout({heads, S, d}), g1({heads, S, d}), g2({heads, S, d});
-        Twin<f32, 2> lse({heads, S}), delta({heads, S});
-        q.randomize(251, -1, 1);
-        k.randomize(252, -1, 1);
-        v.randomize(253, -1, 1);
-        dout.randomize(254, -1, 1);
-        lse.randomize(255, 0, 2);
-        delta.randomize(256, -1, 1);
-        g1.fill_byte(0);
-        g2.fill_byte(0);
-        const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+        AttentionBackwardTensors t(heads, S, d, 251);
         auto cfg = [&](int64_t m, int64_t n) {
           return Config{{"BM", m}, {"BN", n}, {"D", d}, {"CAUSAL", 1}}.num_warps(warps).num_stages(stages).warp_specialize();
         };
-        const auto blocks = [&](int64_t block) { return tilejit::dim3(static_cast<uint32_t>(cdiv(S, block)), static_cast<uint32_t>(heads)); };
         Twin<f32, 2> lse_out({heads, S});
         lse_out.fill_byte(0);
-        run_both(forward, blocks(bm), cfg(bm, bn), 2e-2, q, k, v, g1, lse_out, scale);
-        run_both(dkdv, blocks(kv_bn), cfg(kv_bm, kv_bn), 2e-2, q, k, v, dout, lse, delta, g1, g2, scale);
-        run_both(dq, blocks(bm), cfg(bm, bn), 2e-2, q, k, v, dout, lse, delta, g1, scale);
+        run_both(forward, t.grid(bm), cfg(bm, bn), 2e-2, t.q, t.k, t.v, t.g1, lse_out, t.scale);
+        t.run_dkdv(cfg(kv_bm, kv_bn));
+        t.run_dq(cfg(bm, bn));
       }
     }
 }
