@@ -124,7 +124,6 @@ std::string describe_mma(const Lowered& l) {
 
 std::string describe_loop_pipeline(const Lowered& l) {
   std::string out;
-  // In the map's order, as the generated header has always listed them.
   std::vector<NodeId> loops;  // in node order: the text does not depend on the map's hashing
   for (const auto& [f, p] : l.pipe.loops) loops.push_back(f);
   std::sort(loops.begin(), loops.end());

@@ -56,10 +56,10 @@ struct WarpRoles {
 
 /// Decides the warp roles of a kernel whose configuration asks for them, or leaves them to tilejit and whose
 /// pipelined loop lies in other loops (a persistent kernel, at most one program per SM). They apply to one
-/// ring of pipelined loops (one loop, or loops that share a ring), in the kernel body or in loops and ifs, num_warps a multiple of 4, the loads'
-/// descriptors host-encoded or built at the kernel's start, and their coordinates and the loops' bounds
-/// computed from uniform scalars (arithmetic, and loads from tensors the kernel does not write; no values of
-/// other loops or ifs).
+/// ring of pipelined loops (one loop, or loops that share a ring), in the kernel body or in loops and ifs,
+/// num_warps a multiple of 4, the loads' descriptors host-encoded or built at the kernel's start, and their
+/// coordinates and the loops' bounds computed from uniform scalars (arithmetic, and loads from tensors the
+/// kernel does not write; no values of other loops or ifs).
 WarpRoles plan_warp_roles(const ir::Graph& g, const GraphInfo& info, const ValueLayouts& layout, const TmaPlan& tma,
                           const LoopPipelinePlan& pipe);
 
