@@ -250,8 +250,7 @@ def attention_backward_tables(rows):
     against torch's SDPA backward (the faster of its cuDNN and flash backends) and Triton kernels of the same loops."""
     return [peer_table(rows, "attention_backward" + suffix, ("s", "d", "heads"),
                        lambda k, what=what: f"bf16 S={k[0]} D={k[1]} x{k[2]} heads{what}", ("torch_sdpa",),
-                       f"Attention backward{title} (bf16; TFLOP/s counting 2.5x the forward's flops; library: torch SDPA, the faster "
-                       "of cuDNN and flash; tilejit and Triton: delta + dK/dV + dQ at each kernel's best configuration)")
+                       f"Attention backward{title} (bf16; TFLOP/s at 2.5x the forward's flops; library: torch SDPA, cuDNN or flash)")
             for suffix, what, title in (("", "", ""), ("_causal", ", causal", ", causal"))]
 
 
