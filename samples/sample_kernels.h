@@ -382,7 +382,8 @@ inline auto attention_bhsd_kernel() {
 
 /// Sample 12: attention forward over [B * H, S, D] tensors, dense (CAUSAL = 0) or causal (CAUSAL = 1), with the
 /// log-sum-exp of every row (lse, [B * H, S], f32: the backward pass's input). Program (i, bh) computes the BM
-/// queries from i * BM of head bh (causal: from (n - 1 - i) * BM, n programs along axis 0: the longest first). Keys are visited in blocks of BN in two loops: the blocks no mask touches
+/// queries from i * BM of head bh (causal: from (n - 1 - i) * BM, n programs along axis 0: the longest first).
+/// Keys are visited in blocks of BN in two loops: the blocks no mask touches
 /// (all keys before the query block when causal; every full block otherwise), then the blocks that need one
 /// (the diagonal block, and the sequence's last partial block): the masked loop is short, and the long one
 /// pays nothing for the mask. S need not be a multiple of BM or BN: TMA
@@ -493,12 +494,12 @@ inline auto attention_backward_dkdv_kernel() {
   });
 }
 
-/// Sample 14, step 3: the gradient of BM queries (program (i, bh): queries from i * BM of head bh; causal: the longest
-/// first, as in the forward pass): for each block of
-/// BN keys, P = exp2(Q K^T scale log2(e) - lse log2(e)), dP = dO V^T, dS = P (dP - delta), dQ += dS K; at the end
-/// dQ is scaled by `scale`. K is read by two products from one TMA tile. Causal: the keys up to the query block's
-/// end, masked on the blocks that meet the diagonal (as the forward pass). Keys past the sequence's end need no
-/// mask: their k and v are zeros, so their dS K adds nothing.
+/// Sample 14, step 3: the gradient of BM queries (program (i, bh): queries from i * BM of head bh; causal: the
+/// longest first, as in the forward pass): for each block of BN keys, P = exp2(Q K^T scale log2(e) - lse log2(e)),
+/// dP = dO V^T, dS = P (dP - delta), dQ += dS K; at the end dQ is scaled by `scale`. K is read by two products
+/// from one TMA tile. Causal: the keys up to the query block's end, masked on the blocks that meet the diagonal
+/// (as the forward pass). Keys past the sequence's end need no mask: their k and v are zeros, so their dS K adds
+/// nothing.
 inline auto attention_backward_dq_kernel() {
   return tilejit::kernel("attention_backward_dq", [](Tensor<bf16, 3> q, Tensor<bf16, 3> k, Tensor<bf16, 3> v, Tensor<bf16, 3> dout,
                                                       Tensor<f32, 2> lse, Tensor<f32, 2> delta, Tensor<bf16, 3> dq, Scalar<f32> scale,
