@@ -147,7 +147,7 @@ std::optional<PipelinedLoop> consider(const ir::Graph& g, const GraphInfo& info,
 /// and the descriptor swizzle of `a`'s, and none copied K-major by the threads (those copies alternate between
 /// two buffers of their own loop).
 bool same_ring(const ir::Graph& g, const MmaPlan& mma, const TmaPlan& tma, const PipelinedLoop& a, const PipelinedLoop& b) {
-  if (a.stages != b.stages || a.loads.size() != b.loads.size() || a.stage_bytes != b.stage_bytes) return false;
+  if (a.stages != b.stages || a.loads.size() != b.loads.size()) return false;
   const auto swizzle = [&](NodeId l) { return tma.descriptors[static_cast<size_t>(tma.of.at(l))].swizzle; };
   for (size_t i = 0; i < a.loads.size(); ++i) {
     const ir::Node& x = g.node(a.loads[i]);
@@ -198,7 +198,7 @@ LoopPipelinePlan plan_loop_pipeline(const ir::Graph& g, const GraphInfo& info, c
     PipelinedLoop& prev = plan.loops.at(loops[i - 1]);
     if (!same_ring(g, mma, tma, prev, p)) continue;
     p.ring = prev.ring;
-    p.ring_persists = plan.loops.at(p.ring).ring_persists = prev.ring_persists = true;
+    p.ring_persists = plan.loops.at(p.ring).ring_persists = true;
   }
   for (NodeId f : loops) {
     if (info.in_loop(f)) continue;  // issued once: not for a loop that itself repeats

@@ -195,19 +195,13 @@ void TileUsePlanner::plan_loads() {
       const bool ring = pipe_.loop_of.count(id) > 0;
       lp.stages = ring ? pipe_.loops.at(pipe_.loop_of.at(id)).stages : 1;
       if (const NodeId owner = ring ? shared_ring_load(id) : ir::kNoNode; owner != ir::kNoNode) {
-        // A loop that uses an earlier loop's ring: the same buffer as that loop's load in the same place.
-        lp.buffer = plan_.loads.at(owner).buffer;
-        lp.barrier = -1;
-        lp.repeated = info_.in_loop(id);
-        plan_.loads[id] = lp;
-        plan_.resident[id] = lp.buffer;
-        root_load_[id] = id;
-        continue;
+        lp.buffer = plan_.loads.at(owner).buffer;  // a loop sharing an earlier loop's ring: that load's buffer
+      } else {
+        lp.buffer = add_buffer(id, tile_bytes(g_, id, n.dtype) * lp.stages, ring ? "tma.load ring" : "tma.load");
+        // A swizzled tile (a wgmma operand) starts on its swizzle's repeat: 8 rows of the swizzle width.
+        if (const int sw = tma_.descriptors[static_cast<size_t>(tma_.of.at(id))].swizzle; sw > 0)
+          plan_.buffers[static_cast<size_t>(lp.buffer)].align = 8 * sw;
       }
-      lp.buffer = add_buffer(id, tile_bytes(g_, id, n.dtype) * lp.stages, ring ? "tma.load ring" : "tma.load");
-      // A swizzled tile (a wgmma operand) starts on its swizzle's repeat: 8 rows of the swizzle width.
-      if (const int sw = tma_.descriptors[static_cast<size_t>(tma_.of.at(id))].swizzle; sw > 0)
-        plan_.buffers[static_cast<size_t>(lp.buffer)].align = 8 * sw;
       lp.barrier = ring ? -1 : plan_.num_barriers++;  // a ring uses its loop's barriers
       lp.repeated = info_.in_loop(id);
       plan_.loads[id] = lp;
