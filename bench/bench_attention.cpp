@@ -10,7 +10,7 @@
 // against a double-precision reference. bench/peers.py --attention times torch.nn.functional.scaled_dot_product_attention
 // (dense and causal) and a Triton kernel of the dense loop.
 //
-// bench_attention [S D [BM BN num_warps num_stages [warp_specialize]]]: one shape or configuration (under a profiler).
+// bench_attention [S D [BM BN num_warps num_stages [warp_specialize [overlap_products]]]]: one shape or configuration (under a profiler).
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -130,8 +130,8 @@ bool run_shape(int64_t S, int64_t D, const std::vector<Config>& configs, bool ca
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 1 && argc != 3 && argc != 7 && argc != 8) {
-    std::fprintf(stderr, "usage: bench_attention [S D [BM BN num_warps num_stages [warp_specialize]]]\n");
+  if (argc != 1 && argc != 3 && (argc < 7 || argc > 9)) {
+    std::fprintf(stderr, "usage: bench_attention [S D [BM BN num_warps num_stages [warp_specialize [overlap_products]]]]\n");
     return 2;
   }
   if (!tilejit::has_gpu()) {
@@ -146,10 +146,14 @@ int main(int argc, char** argv) {
                                  cfg(128, 64, 64, 8, 3).warp_specialize().programs_per_sm(2),
                                  cfg(64, 64, 64, 4, 3).warp_specialize().programs_per_sm(2),
                                  cfg(64, 64, 128, 4, 3).warp_specialize().programs_per_sm(2)};
+  // Each configuration also with overlap_products: P V issued in the next iteration, after its S.
+  configs.push_back(cfg(128, 128, 128, 8, 2).warp_specialize());
+  for (size_t k = 0, n = configs.size(); k < n; ++k) configs.push_back(Config(configs[k]).overlap_products());
   if (argc >= 3) shapes = {{std::atoll(argv[1]), std::atoll(argv[2])}};
   if (argc >= 7)
     configs = {cfg(std::atoll(argv[3]), std::atoll(argv[4]), std::atoll(argv[2]), std::atoi(argv[5]), std::atoi(argv[6]))
-                   .warp_specialize(argc == 8 && std::atoi(argv[7]) != 0)};
+                   .warp_specialize(argc >= 8 && std::atoi(argv[7]) != 0)
+                   .overlap_products(argc == 9 && std::atoi(argv[8]) != 0)};
   bool ok = true;
   for (auto [s, d] : shapes) ok &= run_shape(s, d, configs, false);
   // Causal: sample 12's kernel at the same configurations.

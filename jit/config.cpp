@@ -85,8 +85,14 @@ Config& Config::warp_specialize(bool on) {
   return *this;
 }
 
+Config& Config::overlap_products(bool on) {
+  overlap_products_ = on ? OverlapProducts::on : OverlapProducts::off;
+  return *this;
+}
+
 bool Config::is_field(std::string_view name) {
-  return name == "num_warps" || name == "num_stages" || name == "programs_per_sm" || name == "warp_specialize";
+  return name == "num_warps" || name == "num_stages" || name == "programs_per_sm" || name == "warp_specialize" ||
+         name == "overlap_products";
 }
 
 Config& Config::set_field(std::string_view name, int64_t value, std::source_location loc) {
@@ -94,6 +100,10 @@ Config& Config::set_field(std::string_view name, int64_t value, std::source_loca
   if (name == "warp_specialize") {
     if (value != 0 && value != 1) throw UserError("warp_specialize is 0 or 1", std::to_string(value), "0, 1", loc);
     return warp_specialize(value == 1);
+  }
+  if (name == "overlap_products") {
+    if (value != 0 && value != 1) throw UserError("overlap_products is 0 or 1", std::to_string(value), "0, 1", loc);
+    return overlap_products(value == 1);
   }
   if (value < INT_MIN || value > INT_MAX)
     throw UserError(std::string(name) + " is out of range", std::to_string(value), "a small positive integer", loc);
@@ -111,6 +121,8 @@ std::string Config::str() const {
   if (programs_per_sm_ > 0) s += ", programs_per_sm=" + std::to_string(programs_per_sm_);
   if (warp_specialize_ != WarpSpecialize::automatic)
     s += warp_specialize_ == WarpSpecialize::on ? ", warp_specialize" : ", warp_specialize=0";
+  if (overlap_products_ != OverlapProducts::automatic)
+    s += overlap_products_ == OverlapProducts::on ? ", overlap_products" : ", overlap_products=0";
   return s;
 }
 
@@ -127,6 +139,7 @@ uint64_t Config::hash() const {
   mix(static_cast<uint64_t>(num_stages_));
   if (programs_per_sm_ > 0) mix(static_cast<uint64_t>(programs_per_sm_) + 0x5000);
   if (warp_specialize_ != WarpSpecialize::automatic) mix(0x5753 + static_cast<uint64_t>(warp_specialize_));
+  if (overlap_products_ != OverlapProducts::automatic) mix(0x4f50 + static_cast<uint64_t>(overlap_products_));
   return h;
 }
 

@@ -96,6 +96,7 @@ std::shared_ptr<const ir::Graph> KernelBase::graph(const Config& config) const {
   g->num_stages = config.num_stages();
   g->min_programs_per_sm = config.programs_per_sm();
   g->warp_specialize = config.warp_specialization();
+  g->overlap_products = config.product_overlap();
   tracer_(*g, config);
   ir::verify(*g);
   std::lock_guard lock(mutex_);

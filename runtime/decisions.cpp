@@ -52,7 +52,7 @@ constexpr auto kStaleTempAge = std::chrono::hours(1);
 
 // The configuration fields that are not named values.
 constexpr std::string_view kWarps = "num_warps", kStages = "num_stages", kProgramsPerSm = "programs_per_sm",
-                           kWarpSpecialize = "warp_specialize";
+                           kWarpSpecialize = "warp_specialize", kOverlapProducts = "overlap_products";
 
 Json config_json(const Config& c) {
   Json o = Json::object();
@@ -62,6 +62,8 @@ Json config_json(const Config& c) {
   o[std::string(kProgramsPerSm)] = c.programs_per_sm();
   // Absent: tilejit decides (as in files written before the field existed).
   if (c.warp_specialization() != WarpSpecialize::automatic) o[std::string(kWarpSpecialize)] = c.warp_specialized() ? 1 : 0;
+  if (c.product_overlap() != OverlapProducts::automatic)
+    o[std::string(kOverlapProducts)] = c.product_overlap() == OverlapProducts::on ? 1 : 0;
   return o;
 }
 
@@ -176,6 +178,9 @@ bool parse_decision_members(const Json& o, Decision& d, std::string& error) {
       } else if (name == kWarpSpecialize) {
         if (!in_range(value, what, 0, 1, v, error)) return false;
         c.warp_specialize(v == 1);
+      } else if (name == kOverlapProducts) {
+        if (!in_range(value, what, 0, 1, v, error)) return false;
+        c.overlap_products(v == 1);
       } else {
         if (!in_range(value, what, INT64_MIN, INT64_MAX, v, error)) return false;
         c.set(name, v);

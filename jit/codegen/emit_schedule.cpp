@@ -26,9 +26,11 @@ void Emitter::emit_schedule_op(NodeId id) {
       line(producer ? "// software pipeline: " + s + " stages, filled by the producer warpgroup"
                     : "// software pipeline: " + s + " stages; the TMA loads of iteration i + " + str(a.stages - 1) +
                           " are issued while iteration i computes");
-      if (!producer)  // else only the producer warpgroup issues loads (emit_producer)
-        line("const int tj_lo" + f + " = " + at(ops[0]) + ", tj_hi" + f + " = " + at(ops[1]) + ", tj_step" + f + " = " +
-             at(ops[2]) + ";");
+      if (!producer) {  // else only the producer warpgroup issues loads (emit_producer)
+        const RingRange r = ring_range(a.node);
+        line("const int tj_lo" + f + " = " + r.lo + ", tj_hi" + f + " = " + r.hi + ", tj_step" + f + " = " + r.step + ";" +
+             (L_.pipe.loops.at(a.node).first != ir::kNoNode ? "  // with the blocks before and after the loop" : ""));
+      }
       if (a.ring_persists) {
         // The ring position counts every iteration of every run (of this loop and of the loops sharing its ring):
         // stage = position % stages, and the phase of a stage's barrier flips once per pass over the ring,
@@ -140,11 +142,10 @@ void Emitter::emit_producer(NodeId f, int stages) {
   }
   // Each loop of the ring in turn, the ring position running on from one to the next.
   for (NodeId l : r.loops) {
-    const auto ops = g_.operands(l);
     const std::string ll = str(l), k = "tj_k" + ll;
     if (r.loops.size() > 1) line("// the loop at " + where(l));
-    line("const int tj_lo" + ll + " = " + at(ops[0]) + ", tj_hi" + ll + " = " + at(ops[1]) + ", tj_step" + ll + " = " +
-         at(ops[2]) + ";");
+    const RingRange range = ring_range(l);
+    line("const int tj_lo" + ll + " = " + range.lo + ", tj_hi" + ll + " = " + range.hi + ", tj_step" + ll + " = " + range.step + ";");
     open("for (int " + k + " = 0; tj_lo" + ll + " + " + k + " * tj_step" + ll + " < tj_hi" + ll + "; ++" + k + ", ++" + p + ")");
     line("if (" + p + " >= " + s + ") " +
          mbarrier_wait(str(L_.smem.empty_barriers.at(l)) + " + " + p + " % " + s, "(" + p + " / " + s + " + 1) & 1", l,
@@ -159,6 +160,16 @@ void Emitter::emit_producer(NodeId f, int stages) {
   close();
   if (r.consumer_registers > 0) line("tj::setmaxnreg_inc<" + str(r.consumer_registers) + ">();  // the consumers' registers");
   consumers_only_ = true;
+}
+
+Emitter::RingRange Emitter::ring_range(NodeId f) {
+  const auto ops = g_.operands(f);
+  const std::string lo = at(ops[0]), hi = at(ops[1]), step = at(ops[2]);
+  if (L_.pipe.loops.at(f).first == ir::kNoNode) return {lo, hi, step};
+  // The block before the loop is index lo - step; the one after it, the loop's last index + step, exists when
+  // the block before it runs.
+  const std::string before = "(" + lo + " - " + step + ")";
+  return {before, "(" + before + " < " + hi + " ? " + hi + " + " + step + " : " + hi + ")", step};
 }
 
 void Emitter::issue_stage(NodeId f, const std::string& stage, const std::string& index) {

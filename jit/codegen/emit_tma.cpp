@@ -91,7 +91,10 @@ void Emitter::emit_desc_load(NodeId id) {
     // Issued ahead by the software pipeline; the pipe.wait before the stage's first load waits for all of them.
     const NodeId f = pl->second;
     const std::string sv = str(f);
-    if (L_.pipe.loops.at(f).loads.front() != id) line("// issued ahead with the stage's other loads", id);
+    if (L_.pipe.ring_twin.count(id))
+      line("// read from the stage of this block's ring position (loop at " + where(f) + ")", id);
+    else if (L_.pipe.loops.at(f).loads.front() != id)
+      line("// issued ahead with the stage's other loads", id);
     if (L_.smem.register_copies.count(id)) {
       // A tile read from registers (not by a tensor-core dot): copied out of this iteration's stage, which
       // is refilled only after the next iteration's barrier.

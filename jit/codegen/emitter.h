@@ -237,6 +237,12 @@ class Emitter {
   /// Issues the loads of the iteration whose loop index is `index` into stage `stage` of pipelined loop `f`'s
   /// ring (by one thread), when that iteration exists.
   void issue_stage(NodeId f, const std::string& stage, const std::string& index);
+  /// The loop indices pipelined loop f's ring serves, as expressions: the loop's range, or with the positions
+  /// of the blocks before and after it (PipelinedLoop::first, last).
+  struct RingRange {
+    std::string lo, hi, step;
+  };
+  RingRange ring_range(NodeId f);
   /// The producer warpgroup's code (warp.producer): the scalars its loads need, then every load of loop `f`.
   void emit_producer(NodeId f, int stages);
   /// The loop whose ring pipelined loop `f` uses (PipelinedLoop::ring), as a name suffix: tj_ring<it>.

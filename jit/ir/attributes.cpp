@@ -41,8 +41,10 @@ std::string tma(Op op, std::span<const int64_t> v) {
   const auto r = static_cast<size_t>(a.rank);
   std::string s = "box=" + list(v.subspan(1, r));
   if (op == Op::DescStore) return s + ", reduce=" + word(static_cast<int64_t>(a.reduce), {"none", "add", "min", "max"}) + ", " + placement(a.placement);
-  return s + ", estride=" + list(v.subspan(1 + r, r)) + ", fill=" + word(a.fill, {"zero", "nan"}) + ", " +
-         placement(a.placement);
+  s += ", estride=" + list(v.subspan(1 + r, r)) + ", fill=" + word(a.fill, {"zero", "nan"}) + ", " + placement(a.placement);
+  if (a.ring != RingPosition::none)
+    s += ", ring=" + word(static_cast<int64_t>(a.ring), {"none", "before_next_loop", "after_previous_loop"});
+  return s;
 }
 std::string ref(NodeId n) { return "%" + std::to_string(n); }
 
@@ -149,6 +151,7 @@ TmaAttrs TmaAttrs::decode(Op op, std::span<const int64_t> v) {
     a.fill = to_int(at(op, v, k++));
   }
   a.placement = to_int(at(op, v, k++));
+  if (op == Op::DescLoad && k < v.size()) a.ring = static_cast<RingPosition>(at(op, v, k++));
   return a;
 }
 std::vector<int64_t> TmaAttrs::encode(Op op) const {
@@ -162,6 +165,7 @@ std::vector<int64_t> TmaAttrs::encode(Op op) const {
     v.push_back(fill);
   }
   v.push_back(placement);
+  if (op == Op::DescLoad && ring != RingPosition::none) v.push_back(static_cast<int64_t>(ring));
   return v;
 }
 ForAttrs ForAttrs::decode(Op op, std::span<const int64_t> v) { return {static_cast<uint32_t>(at(op, v, 0))}; }
@@ -241,6 +245,7 @@ bool well_formed(Op op, std::span<const int64_t> v) {
     case AttrsKind::TmaAttrs: {
       if (n < 1 || !in(v[0], 1, kMaxRank)) return false;
       const auto r = static_cast<size_t>(v[0]);
+      if (op == Op::DescLoad && n == 2 * r + 4) return in(v[n - 1], 1, 2);  // a ring position
       return n == (op == Op::DescStore ? r + 3 : 2 * r + 3);
     }
     case AttrsKind::ForAttrs: return n == 1 && v[0] > 0;

@@ -241,6 +241,7 @@ uint64_t Graph::hash() const {
   h.add(static_cast<uint64_t>(num_stages));
   if (min_programs_per_sm > 0) h.add(static_cast<uint64_t>(min_programs_per_sm) + 0x5000);
   if (warp_specialize != WarpSpecialize::automatic) h.add(0x5753 + static_cast<uint64_t>(warp_specialize));
+  if (overlap_products != OverlapProducts::automatic) h.add(0x4f50 + static_cast<uint64_t>(overlap_products));
   h.add(nodes_.size());
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const Node& n = nodes_[i];

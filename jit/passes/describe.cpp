@@ -67,6 +67,9 @@ std::string pipelined_loop_line(const Lowered& l, NodeId f, const PipelinedLoop&
        : p.carried.empty() ? "each awaited before its first use"
                            : std::to_string(p.carried.size()) + " kept in flight into the next iteration, the others awaited before their first use");
   if (p.ring != f) out += "; uses the ring (buffers, mbarriers, position) of loop %" + std::to_string(p.ring);
+  if (p.first != ir::kNoNode)
+    out += "; the ring also serves the block before it (if %" + std::to_string(p.first) + ") and the block after it (if %" +
+           std::to_string(p.last) + ")";
   if (p.ring_persists && l.info.in_loop(f)) out += "; the ring position carries over from one run of the loop to the next";
   if (auto early = l.pipe.issued_before.find(f); early != l.pipe.issued_before.end()) {
     out += "; issued before it (used after it):";

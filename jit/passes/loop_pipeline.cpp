@@ -161,6 +161,58 @@ bool same_ring(const ir::Graph& g, const MmaPlan& mma, const TmaPlan& tma, const
   return true;
 }
 
+/// True when DescLoad `x` (outside the loop) loads what the loop's load `l` does: the same tensor, box, element
+/// strides, fill and swizzle (its coordinates are l's at the index of the ring position it reads).
+bool same_load(const ir::Graph& g, const TmaPlan& tma, NodeId x, NodeId l) {
+  ir::TmaAttrs a = ir::attrs<ir::TmaAttrs>(g, x), b = ir::attrs<ir::TmaAttrs>(g, l);
+  a.ring = b.ring = ir::RingPosition::none;
+  const auto swizzle = [&](NodeId n) { return tma.descriptors[static_cast<size_t>(tma.of.at(n))].swizzle; };
+  return g.operand(x, 0) == g.operand(l, 0) && a.encode(Op::DescLoad) == b.encode(Op::DescLoad) &&
+         g.node(x).dtype == g.node(l).dtype && g.node(x).shape == g.node(l).shape && swizzle(x) == swizzle(l);
+}
+
+/// The ifs around pipelined loop `f` whose loads read its ring's positions before and after it (overlap_products
+/// marks them: TmaAttrs::ring), each load paired with the loop's load it repeats; both ifs or neither.
+void attach_ring_positions(const ir::Graph& g, const TmaPlan& tma, NodeId f, LoopPipelinePlan& plan) {
+  PipelinedLoop& p = plan.loops.at(f);
+  const auto& nodes = g.region(g.node(f).region).nodes;
+  const auto at = std::find(nodes.begin(), nodes.end(), f);
+  NodeId before = ir::kNoNode, after = ir::kNoNode;  // the nearest region ops around the loop
+  for (auto b = at; b != nodes.begin();)
+    if (!ir::regions_of(g, *--b).empty()) {
+      before = *b;
+      break;
+    }
+  for (auto a = at + 1; a != nodes.end(); ++a)
+    if (!ir::regions_of(g, *a).empty()) {
+      after = *a;
+      break;
+    }
+  std::vector<std::pair<NodeId, NodeId>> twins;
+  const auto pair_up = [&](NodeId branch, ir::RingPosition want) {
+    if (branch == ir::kNoNode || g.node(branch).op != Op::If) return false;
+    bool any = false;
+    for (NodeId x : g.region(ir::attrs<ir::IfAttrs>(g, branch).then_region).nodes) {
+      if (g.node(x).op != Op::DescLoad || ir::attrs<ir::TmaAttrs>(g, x).ring != want) continue;
+      NodeId twin = ir::kNoNode;
+      int matches = 0;
+      for (NodeId l : p.loads)
+        if (same_load(g, tma, x, l)) twin = l, ++matches;
+      if (matches != 1) return false;
+      twins.push_back({x, twin});
+      any = true;
+    }
+    return any;
+  };
+  if (!pair_up(before, ir::RingPosition::before_next_loop) || !pair_up(after, ir::RingPosition::after_previous_loop)) return;
+  p.first = before;
+  p.last = after;
+  for (const auto& [x, twin] : twins) {
+    plan.loop_of[x] = f;
+    plan.ring_twin[x] = twin;
+  }
+}
+
 }  // namespace
 
 LoopPipelinePlan plan_loop_pipeline(const ir::Graph& g, const GraphInfo& info, const MmaPlan& mma, const TmaPlan& tma,
@@ -200,6 +252,7 @@ LoopPipelinePlan plan_loop_pipeline(const ir::Graph& g, const GraphInfo& info, c
     p.ring = prev.ring;
     p.ring_persists = plan.loops.at(p.ring).ring_persists = true;
   }
+  for (NodeId f : loops) attach_ring_positions(g, tma, f, plan);
   for (NodeId f : loops) {
     if (info.in_loop(f)) continue;  // issued once: not for a loop that itself repeats
     const auto& nodes = g.region(g.node(f).region).nodes;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iterator>
 
+#include "passes/overlap_products.h"
 #include "passes/prefetch_loads.h"
 #include "tilejit/config.h"
 #include "tilejit/error.h"
@@ -84,6 +85,9 @@ constexpr LoweringStep kSteps[] = {
      [](Lowered& l, const Options&) { l.graph = early_views(l.graph); }, nullptr},
     {"prefetch_loads", "issues the pointer loads of loops without stores or dots one iteration ahead", true,
      [](Lowered& l, const Options&) { l.graph = prefetch_loads(l.graph); }, nullptr},
+    {"overlap_products",
+     "issues a loop's last product (P V) in the next iteration, after its first (S), to overlap the softmax", true,
+     [](Lowered& l, const Options&) { l.graph = overlap_products(l.graph); }, nullptr},
     {"eliminate_dead_code", "removes pure nodes whose value is never used", true,
      [](Lowered& l, const Options&) { l.graph = eliminate_dead_code(l.graph); }, nullptr},
     {"plan_tma",

@@ -16,6 +16,7 @@ Rewriter::Rewriter(const ir::Graph& src) : src_(src), map_(src.size(), ir::kNoNo
   dst_.num_stages = src.num_stages;
   dst_.min_programs_per_sm = src.min_programs_per_sm;
   dst_.warp_specialize = src.warp_specialize;
+  dst_.overlap_products = src.overlap_products;
 }
 
 NodeId Rewriter::map(NodeId old) const {

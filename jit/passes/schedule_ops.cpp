@@ -3,6 +3,8 @@
 // pass from one tile to another. The plans decide these (loop_pipeline.cpp, smem_liveness.cpp); this step
 // writes their decisions into the graph, where TILEJIT_DUMP=ir shows them and the emitter prints each op.
 #include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "tilejit/error.h"
 #include "tilejit/passes/lowering.h"
@@ -63,12 +65,23 @@ void place_waits(ir::Graph& g, const GraphInfo& info, const PipelinedLoop& p, ui
   std::vector<Outstanding> outstanding;
   for (const CarriedProduct& c : p.carried) outstanding.push_back({c.arg, {c.arg}, true});
   const NodeId yield = g.region(body).nodes.back();
+  // A product whose operand a is a loop-carried register value (overlap_products' P of the previous block)
+  // reads those registers until it completes: it is awaited before the statement that computes the value
+  // carried into them next, so that the compiler may give the new value the same registers.
+  std::unordered_map<NodeId, NodeId> refills_operand;  // dot -> the statement computing its next operand a
+  for (NodeId d : p.dots) {
+    const NodeId a = g.operand(d, 0);
+    if (g.node(a).op != Op::LoopArg || g.node(a).region != body) continue;
+    const NodeId next = g.operand(yield, ir::attrs<ir::IndexAttrs>(g, a).index);
+    if (g.node(next).region == body) refills_operand[d] = next;
+  }
   const std::vector<NodeId> nodes = g.region(body).nodes;  // a copy: the waits go into the region
   for (NodeId x : nodes) {
     int last = -1;  // the last outstanding product x needs done
     for (size_t k = 0; k < outstanding.size(); ++k) {
       const Outstanding& o = outstanding[k];
       bool needs = !o.previous && x == yield;
+      if (auto r = refills_operand.find(o.registers); !o.previous && r != refills_operand.end()) needs = needs || r->second == x;
       for (NodeId v : o.readers)
         for (NodeId u : info.users[static_cast<size_t>(v)])
           needs = needs || (statement_in(g, body, u) == x && !(o.previous && u == carried_dot(o.registers)));
@@ -115,6 +128,29 @@ void place_waits(ir::Graph& g, const GraphInfo& info, const PipelinedLoop& p, ui
     check_internal(!o.previous && is_carried(o.registers), "insert_schedule_ops: a product of a pipelined loop is never awaited");
 }
 
+/// The ops of a block outside loop `f` that reads one of its ring's positions (PipelinedLoop::first or last, the
+/// if `branch`): as an iteration of the loop, it takes the next position, waits for its stage, frees the
+/// previous one after its product (a barrier and a refill, or with warp roles each warp's release) and moves on.
+void ring_block_ops(ir::Graph& g, const LoopPipelinePlan& pipe, NodeId f, const PipelinedLoop& p, NodeId branch,
+                    const ScheduleAttrs& ring, bool roles) {
+  const std::vector<NodeId> nodes = g.region(ir::attrs<ir::IfAttrs>(g, branch).then_region).nodes;  // a copy
+  NodeId load = ir::kNoNode, dot = ir::kNoNode;
+  for (NodeId x : nodes) {
+    if (load == ir::kNoNode && pipe.ring_twin.count(x)) load = x;
+    if (g.node(x).op == Op::Dot) dot = x;
+  }
+  check_internal(load != ir::kNoNode, "insert_schedule_ops: a block served by a ring without its load");
+  put(g, Op::PipeStage, {.node = f, .stages = p.stages}, nodes.front(), false);
+  put(g, Op::PipeWait, {.node = f, .stages = p.stages, .load = load}, load, false);
+  if (dot != ir::kNoNode) {
+    if (roles)
+      put(g, Op::PipeRelease, ring, dot, true);
+    else
+      put(g, Op::PipeRefill, ring, put(g, Op::CtaBarrier, {.reason = ir::BarrierReason::stage_free}, dot, true), true);
+  }
+  put(g, Op::PipeAdvance, {.node = f}, nodes.back(), false);
+}
+
 /// The ops of pipelined loop `f`: before it, in its body, after its products and after it.
 void pipeline_ops(ir::Graph& g, const GraphInfo& info, const LoopPipelinePlan& pipe, NodeId f, const PipelinedLoop& p,
                   bool roles) {
@@ -125,18 +161,23 @@ void pipeline_ops(ir::Graph& g, const GraphInfo& info, const LoopPipelinePlan& p
   ring.ring_persists = p.ring_persists;
   if (auto early = pipe.issued_before.find(f); early != pipe.issued_before.end())
     for (NodeId load : early->second) put(g, Op::TmaIssue, {.node = load}, f, false);
-  put(g, Op::PipeBegin, ring, f, false);
-  if (!roles) put(g, Op::PipePrologue, ring, f, false);  // else the producer warpgroup issues every stage
+  // The ring starts before the block peeled before the loop when it serves that block.
+  const NodeId begin = p.first != ir::kNoNode ? p.first : f;
+  put(g, Op::PipeBegin, ring, begin, false);
+  if (!roles) put(g, Op::PipePrologue, ring, begin, false);  // else the producer warpgroup issues every stage
   put(g, Op::PipeStage, {.node = f, .stages = p.stages}, first_statement(g, f), false);
   put(g, Op::PipeWait, {.node = f, .stages = p.stages, .load = p.loads.front()}, p.loads.front(), false);
   place_waits(g, info, p, body, ring, roles);
   put(g, Op::PipeAdvance, {.node = f}, g.region(body).nodes.back(), false);
+  for (NodeId branch : {p.first, p.last})
+    if (branch != ir::kNoNode) ring_block_ops(g, pipe, f, p, branch, ring, roles);
   NodeId at = f;
   if (!p.carried.empty()) {
     ScheduleAttrs wait{.when = ir::WaitFor::last_iteration};
     for (const CarriedProduct& c : p.carried) wait.dots.push_back(c.dot);
     at = put(g, Op::WgmmaWait, wait, at, true);
   }
+  if (p.last != ir::kNoNode) at = p.last;  // the block after the loop takes the ring's last position
   if (p.ring_persists) put(g, Op::PipeEnd, {.node = f}, at, true);
 }
 

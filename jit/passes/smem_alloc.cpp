@@ -163,6 +163,7 @@ class TileUsePlanner {
   }
 
   void plan_loads();
+  void plan_load(NodeId id);
   NodeId shared_ring_load(NodeId load) const;
   void plan_k_major_copies();
   void plan_ring_barriers();
@@ -191,22 +192,16 @@ void TileUsePlanner::plan_loads() {
   for (NodeId id : order_) {
     const ir::Node& n = g_.node(id);
     if (n.op == Op::DescLoad) {
-      LoadPlan lp;
-      const bool ring = pipe_.loop_of.count(id) > 0;
-      lp.stages = ring ? pipe_.loops.at(pipe_.loop_of.at(id)).stages : 1;
-      if (const NodeId owner = ring ? shared_ring_load(id) : ir::kNoNode; owner != ir::kNoNode) {
-        lp.buffer = plan_.loads.at(owner).buffer;  // a loop sharing an earlier loop's ring: that load's buffer
-      } else {
-        lp.buffer = add_buffer(id, tile_bytes(g_, id, n.dtype) * lp.stages, ring ? "tma.load ring" : "tma.load");
-        // A swizzled tile (a wgmma operand) starts on its swizzle's repeat: 8 rows of the swizzle width.
-        if (const int sw = tma_.descriptors[static_cast<size_t>(tma_.of.at(id))].swizzle; sw > 0)
-          plan_.buffers[static_cast<size_t>(lp.buffer)].align = 8 * sw;
+      if (const auto twin = pipe_.ring_twin.find(id); twin != pipe_.ring_twin.end()) {
+        // A load outside its loop that reads a ring position (overlap_products' first or last block): the
+        // buffer of the loop's load it repeats, planned here if the loop comes later.
+        if (!plan_.loads.count(twin->second)) plan_load(twin->second);
+        plan_.loads[id] = plan_.loads.at(twin->second);
+        plan_.resident[id] = plan_.loads.at(id).buffer;
+        root_load_[id] = id;
+        continue;
       }
-      lp.barrier = ring ? -1 : plan_.num_barriers++;  // a ring uses its loop's barriers
-      lp.repeated = info_.in_loop(id);
-      plan_.loads[id] = lp;
-      plan_.resident[id] = lp.buffer;
-      root_load_[id] = id;
+      if (!plan_.loads.count(id)) plan_load(id);
     } else if (mma_.absorbed.count(id)) {  // a transpose wgmma reads in place (its transpose bit)
       plan_.resident[id] = plan_.resident.at(g_.operand(id, 0));
       root_load_[id] = root_load_[g_.operand(id, 0)];
@@ -216,6 +211,28 @@ void TileUsePlanner::plan_loads() {
       root_load_[id] = root_load_[g_.operand(id, 0)];
     }
   }
+}
+
+// The buffer (a ring's, shared or its own) and barrier of TMA load `id`.
+void TileUsePlanner::plan_load(NodeId id) {
+  const ir::Node& n = g_.node(id);
+  LoadPlan lp;
+  const bool ring = pipe_.loop_of.count(id) > 0;
+  lp.stages = ring ? pipe_.loops.at(pipe_.loop_of.at(id)).stages : 1;
+  if (const NodeId owner = ring ? shared_ring_load(id) : ir::kNoNode; owner != ir::kNoNode) {
+    if (!plan_.loads.count(owner)) plan_load(owner);
+    lp.buffer = plan_.loads.at(owner).buffer;  // a loop sharing an earlier loop's ring: that load's buffer
+  } else {
+    lp.buffer = add_buffer(id, tile_bytes(g_, id, n.dtype) * lp.stages, ring ? "tma.load ring" : "tma.load");
+    // A swizzled tile (a wgmma operand) starts on its swizzle's repeat: 8 rows of the swizzle width.
+    if (const int sw = tma_.descriptors[static_cast<size_t>(tma_.of.at(id))].swizzle; sw > 0)
+      plan_.buffers[static_cast<size_t>(lp.buffer)].align = 8 * sw;
+  }
+  lp.barrier = ring ? -1 : plan_.num_barriers++;  // a ring uses its loop's barriers
+  lp.repeated = info_.in_loop(id);
+  plan_.loads[id] = lp;
+  plan_.resident[id] = lp.buffer;
+  root_load_[id] = id;
 }
 
 // The load of the ring's own loop whose buffer a load of a loop sharing that ring takes (the one in the same

@@ -1,6 +1,7 @@
 // Shared-memory placement by liveness: the offset of every tile buffer, sharing bytes between buffers whose
 // lifetimes do not overlap, and the barriers that make such a reuse safe.
 #include <algorithm>
+#include <unordered_set>
 
 #include "tilejit/passes/graph_info.h"
 #include "tilejit/passes/loop_pipeline.h"
@@ -53,6 +54,12 @@ Lifetimes lifetimes(const ir::Graph& g, const GraphInfo& info, const MmaPlan& mm
   // Loads issued before a pipelined loop (a GEMM's bias row) are written from the loop's start.
   for (const auto& [f, loads] : pipe.issued_before)
     for (NodeId l : loads) use(plan.loads.at(l).buffer, f);
+  // A ring that also serves the block peeled before its loop is written from that block's if on (its prologue
+  // comes before it).
+  for (const auto& [x, twin] : pipe.ring_twin) {
+    const PipelinedLoop& p = pipe.loops.at(pipe.loop_of.at(x));
+    use(plan.loads.at(x).buffer, p.first);
+  }
   for (const auto& [id, sp] : plan.stores) {
     use(sp.buffer, id);
     if (sp.buffer >= 0) t.read_by_tma_store[static_cast<size_t>(sp.buffer)] = true;
@@ -72,9 +79,13 @@ int place_buffers(const ir::Graph& g, const GraphInfo& info, const MmaPlan& mma,
   const size_t n = plan.buffers.size();
   // Bytes are shared only after a loop: the barrier a reuse needs then runs once per run of the loop, not in
   // a streaming kernel's few statements, where it would be a measurable cost for bytes that do not matter.
+  // (The if of a block peeled before a loop, whose ring it reads, counts as the loop.)
+  std::unordered_set<NodeId> peeled;
+  for (const auto& [f, p] : pipe.loops)
+    if (p.first != ir::kNoNode) peeled.insert(p.first);
   auto after_loop = [&](size_t earlier, size_t later) {
     return t.first_node[earlier] != ir::kNoNode && t.last[earlier] < t.first[later] &&
-           g.node(t.first_node[earlier]).op == ir::Op::For;
+           (g.node(t.first_node[earlier]).op == ir::Op::For || peeled.count(t.first_node[earlier]));
   };
   auto overlap_in_time = [&](size_t a, size_t b) { return !after_loop(a, b) && !after_loop(b, a); };
   // In order of creation, each buffer at the lowest aligned offset whose bytes no buffer alive at the same time

@@ -367,6 +367,10 @@ std::vector<EmitCase> make_cases() {
                            Config{{"BM", 64}, {"BN", 64}, {"D", 64}}.num_warps(4).num_stages(2), traced(tilejit::samples::attention_kernel()), {}});
   cases.push_back(EmitCase{"attention_bhsd", "the same loop over [heads, S, D] tensors, {1, BM, D} tiles reshaped (samples::attention_bhsd_kernel)",
                            Config{{"BM", 64}, {"BN", 64}, {"D", 64}}.num_warps(4).num_stages(2), traced(tilejit::samples::attention_bhsd_kernel()), {}});
+  cases.push_back(EmitCase{"attention_overlap",
+                           "attention's loop with overlap_products: P V of the previous block issued after S, two stages",
+                           Config{{"BM", 64}, {"BN", 64}, {"D", 64}}.num_warps(4).num_stages(2).overlap_products(),
+                           traced(tilejit::samples::attention_kernel()), {}});
   cases.push_back(EmitCase{"attention_causal_warp_roles",
                            "sample 12's causal attention: two loops sharing one ring, filled by one producer warpgroup, 2 stages",
                            Config{{"BM", 64}, {"BN", 64}, {"D", 64}, {"CAUSAL", 1}}.num_warps(4).num_stages(2).warp_specialize(),

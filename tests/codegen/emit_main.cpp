@@ -13,7 +13,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: tilejit-emit [--ir] <kernel> [NAME=value ...]\n"
                  "         prints the generated CUDA (--ir: the IR and the plans after every lowering step); NAME=value overrides a\n"
-                 "         configuration value of the kernel's registered Config (num_warps, num_stages, programs_per_sm and warp_specialize too)\n"
+                 "         configuration value of the kernel's registered Config (num_warps, num_stages, programs_per_sm, warp_specialize and overlap_products too)\n"
                  "       tilejit-emit --list   the registered kernels\n");
     return 2;
   }

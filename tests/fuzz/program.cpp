@@ -895,6 +895,7 @@ std::string Program::cpp() const {
     s += "}.num_warps(" + std::to_string(config.num_warps()) + ").num_stages(" + std::to_string(config.num_stages()) + ")";
   }
   if (config.warp_specialized()) s += ".warp_specialize()";
+  if (config.product_overlap() == tilejit::OverlapProducts::on) s += ".overlap_products()";
   for (const TensorSpec& t : tensors) {
     std::vector<int64_t> sz(t.sizes.begin(), t.sizes.begin() + t.rank), st(t.strides.begin(), t.strides.begin() + t.rank);
     s += ",\n         tilejit::TensorView<" + tag(t.dtype) + ", " + std::to_string(t.rank) + ">(" + t.name + "_data, " + list(sz) +

@@ -164,23 +164,24 @@ TEST_CASE("gpu: sample 12's attention (dense and causal, two loops, rank-3 tiles
   for (auto [bm, bn, d, warps, stages] :
        {std::tuple{64, 64, 64, 4, 2}, {128, 64, 128, 8, 3}, {128, 32, 64, 8, 3}, {64, 64, 128, 4, 1}, {64, 128, 64, 4, 2}})
     for (int causal : {0, 1})
-      for (int64_t S : {40, 256, 200}) {
-        SUBCASE(("S " + std::to_string(S) + " D " + std::to_string(d) + (causal ? " causal" : " dense") + ", BM " + std::to_string(bm) +
-                 " BN " + std::to_string(bn) + ", " + std::to_string(warps) + " warps, " + std::to_string(stages) + " stages").c_str()) {
-          const int64_t heads = 3;
-          Twin<bf16, 3> q({heads, S, d}), k({heads, S, d}), v({heads, S, d}), o({heads, S, d});
-          Twin<f32, 2> lse({heads, S});
-          q.randomize(91, -1, 1);
-          k.randomize(92, -1, 1);
-          v.randomize(93, -1, 1);
-          o.fill_byte(0);
-          lse.fill_byte(0);
-          float scale = 1.0f / std::sqrt(static_cast<float>(d));
-          run_both(kern, tilejit::dim3(static_cast<uint32_t>(tilejit::cdiv(S, bm)), static_cast<uint32_t>(heads)),
-                   Config{{"BM", bm}, {"BN", bn}, {"D", d}, {"CAUSAL", causal}}.num_warps(warps).num_stages(stages), 2e-2, q, k, v, o, lse,
-                   scale);
-        }
-      }
+      for (int64_t S : {40, 256, 200})
+        for (bool overlap : {false, true})
+          SUBCASE(("S " + std::to_string(S) + " D " + std::to_string(d) + (causal ? " causal" : " dense") + ", BM " + std::to_string(bm) +
+                   " BN " + std::to_string(bn) + ", " + std::to_string(warps) + " warps, " + std::to_string(stages) + " stages" +
+                   (overlap ? ", overlap_products" : "")).c_str()) {
+            const int64_t heads = 3;
+            Twin<bf16, 3> q({heads, S, d}), k({heads, S, d}), v({heads, S, d}), o({heads, S, d});
+            Twin<f32, 2> lse({heads, S});
+            q.randomize(91, -1, 1);
+            k.randomize(92, -1, 1);
+            v.randomize(93, -1, 1);
+            o.fill_byte(0);
+            lse.fill_byte(0);
+            float scale = 1.0f / std::sqrt(static_cast<float>(d));
+            run_both(kern, tilejit::dim3(static_cast<uint32_t>(tilejit::cdiv(S, bm)), static_cast<uint32_t>(heads)),
+                     Config{{"BM", bm}, {"BN", bn}, {"D", d}, {"CAUSAL", causal}}.num_warps(warps).num_stages(stages).overlap_products(overlap),
+                     2e-2, q, k, v, o, lse, scale);
+          }
 }
 
 TEST_CASE("gpu: sample 14's attention backward (delta, dK/dV and dQ; tiles read by two products) matches the interpreter") {
@@ -230,20 +231,20 @@ TEST_CASE("gpu: sample 13's jagged HSTU attention (device-built views, an empty 
   for (int64_t s = 0; s < seqs; ++s) offsets.host_data()[s + 1] = offsets.host_data()[s] + lengths[static_cast<size_t>(s)];
   const int64_t tokens = offsets.host_data()[seqs];
   for (auto [bm, bn, d, warps, stages] : {std::tuple{64, 64, 64, 4, 2}, {128, 64, 128, 8, 3}, {128, 32, 64, 8, 1}, {64, 128, 64, 4, 2}})
-    for (int causal : {0, 1}) {
-      SUBCASE(("D " + std::to_string(d) + (causal ? " causal" : " dense") + ", BM " + std::to_string(bm) + " BN " + std::to_string(bn) + ", " +
-               std::to_string(warps) + " warps, " + std::to_string(stages) + " stages").c_str()) {
-        Twin<bf16, 2> q({tokens, H * d}), k({tokens, H * d}), v({tokens, H * d}), o({tokens, H * d});
-        q.randomize(101, -1, 1);
-        k.randomize(102, -1, 1);
-        v.randomize(103, -1, 1);
-        o.fill_byte(0x55);  // rows no program writes keep this on both sides
-        float alpha = 1.0f / std::sqrt(static_cast<float>(d)), inv_max_len = 1.0f / 257;
-        run_both(kern, tilejit::dim3(static_cast<uint32_t>(tilejit::cdiv(257, bm)), static_cast<uint32_t>(seqs), static_cast<uint32_t>(H)),
-                 Config{{"BM", bm}, {"BN", bn}, {"D", d}, {"CAUSAL", causal}}.num_warps(warps).num_stages(stages), 2e-2, offsets, q, k, v, o,
-                 alpha, inv_max_len);
-      }
-    }
+    for (int causal : {0, 1})
+      for (bool overlap : {false, true})
+        SUBCASE(("D " + std::to_string(d) + (causal ? " causal" : " dense") + ", BM " + std::to_string(bm) + " BN " + std::to_string(bn) + ", " +
+                 std::to_string(warps) + " warps, " + std::to_string(stages) + " stages" + (overlap ? ", overlap_products" : "")).c_str()) {
+          Twin<bf16, 2> q({tokens, H * d}), k({tokens, H * d}), v({tokens, H * d}), o({tokens, H * d});
+          q.randomize(101, -1, 1);
+          k.randomize(102, -1, 1);
+          v.randomize(103, -1, 1);
+          o.fill_byte(0x55);  // rows no program writes keep this on both sides
+          float alpha = 1.0f / std::sqrt(static_cast<float>(d)), inv_max_len = 1.0f / 257;
+          run_both(kern, tilejit::dim3(static_cast<uint32_t>(tilejit::cdiv(257, bm)), static_cast<uint32_t>(seqs), static_cast<uint32_t>(H)),
+                   Config{{"BM", bm}, {"BN", bn}, {"D", d}, {"CAUSAL", causal}}.num_warps(warps).num_stages(stages).overlap_products(overlap),
+                   2e-2, offsets, q, k, v, o, alpha, inv_max_len);
+        }
 }
 
 TEST_CASE("gpu: 8-bit M/N-major GEMMs at 2 stages with split-K bounds, a bias or a reducing store alone match the interpreter") {

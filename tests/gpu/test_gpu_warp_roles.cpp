@@ -249,17 +249,19 @@ TEST_CASE("gpu: causal attention forward and backward (two loops sharing one rin
   };
   for (const Case& c : {Case{128, 8, 3, 128, 64, 64, 128}, Case{64, 4, 2, 64, 64, 64, 64}, Case{128, 8, 4, 128, 32, 32, 128}})
     for (int64_t S : {40, 256, 200}) {
+      // The forward with overlap_products too: its P V an iteration later, the loops rotated around one ring.
+      const bool overlap = S != 256;
       const auto [d, warps, stages, bm, bn, kv_bm, kv_bn] = c;
       SUBCASE(("S " + std::to_string(S) + " D " + std::to_string(d) + ", BM " + std::to_string(bm) + " BN " + std::to_string(bn) +
                " (dK/dV: " + std::to_string(kv_bm) + " x " + std::to_string(kv_bn) + "), " + std::to_string(warps) + " consumer warps, " +
-               std::to_string(stages) + " stages").c_str()) {
+               std::to_string(stages) + " stages" + (overlap ? ", forward with overlap_products" : "")).c_str()) {
         AttentionBackwardTensors t(heads, S, d, 251);
         auto cfg = [&](int64_t m, int64_t n) {
           return Config{{"BM", m}, {"BN", n}, {"D", d}, {"CAUSAL", 1}}.num_warps(warps).num_stages(stages).warp_specialize();
         };
         Twin<f32, 2> lse_out({heads, S});
         lse_out.fill_byte(0);
-        run_both(forward, t.grid(bm), cfg(bm, bn), 2e-2, t.q, t.k, t.v, t.g1, lse_out, t.scale);
+        run_both(forward, t.grid(bm), Config(cfg(bm, bn)).overlap_products(overlap), 2e-2, t.q, t.k, t.v, t.g1, lse_out, t.scale);
         t.run_dkdv(cfg(kv_bm, kv_bn));
         t.run_dq(cfg(bm, bn));
       }

@@ -3,11 +3,13 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <random>
@@ -16,6 +18,7 @@
 
 #include "tilejit/interp/interp.h"
 #include "tilejit/ir/ir.h"
+#include "tilejit/passes/graph_info.h"
 #include "tilejit/tilejit.h"
 
 namespace itest {
@@ -393,6 +396,48 @@ inline std::vector<int64_t> int_samples(DType t, size_t extra, uint64_t seed) {
   for (size_t k = 0; k < extra; ++k) v.push_back(static_cast<int64_t>(r()));
   for (int64_t& x : v) x = ref_wrap(t, x);
   return v;
+}
+
+// ---- rewriting passes: the rewritten graph against the traced one ---------------------------
+
+/// Runs `g` and `h` on copies of the same inputs; every output buffer must match bit for bit.
+inline void same_results(const ir::Graph& g, const ir::Graph& h, tilejit::dim3 grid, const std::vector<Buffer*>& inputs,
+                  const std::vector<Buffer*>& outputs, const std::function<std::vector<tilejit::KernelArg>(const std::vector<Buffer>&)>& args) {
+  std::vector<Buffer> a, b;
+  for (const auto* set : {&inputs, &outputs})
+    for (const Buffer* x : *set) {
+      a.emplace_back(x->dtype(), x->size());
+      b.emplace_back(x->dtype(), x->size());
+      std::memcpy(a.back().data(), x->data(), static_cast<size_t>(x->size() * ir::size_of(x->dtype())));
+      std::memcpy(b.back().data(), x->data(), static_cast<size_t>(x->size() * ir::size_of(x->dtype())));
+    }
+  tilejit::interp::run(g, grid, args(a));
+  tilejit::interp::run(h, grid, args(b));
+  for (size_t k = inputs.size(); k < a.size(); ++k)
+    for (int64_t i = 0; i < a[k].size(); ++i) {
+      if (a[k].bits(i) == b[k].bits(i)) continue;
+      FAIL_CHECK("output " << k - inputs.size() << " element " << i << ": " << a[k].value(i) << " traced, " << b[k].value(i)
+                           << " rewritten");
+      return;
+    }
+}
+
+inline void fill_random(Buffer& x, uint64_t seed) {
+  auto r = rng(seed);
+  for (int64_t i = 0; i < x.size(); ++i) x.setf(i, static_cast<double>(static_cast<int64_t>(r() % 2001) - 1000) / 64.0);
+}
+
+/// The number of values each reachable loop carries, in program order.
+inline std::vector<size_t> carried_per_loop(const ir::Graph& g) {
+  const auto info = tilejit::passes::analyze(g);
+  std::vector<std::pair<int, size_t>> v;
+  for (size_t i = 0; i < g.size(); ++i)
+    if (info.position[i] >= 0 && g.node(static_cast<NodeId>(i)).op == Op::For)
+      v.push_back({info.position[i], g.operands(static_cast<NodeId>(i)).size() - 3});
+  std::sort(v.begin(), v.end());
+  std::vector<size_t> out;
+  for (const auto& [p, n] : v) out.push_back(n);
+  return out;
 }
 
 }  // namespace itest

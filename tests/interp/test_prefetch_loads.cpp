@@ -45,46 +45,6 @@ LoadCount loads_of(const ir::Graph& g) {
   return c;
 }
 
-/// The number of values each reachable loop carries, in program order.
-std::vector<size_t> carried_per_loop(const ir::Graph& g) {
-  const auto info = tilejit::passes::analyze(g);
-  std::vector<std::pair<int, size_t>> v;
-  for (size_t i = 0; i < g.size(); ++i)
-    if (info.position[i] >= 0 && g.node(static_cast<NodeId>(i)).op == Op::For)
-      v.push_back({info.position[i], g.operands(static_cast<NodeId>(i)).size() - 3});
-  std::sort(v.begin(), v.end());
-  std::vector<size_t> out;
-  for (const auto& [p, n] : v) out.push_back(n);
-  return out;
-}
-
-/// Runs `g` and `h` on copies of the same inputs; every output buffer must match bit for bit.
-void same_results(const ir::Graph& g, const ir::Graph& h, dim3 grid, const std::vector<Buffer*>& inputs,
-                  const std::vector<Buffer*>& outputs, const std::function<std::vector<KernelArg>(const std::vector<Buffer>&)>& args) {
-  std::vector<Buffer> a, b;
-  for (const auto* set : {&inputs, &outputs})
-    for (const Buffer* x : *set) {
-      a.emplace_back(x->dtype(), x->size());
-      b.emplace_back(x->dtype(), x->size());
-      std::memcpy(a.back().data(), x->data(), static_cast<size_t>(x->size() * ir::size_of(x->dtype())));
-      std::memcpy(b.back().data(), x->data(), static_cast<size_t>(x->size() * ir::size_of(x->dtype())));
-    }
-  tilejit::interp::run(g, grid, args(a));
-  tilejit::interp::run(h, grid, args(b));
-  for (size_t k = inputs.size(); k < a.size(); ++k)
-    for (int64_t i = 0; i < a[k].size(); ++i) {
-      if (a[k].bits(i) == b[k].bits(i)) continue;
-      FAIL_CHECK("output " << k - inputs.size() << " element " << i << ": " << a[k].value(i) << " traced, " << b[k].value(i)
-                           << " rewritten");
-      return;
-    }
-}
-
-void fill_random(Buffer& x, uint64_t seed) {
-  auto r = rng(seed);
-  for (int64_t i = 0; i < x.size(); ++i) x.setf(i, static_cast<double>(static_cast<int64_t>(r() % 2001) - 1000) / 64.0);
-}
-
 }  // namespace
 
 TEST_CASE("prefetch_loads: the online softmax's reduction loop loads one block ahead; the loop that stores does not") {

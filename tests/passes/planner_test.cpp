@@ -336,7 +336,7 @@ TEST_CASE("the lowering dumps the graph after every rewriting pass") {
                            passes.emplace_back(pass);
                            last = tilejit::ir::print(g);
                          });
-  CHECK(passes == std::vector<std::string>{"input", "canonicalize", "hoist_invariants", "early_views", "prefetch_loads", "eliminate_dead_code",
+  CHECK(passes == std::vector<std::string>{"input", "canonicalize", "hoist_invariants", "early_views", "prefetch_loads", "overlap_products", "eliminate_dead_code",
                                             "plan_tma", "insert_layout_conversions", "insert_schedule_ops"});
   CHECK(last.find("tma.load") != std::string::npos);
   // The same hook through codegen::Options.
@@ -344,7 +344,7 @@ TEST_CASE("the lowering dumps the graph after every rewriting pass") {
   tilejit::codegen::Options o;
   o.dump_ir = [&](std::string_view, const tilejit::ir::Graph&) { ++calls; };
   tilejit::codegen::generate(*k.trace(Config{}), o);
-  CHECK(calls == 9);
+  CHECK(calls == 10);
 }
 
 TEST_CASE("canonicalize folds integer constants and no-op shape changes; dead code goes") {
@@ -525,6 +525,11 @@ TEST_CASE("warp_specialize: a configuration field, set by name as the tuner and 
   CHECK(plain.warp_specialization() == tilejit::WarpSpecialize::automatic);
   CHECK(named.warp_specialization() == tilejit::WarpSpecialize::off);
   CHECK(named.str() == "BM=128, BN=64, num_warps=8, num_stages=4, warp_specialize=0");
+  CHECK(Config::is_field("overlap_products"));
+  CHECK_THROWS_WITH_AS(Config(plain).set_field("overlap_products", -1), doctest::Contains("overlap_products is 0 or 1"), tilejit::UserError);
+  CHECK(Config(plain).set_field("overlap_products", 1).product_overlap() == tilejit::OverlapProducts::on);
+  CHECK(plain.product_overlap() == tilejit::OverlapProducts::automatic);
+  CHECK(Config(plain).overlap_products(false).str() == "BM=128, num_warps=8, num_stages=3, overlap_products=0");
   Config off = plain;
   off.warp_specialize(false);
   CHECK(!(off == plain));
@@ -1088,4 +1093,50 @@ TEST_CASE("early_views leaves a view whose scalars another view moves in front o
   CHECK(views == 2);
   CHECK(views_after_first == 2);  // neither went in front of the first loop, ahead of `s`
   CHECK_NOTHROW(tilejit::passes::lower(*k.trace(Config{}), tilejit::codegen::Options{}));
+}
+
+TEST_CASE("overlap_products: the ring serves the blocks before and after the rotated loop; no tile of their own") {
+  const auto attention = tilejit::samples::attention_kernel();
+  for (bool roles : {false, true}) {
+    CAPTURE(roles);
+    const Config c = Config{{"BM", 64}, {"BN", 64}, {"D", 64}}.num_warps(4).num_stages(2).warp_specialize(roles);
+    const auto plain = lower(attention, c);
+    const auto l = lower(attention, Config(c).overlap_products());
+    REQUIRE(l.pipe.loops.size() == 1);
+    const auto& [f, p] = *l.pipe.loops.begin();
+    REQUIRE(p.first != tilejit::ir::kNoNode);
+    REQUIRE(p.last != tilejit::ir::kNoNode);
+    CHECK(l.graph.node(p.first).op == tilejit::ir::Op::If);
+    CHECK(l.info.position[static_cast<size_t>(p.first)] < l.info.position[static_cast<size_t>(f)]);
+    CHECK(l.info.position[static_cast<size_t>(p.last)] > l.info.position[static_cast<size_t>(f)]);
+    // The first block's K and the last block's V: each paired with the loop's load of the same tensor.
+    REQUIRE(l.pipe.ring_twin.size() == 2);
+    for (const auto& [x, twin] : l.pipe.ring_twin) {
+      CHECK(l.pipe.loop_of.at(x) == f);
+      CHECK(std::count(p.loads.begin(), p.loads.end(), twin) == 1);
+      CHECK(l.graph.operand(x, 0) == l.graph.operand(twin, 0));
+      CHECK(l.smem.loads.at(x).buffer == l.smem.loads.at(twin).buffer);
+    }
+    CHECK(l.smem.total_bytes == plain.smem.total_bytes);
+    CHECK(l.smem.buffers.size() == plain.smem.buffers.size());
+    CHECK(l.roles.on() == roles);
+    // The ring starts before the first block: its prologue comes before that block's if.
+    int begin = -1;
+    for (size_t i = 0; i < l.graph.size(); ++i)
+      if (l.graph.node(static_cast<tilejit::ir::NodeId>(i)).op == tilejit::ir::Op::PipeBegin) begin = l.info.position[i];
+    CHECK(begin >= 0);
+    CHECK(begin < l.info.position[static_cast<size_t>(p.first)]);
+  }
+  // A load outside the loop that merely looks like one of its loads (the user's own, not marked) keeps its tile.
+  const auto own = tilejit::kernel("own_first_block", [](Tensor<bf16, 2> q, Tensor<bf16, 2> k, Tensor<f32, 2> o, Meta<"B"> B) {
+    auto qt = descriptor_load(q, {0, 0}, {64, 64});
+    auto s0 = dot(qt, descriptor_load(k, {0, 0}, {B, 64}).trans());
+    auto acc = for_range(B, k.size(0).to<i32>(), B, s0, [&](Scalar<i32> j, Value<f32, 2> acc) {
+      return dot(qt, descriptor_load(k, {j, 0}, {B, 64}).trans(), acc);
+    });
+    descriptor_store(o, {0, 0}, acc);
+  });
+  const auto l = lower(own, Config{{"B", 64}}.num_warps(4).num_stages(2).overlap_products());
+  CHECK(l.pipe.ring_twin.empty());
+  for (const auto& [f, p] : l.pipe.loops) CHECK(p.first == tilejit::ir::kNoNode);
 }

@@ -15,6 +15,10 @@ namespace tilejit {
 /// (a persistent kernel's K loop, one inside loops around it, does), or as the configuration says.
 enum class WarpSpecialize : uint8_t { automatic = 0, on = 1, off = 2 };
 
+/// Whether a loop with two products issues the second one an iteration later, overlapped with the next
+/// iteration's work (Config::overlap_products): automatic (today: not), on or off.
+enum class OverlapProducts : uint8_t { automatic = 0, on = 1, off = 2 };
+
 /// The values a kernel is specialised for. Names are matched against the
 /// kernel's Meta<"NAME"> parameters; order of insertion does not matter.
 /// num_stages is the number of ring buffers of software-pipelined loops; kAutoStages (0, the default)
@@ -55,9 +59,15 @@ class Config {
   /// with registers moved to the consumers (setmaxnreg); `false` keeps a kernel from getting one. Kernels
   /// it does not apply to run without it and say why (a performance note).
   Config& warp_specialize(bool on = true);
+  /// A loop whose last product accumulates what its earlier work computed (attention's P V after the softmax of
+  /// S = Q K^T) issues that product in the next iteration, right after the next S: the tensor cores run it
+  /// while the warps compute the next softmax (docs/schedules.md, "Overlapped products"). Off unless set: it
+  /// is faster for large tiles (128 x 128: +15-33% on an H100) and slower where registers are short or the
+  /// loop is short (measured there); a tuning space can list both.
+  Config& overlap_products(bool on = true);
 
   /// The fields set by name besides block values (TuneSpace, heuristics, saved decisions):
-  /// "num_warps", "num_stages", "programs_per_sm", "warp_specialize".
+  /// "num_warps", "num_stages", "programs_per_sm", "warp_specialize", "overlap_products".
   static bool is_field(std::string_view name);
   /// Sets field `name` (is_field) or, for any other name, the block value (set()).
   Config& set_field(std::string_view name, int64_t value, std::source_location loc = std::source_location::current());
@@ -68,10 +78,11 @@ class Config {
   [[deprecated("use programs_per_sm()")]] int min_programs_per_sm() const { return programs_per_sm_; }
   WarpSpecialize warp_specialization() const { return warp_specialize_; }
   bool warp_specialized() const { return warp_specialize_ == WarpSpecialize::on; }
+  OverlapProducts product_overlap() const { return overlap_products_; }
   const std::vector<std::pair<std::string, int64_t>>& values() const { return values_; }
 
   /// "BM=64, BN=128, num_warps=4, num_stages=auto" (values sorted by name; ", programs_per_sm=N" and
-  /// ", warp_specialize" or ", warp_specialize=0" when set).
+  /// ", warp_specialize" or ", warp_specialize=0", ", overlap_products=0" or ", overlap_products" when set).
   std::string str() const;
   uint64_t hash() const;
   bool operator==(const Config& o) const = default;
@@ -82,6 +93,7 @@ class Config {
   int num_stages_ = kAutoStages;
   int programs_per_sm_ = 0;
   WarpSpecialize warp_specialize_ = WarpSpecialize::automatic;
+  OverlapProducts overlap_products_ = OverlapProducts::automatic;
 };
 
 }  // namespace tilejit

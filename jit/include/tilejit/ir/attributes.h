@@ -175,8 +175,13 @@ struct AccessAttrs {
   std::vector<int64_t> encode(Op op) const;
 };
 
-/// DescLoad / DescPrefetch [rank, box(rank)..., estride(rank)..., fill, placement];
-/// DescStore [rank, box(rank)..., reduce, placement].
+/// Which ring position of a pipelined loop a TMA load outside it reads (passes::overlap_products): none (a
+/// load of its own), the position before the loop that follows it (the loop's first block, peeled before it),
+/// or the one after the loop it follows (the last block, finished after it).
+enum class RingPosition : uint8_t { none = 0, before_next_loop = 1, after_previous_loop = 2 };
+
+/// DescLoad / DescPrefetch [rank, box(rank)..., estride(rank)..., fill, placement]; a DescLoad may add
+/// [ring_position] (when not none); DescStore [rank, box(rank)..., reduce, placement].
 struct TmaAttrs {
   static constexpr AttrsKind kind = AttrsKind::TmaAttrs;
   int rank = 0;
@@ -185,6 +190,7 @@ struct TmaAttrs {
   int fill = 0;       ///< 0 zero, 1 NaN
   StoreReduce reduce = StoreReduce::none;  ///< DescStore only
   int placement = 0;  ///< 0 auto, 1 host, 2 device
+  RingPosition ring = RingPosition::none;  ///< DescLoad only
   static TmaAttrs decode(Op op, std::span<const int64_t> v);
   std::vector<int64_t> encode(Op op) const;
 };

@@ -305,6 +305,7 @@ class Graph {
   int num_stages = 2;  ///< ring buffers of pipelined loops; 0: the lowering chooses (LoopPipelinePlan::stages)
   int min_programs_per_sm = 0;  ///< occupancy target of __launch_bounds__ (0: none)
   WarpSpecialize warp_specialize = WarpSpecialize::automatic;  ///< Config::warp_specialize (passes::WarpRoles)
+  OverlapProducts overlap_products = OverlapProducts::automatic;  ///< Config::overlap_products (passes::overlap_products)
 
   /// Structural hash: equal for graphs built by the same sequence of operations,
   /// independent of source locations and of the process.

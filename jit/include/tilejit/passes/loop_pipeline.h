@@ -64,6 +64,12 @@ struct PipelinedLoop {
   /// (ring_persists), so one producer warpgroup can fill the ring for all of them, running ahead from one
   /// loop into the next.
   NodeId ring = ir::kNoNode;
+  /// The ifs right before and after the loop whose TMA loads read the ring positions just outside its range
+  /// (overlap_products' first block, peeled before the loop, and last block, finished after it), or kNoNode.
+  /// The ring then serves one position before the loop's first iteration and one after its last: its range is
+  /// [lo - step, hi + step) when the loop's first block runs (lo - step < hi), and those two blocks wait for,
+  /// read and free their stage as an iteration does. Both or neither.
+  NodeId first = ir::kNoNode, last = ir::kNoNode;
 };
 
 struct LoopPipelinePlan {
@@ -75,7 +81,10 @@ struct LoopPipelinePlan {
   /// Loops with tensor-core dots and TMA loads that are not pipelined (num_stages >= 2), with the reason
   /// ("its TMA load at f.cpp:12 ..."): a performance warning names it.
   std::unordered_map<NodeId, std::string> not_pipelined;
-  std::unordered_map<NodeId, NodeId> loop_of;       ///< pipelined DescLoad -> its For
+  std::unordered_map<NodeId, NodeId> loop_of;       ///< pipelined DescLoad -> its For (or the For whose ring it reads)
+  /// A DescLoad outside its loop that reads a ring position (PipelinedLoop::first, last) -> the loop's load whose
+  /// buffer, barriers and coordinates it shares (the same tensor, box and swizzle).
+  std::unordered_map<NodeId, NodeId> ring_twin;
   /// TMA loads after a pipelined loop (in its region, outside any loop) that need nothing the loop computes:
   /// For -> those loads, in program order. Thread 0 issues them before the loop's prologue; their waits stay
   /// where they are (a GEMM's bias row lands while the K loop runs).
