@@ -146,9 +146,11 @@ int main(int argc, char** argv) {
                                  cfg(128, 64, 64, 8, 3).warp_specialize().programs_per_sm(2),
                                  cfg(64, 64, 64, 4, 3).warp_specialize().programs_per_sm(2),
                                  cfg(64, 64, 128, 4, 3).warp_specialize().programs_per_sm(2)};
-  // Each configuration also with overlap_products: P V issued in the next iteration, after its S.
+  // Each configuration also with the other choice of overlap_products (P V issued in the next iteration, after its
+  // S) than tilejit's own: on where BN < 128, off where BN >= 128 (passes::kMinOverlapWidth).
   configs.push_back(cfg(128, 128, 128, 8, 2).warp_specialize());
-  for (size_t k = 0, n = configs.size(); k < n; ++k) configs.push_back(Config(configs[k]).overlap_products());
+  for (size_t k = 0, n = configs.size(); k < n; ++k)
+    configs.push_back(Config(configs[k]).overlap_products(configs[k].get("BN") < 128 || configs[k].programs_per_sm() > 0));
   if (argc >= 3) shapes = {{std::atoll(argv[1]), std::atoll(argv[2])}};
   if (argc >= 7)
     configs = {cfg(std::atoll(argv[3]), std::atoll(argv[4]), std::atoll(argv[2]), std::atoi(argv[5]), std::atoi(argv[6]))

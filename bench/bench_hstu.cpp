@@ -74,6 +74,9 @@ int main(int argc, char** argv) {
     std::vector<Config> configs = {cfg(128, 64, 8, 2, causal), cfg(128, 64, 8, 3, causal), cfg(128, 128, 8, 2, causal),
                                    cfg(64, 64, 4, 3, causal), cfg(64, 64, 4, 2, causal), cfg(128, 32, 8, 3, causal)};
     if (argc == 6) configs = {cfg(std::atoll(argv[2]), std::atoll(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]), causal)};
+    // Each configuration also with the other choice of overlap_products than tilejit's (on where BN >= 128).
+    if (argc != 6)
+      for (size_t k = 0, n = configs.size(); k < n; ++k) configs.push_back(Config(configs[k]).overlap_products(configs[k].get("BN") < 128));
     const double flops = (causal ? 2.0 : 4.0) * kHeads * kDim * squares;
     auto head = [&](const Config& c) {
       return "{\"bench\": \"hstu\", \"impl\": \"tilejit\", \"causal\": " + std::to_string(causal) + ", \"seqs\": " + std::to_string(kSeqs) +

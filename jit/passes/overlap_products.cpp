@@ -35,17 +35,25 @@ class Planner {
 
   std::unordered_map<NodeId, Target> targets() const {
     std::unordered_map<NodeId, Target> out;
-    if (g_.overlap_products != OverlapProducts::on || g_.num_stages == 1) return out;
+    if (g_.overlap_products == OverlapProducts::off || g_.num_stages == 1) return out;
     for (size_t i = 0; i < g_.size(); ++i) {
       const auto f = static_cast<NodeId>(i);
       if (info_.position[i] < 0 || g_.node(f).op != Op::For) continue;
-      if (auto t = consider(f)) out.emplace(f, std::move(*t));
+      auto t = consider(f);
+      if (t && (g_.overlap_products == OverlapProducts::on || worth_it(*t))) out.emplace(f, std::move(*t));
     }
     return out;
   }
 
  private:
   bool in_body(NodeId x, uint32_t body) const { return g_.node(x).region == body; }
+
+  /// Left to tilejit: rotated when the first product is at least kMinOverlapWidth wide (each warpgroup's
+  /// softmax then runs long enough to hide P V) and no programs_per_sm target caps the registers that P and
+  /// the rescale factor take while they are carried.
+  bool worth_it(const Target& t) const {
+    return g_.node(t.first_dot).shape.rank == 2 && g_.node(t.first_dot).shape[1] >= kMinOverlapWidth && g_.min_programs_per_sm == 0;
+  }
 
   std::optional<Target> consider(NodeId f) const {
     const uint32_t body = ir::loop_body(g_, f);

@@ -117,10 +117,13 @@ TEST_CASE("overlap_products: sample 12's two loops (unmasked, then masked) each 
 }
 
 TEST_CASE("overlap_products: what stays as written") {
-  SUBCASE("overlap_products not set, or false") {
+  SUBCASE("overlap_products false; or not set, with blocks of fewer than 128 keys or a programs_per_sm target") {
     auto k = tilejit::samples::attention_kernel();
-    for (const Config& c : {Config{{"BM", 64}, {"BN", 32}, {"D", 32}}, attention_config(64, 32, 32).overlap_products(false)})
+    for (const Config& c : {Config{{"BM", 64}, {"BN", 64}, {"D", 32}}, attention_config(64, 128, 32).overlap_products(false),
+                            Config{{"BM", 64}, {"BN", 128}, {"D", 32}}.programs_per_sm(2)})
       CHECK(carried_per_loop(after_overlap(*k.trace(c))) == std::vector<size_t>{3});
+    // Not set, 128 keys per block: tilejit rotates the loop by itself (tilejit::passes::kMinOverlapWidth).
+    CHECK(carried_per_loop(after_overlap(*k.trace(Config{{"BM", 64}, {"BN", 128}, {"D", 32}}))) == std::vector<size_t>{6});
   }
   SUBCASE("num_stages 1: nothing is pipelined") {
     auto k = tilejit::samples::attention_kernel();

@@ -16,7 +16,8 @@ namespace tilejit {
 enum class WarpSpecialize : uint8_t { automatic = 0, on = 1, off = 2 };
 
 /// Whether a loop with two products issues the second one an iteration later, overlapped with the next
-/// iteration's work (Config::overlap_products): automatic (today: not), on or off.
+/// iteration's work (Config::overlap_products): as tilejit decides (where the first product is 128 or more
+/// wide), or as the configuration says.
 enum class OverlapProducts : uint8_t { automatic = 0, on = 1, off = 2 };
 
 /// The values a kernel is specialised for. Names are matched against the
@@ -61,9 +62,9 @@ class Config {
   Config& warp_specialize(bool on = true);
   /// A loop whose last product accumulates what its earlier work computed (attention's P V after the softmax of
   /// S = Q K^T) issues that product in the next iteration, right after the next S: the tensor cores run it
-  /// while the warps compute the next softmax (docs/schedules.md, "Overlapped products"). Off unless set: it
-  /// is faster for large tiles (128 x 128: +15-33% on an H100) and slower where registers are short or the
-  /// loop is short (measured there); a tuning space can list both.
+  /// while the warps compute the next softmax (docs/schedules.md, "Overlapped products"). Unset, tilejit does
+  /// it where the first product is at least 128 wide (S blocks of 128 keys: +3-33% on an H100) and no
+  /// programs_per_sm target is set; `true` does it wherever the loop allows it, `false` never.
   Config& overlap_products(bool on = true);
 
   /// The fields set by name besides block values (TuneSpace, heuristics, saved decisions):
