@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "passes/motion.h"
 #include "passes/rewrite.h"
 #include "tilejit/error.h"
 #include "tilejit/ir/effects.h"
@@ -152,8 +153,7 @@ class Planner {
         uses_index = true;
         continue;
       }
-      const Op op = g_.node(y).op;
-      if (ir::kind_of(op) != ir::OpKind::Pure || op == Op::Dot || g_.node(y).shape.rank != 0) return false;
+      if (!detail::movable(g_, y) || g_.node(y).shape.rank != 0) return false;
       seen.insert(y);
       for (NodeId o : g_.operands(y)) work.push_back(o);
     }
@@ -228,17 +228,6 @@ class Rotator {
     for (NodeId x : t.deferred) clone(r, m, x, ring);
   }
 
-  /// Opens an if with two regions on `cond`; returns it (regions: then, then + 1).
-  NodeId open_if(detail::Rewriter& r, NodeId loc, NodeId cond) {
-    ir::Graph& dst = r.out();
-    const auto then_region = static_cast<uint32_t>(dst.num_regions());
-    const NodeId branch =
-        add(r, loc, Op::If, DType::i1, {}, {cond}, ir::IfAttrs{then_region, then_region + 1}.encode(Op::If));
-    check_internal(dst.new_region(branch) == then_region && dst.new_region(branch) == then_region + 1,
-                   "overlap_products: region numbering");
-    return branch;
-  }
-
   std::vector<NodeId> if_results(detail::Rewriter& r, NodeId loc, NodeId branch, const std::vector<NodeId>& like) {
     std::vector<NodeId> out;
     for (size_t k = 0; k < like.size(); ++k) {
@@ -275,7 +264,7 @@ class Rotator {
     // prologue, placed before this block, needs it.
     const NodeId runs = add(r, f, Op::Lt, DType::i1, {}, {lo, hi});
     const NodeId lo2 = add(r, f, Op::Add, DType::i32, {}, {lo, step});
-    const NodeId first = open_if(r, f, runs);
+    const NodeId first = r.add_if(f, runs);
     const auto then_region = ir::attrs<ir::IfAttrs>(dst, first).then_region;
     std::vector<NodeId> yielded, otherwise;
     {
@@ -345,7 +334,7 @@ class Rotator {
     }
 
     // The last block's B, when the loop ran.
-    const NodeId last = open_if(r, f, runs);
+    const NodeId last = r.add_if(f, runs);
     const auto last_region = ir::attrs<ir::IfAttrs>(dst, last).then_region;
     std::vector<NodeId> acc_out;
     {

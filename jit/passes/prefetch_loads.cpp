@@ -210,11 +210,8 @@ class Prefetcher {
     for (NodeId x : t.slice)
       if (!t.moves.count(x)) clone_node(x);
     const NodeId runs = add(r, loop, Op::Lt, DType::i1, scalar, {index, r.map(g_.operand(loop, 1))});
-    const auto then_region = static_cast<uint32_t>(dst.num_regions());
-    const NodeId branch =
-        add(r, loop, Op::If, DType::i1, scalar, {runs}, ir::IfAttrs{then_region, then_region + 1}.encode(Op::If));
-    check_internal(dst.new_region(branch) == then_region && dst.new_region(branch) == then_region + 1,
-                   "prefetch_loads: region numbering");
+    const NodeId branch = r.add_if(loop, runs);
+    const uint32_t then_region = ir::attrs<ir::IfAttrs>(dst, branch).then_region;
     dst.push_region(then_region);
     for (NodeId x : t.slice)
       if (t.moves.count(x)) clone_node(x);

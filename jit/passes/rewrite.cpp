@@ -36,6 +36,15 @@ NodeId Rewriter::add_at(NodeId loc_of, Op op, ir::DType dtype, const ir::Shape& 
   return dst_.add(op, dtype, shape, operands, ints);
 }
 
+NodeId Rewriter::add_if(NodeId loc_of, NodeId cond) {
+  const auto then_region = static_cast<uint32_t>(dst_.num_regions());
+  const NodeId branch = add_at(loc_of, Op::If, ir::DType::i1, {}, std::span<const NodeId>(&cond, 1),
+                               ir::IfAttrs{then_region, then_region + 1}.encode(Op::If));
+  check_internal(dst_.new_region(branch) == then_region && dst_.new_region(branch) == then_region + 1,
+                 "rewriter: region numbering of an if");
+  return branch;
+}
+
 NodeId Rewriter::copy(NodeId old) { return copy_with_ints(old, src_.ints(old)); }
 
 NodeId Rewriter::copy_with_ints(NodeId old, std::span<const int64_t> ints, std::span<const NodeId> extra) {

@@ -38,6 +38,9 @@ class Rewriter {
   /// Adds a node at the source location of old node `loc_of`.
   ir::NodeId add_at(ir::NodeId loc_of, ir::Op op, ir::DType dtype, const ir::Shape& shape,
                     std::span<const ir::NodeId> operands, std::span<const int64_t> ints);
+  /// Adds an If on `cond` at old node `loc_of`'s source line, with two fresh regions (then: the returned
+  /// node's IfAttrs::then_region, else: the one after it), each to be filled and ended with a yield.
+  ir::NodeId add_if(ir::NodeId loc_of, ir::NodeId cond);
   /// Visits (copies or replaces) every node of old region `r` into the current region.
   void walk(uint32_t r);
   /// Visits one node (as walk does), unless it was already visited.

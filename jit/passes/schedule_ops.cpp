@@ -38,6 +38,15 @@ NodeId statement_in(const ir::Graph& g, uint32_t r, NodeId id) {
   }
 }
 
+/// After `at`, the ops that hand the previous iteration's stage back: each consumer warp's release to the
+/// producer warpgroup (`roles`), or a CTA barrier and the refill of that stage by thread 0.
+void free_previous_stage(ir::Graph& g, const ScheduleAttrs& ring, NodeId at, bool roles, ir::BarrierReason why) {
+  if (roles)
+    put(g, Op::PipeRelease, ring, at, true);
+  else
+    put(g, Op::PipeRefill, ring, put(g, Op::CtaBarrier, {.reason = why}, at, true), true);
+}
+
 /// The waits for the products of pipelined loop `f`, each right before the first statement that needs it done:
 ///  - a product of this iteration, before the first statement that reads its value (the yield, when only the
 ///    next iteration does) unless it is carried into the next iteration;
@@ -117,12 +126,8 @@ void place_waits(ir::Graph& g, const GraphInfo& info, const PipelinedLoop& p, ui
       at = put(g, Op::WgmmaWait, wait, at, true);
       outstanding.erase(outstanding.begin(), outstanding.begin() + previous + 1);
     }
-    if (roles) {  // each consumer warp releases the stage to the producer warpgroup
-      put(g, Op::PipeRelease, ring, at, true);
-      continue;
-    }
-    const auto why = previous >= 0 ? ir::BarrierReason::stage_free_in_flight : ir::BarrierReason::stage_free;
-    put(g, Op::PipeRefill, ring, put(g, Op::CtaBarrier, {.reason = why}, at, true), true);
+    free_previous_stage(g, ring, at, roles,
+                        previous >= 0 ? ir::BarrierReason::stage_free_in_flight : ir::BarrierReason::stage_free);
   }
   for (const Outstanding& o : outstanding)
     check_internal(!o.previous && is_carried(o.registers), "insert_schedule_ops: a product of a pipelined loop is never awaited");
@@ -142,12 +147,7 @@ void ring_block_ops(ir::Graph& g, const LoopPipelinePlan& pipe, NodeId f, const 
   check_internal(load != ir::kNoNode, "insert_schedule_ops: a block served by a ring without its load");
   put(g, Op::PipeStage, {.node = f, .stages = p.stages}, nodes.front(), false);
   put(g, Op::PipeWait, {.node = f, .stages = p.stages, .load = load}, load, false);
-  if (dot != ir::kNoNode) {
-    if (roles)
-      put(g, Op::PipeRelease, ring, dot, true);
-    else
-      put(g, Op::PipeRefill, ring, put(g, Op::CtaBarrier, {.reason = ir::BarrierReason::stage_free}, dot, true), true);
-  }
+  if (dot != ir::kNoNode) free_previous_stage(g, ring, dot, roles, ir::BarrierReason::stage_free);
   put(g, Op::PipeAdvance, {.node = f}, nodes.back(), false);
 }
 

@@ -192,16 +192,7 @@ void TileUsePlanner::plan_loads() {
   for (NodeId id : order_) {
     const ir::Node& n = g_.node(id);
     if (n.op == Op::DescLoad) {
-      if (const auto twin = pipe_.ring_twin.find(id); twin != pipe_.ring_twin.end()) {
-        // A load outside its loop that reads a ring position (overlap_products' first or last block): the
-        // buffer of the loop's load it repeats, planned here if the loop comes later.
-        if (!plan_.loads.count(twin->second)) plan_load(twin->second);
-        plan_.loads[id] = plan_.loads.at(twin->second);
-        plan_.resident[id] = plan_.loads.at(id).buffer;
-        root_load_[id] = id;
-        continue;
-      }
-      if (!plan_.loads.count(id)) plan_load(id);
+      if (!plan_.loads.count(id)) plan_load(id);  // a ring's load may be planned early, for a load outside it
     } else if (mma_.absorbed.count(id)) {  // a transpose wgmma reads in place (its transpose bit)
       plan_.resident[id] = plan_.resident.at(g_.operand(id, 0));
       root_load_[id] = root_load_[g_.operand(id, 0)];
@@ -219,7 +210,12 @@ void TileUsePlanner::plan_load(NodeId id) {
   LoadPlan lp;
   const bool ring = pipe_.loop_of.count(id) > 0;
   lp.stages = ring ? pipe_.loops.at(pipe_.loop_of.at(id)).stages : 1;
-  if (const NodeId owner = ring ? shared_ring_load(id) : ir::kNoNode; owner != ir::kNoNode) {
+  if (const auto twin = pipe_.ring_twin.find(id); twin != pipe_.ring_twin.end()) {
+    // A load outside its loop that reads a ring position (overlap_products' first or last block): the plan of
+    // the loop's load it repeats (its buffer and the ring's barriers), made here when the loop comes later.
+    if (!plan_.loads.count(twin->second)) plan_load(twin->second);
+    lp = plan_.loads.at(twin->second);
+  } else if (const NodeId owner = ring ? shared_ring_load(id) : ir::kNoNode; owner != ir::kNoNode) {
     if (!plan_.loads.count(owner)) plan_load(owner);
     lp.buffer = plan_.loads.at(owner).buffer;  // a loop sharing an earlier loop's ring: that load's buffer
   } else {
