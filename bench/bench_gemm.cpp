@@ -13,6 +13,7 @@
 //
 // bench_gemm [bf16|e4m3|tf32|tf32_kn [M N K [BM BN BK num_warps num_stages [warp_specialize]]]]: one type, shape or
 // configuration (under a profiler). num_stages 0 lets tilejit choose; warp_specialize 1 adds the producer warpgroup.
+// The bf16 sweep includes clusters of two programs (Config::cluster, TMA multicast of the tile both load).
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -182,7 +183,12 @@ int main(int argc, char** argv) {
     ok &= pick({{4096, 4096, 4096}, {8192, 8192, 8192}, {4000, 3000, 2000}, {64, 8192, 8192}, {256, 8192, 8192}, {1024, 8192, 8192}},
                {cfg(128, 256, 64, 8, 3), cfg(128, 128, 64, 8, 4), cfg(128, 128, 64, 4, 4), cfg(128, 256, 64, 8, 2),
                 cfg(64, 256, 64, 4, 4), cfg(256, 128, 64, 8, 3), cfg(64, 128, 64, 4, 6), ws(128, 256, 64, 8, 3),
-                ws(128, 256, 64, 8, 4), ws(128, 128, 64, 8, 4), ws(128, 128, 64, 4, 4), ws(128, 128, 64, 4, 3).programs_per_sm(2)},
+                ws(128, 256, 64, 8, 4), ws(128, 128, 64, 8, 4), ws(128, 128, 64, 4, 4), ws(128, 128, 64, 4, 3).programs_per_sm(2),
+                // Clusters of two programs (B multicast along x, A along y), each beside its tiles without; the first
+                // is the tutorial GEMM's default (tiles only). A grid that is not whole clusters is refused.
+                cfg(128, 128, 64, 4, 0), cfg(128, 128, 64, 4, 0).cluster(2, 1), cfg(128, 128, 64, 4, 4).cluster(2, 1),
+                cfg(128, 128, 64, 8, 4).cluster(2, 1), cfg(128, 256, 64, 8, 3).cluster(2, 1), cfg(128, 256, 64, 8, 3).cluster(1, 2),
+                ws(128, 256, 64, 8, 4).cluster(2, 1), ws(128, 128, 64, 4, 4).cluster(2, 1)},
                [&](int64_t M, int64_t N, int64_t K, const std::vector<Config>& c) {
                  return run_shape<tilejit::bfloat16, bf16, tilejit::bfloat16, bf16>("bf16", k, M, N, K, false, c);
                });

@@ -90,9 +90,21 @@ Config& Config::overlap_products(bool on) {
   return *this;
 }
 
+Config& Config::cluster(int x, int y, std::source_location loc) {
+  for (int v : {x, y})
+    if (v < 1 || v > 2)
+      throw UserError("cluster: each extent is 1 or 2", std::to_string(x) + " x " + std::to_string(y), "1 or 2", loc);
+  if (x * y > 2)
+    throw UserError("cluster: at most 2 programs per cluster (x * y)", std::to_string(x) + " x " + std::to_string(y),
+                    "2 x 1 or 1 x 2", loc);
+  cluster_x_ = x;
+  cluster_y_ = y;
+  return *this;
+}
+
 bool Config::is_field(std::string_view name) {
   return name == "num_warps" || name == "num_stages" || name == "programs_per_sm" || name == "warp_specialize" ||
-         name == "overlap_products";
+         name == "overlap_products" || name == "cluster_x" || name == "cluster_y";
 }
 
 Config& Config::set_field(std::string_view name, int64_t value, std::source_location loc) {
@@ -108,6 +120,8 @@ Config& Config::set_field(std::string_view name, int64_t value, std::source_loca
   if (value < INT_MIN || value > INT_MAX)
     throw UserError(std::string(name) + " is out of range", std::to_string(value), "a small positive integer", loc);
   const int v = static_cast<int>(value);
+  if (name == "cluster_x") return cluster(v, cluster_y_, loc);
+  if (name == "cluster_y") return cluster(cluster_x_, v, loc);
   if (name == "num_warps") return num_warps(v, loc);
   if (name == "num_stages") return num_stages(v, loc);
   return programs_per_sm(v, loc);
@@ -123,6 +137,7 @@ std::string Config::str() const {
     s += warp_specialize_ == WarpSpecialize::on ? ", warp_specialize" : ", warp_specialize=0";
   if (overlap_products_ != OverlapProducts::automatic)
     s += overlap_products_ == OverlapProducts::on ? ", overlap_products" : ", overlap_products=0";
+  if (cluster_size() > 1) s += ", cluster=" + std::to_string(cluster_x_) + "x" + std::to_string(cluster_y_);
   return s;
 }
 
@@ -140,6 +155,7 @@ uint64_t Config::hash() const {
   if (programs_per_sm_ > 0) mix(static_cast<uint64_t>(programs_per_sm_) + 0x5000);
   if (warp_specialize_ != WarpSpecialize::automatic) mix(0x5753 + static_cast<uint64_t>(warp_specialize_));
   if (overlap_products_ != OverlapProducts::automatic) mix(0x4f50 + static_cast<uint64_t>(overlap_products_));
+  if (cluster_size() > 1) mix(0x434c00 + static_cast<uint64_t>(cluster_x_ * 16 + cluster_y_));
   return h;
 }
 

@@ -5,7 +5,7 @@
 
 namespace tilejit {
 
-void check_grid(const std::string& kernel, dim3 grid, const std::string& file, unsigned line) {
+void check_grid(const std::string& kernel, dim3 grid, const std::string& file, unsigned line, int cluster_x, int cluster_y) {
   const uint32_t dims[3] = {grid.x, grid.y, grid.z};
   const uint32_t limits[3] = {0x7fffffffu, 65535u, 65535u};
   static const char* names[3] = {"grid.x", "grid.y", "grid.z"};
@@ -17,6 +17,12 @@ void check_grid(const std::string& kernel, dim3 grid, const std::string& file, u
       throw UserError(std::string(names[a]) + " of kernel '" + kernel + "' is too large", std::to_string(dims[a]),
                       std::to_string(limits[a]), file, line);
   }
+  if (grid.x % static_cast<uint32_t>(cluster_x) != 0 || grid.y % static_cast<uint32_t>(cluster_y) != 0)
+    throw UserError("the grid of kernel '" + kernel + "' must be whole clusters: its configuration runs clusters of " +
+                        std::to_string(cluster_x) + " x " + std::to_string(cluster_y) + " programs (Config::cluster)",
+                    "grid (" + std::to_string(grid.x) + ", " + std::to_string(grid.y) + ", " + std::to_string(grid.z) + ")",
+                    "grid.x a multiple of " + std::to_string(cluster_x) + ", grid.y a multiple of " + std::to_string(cluster_y),
+                    file, line);
 }
 
 namespace {
@@ -97,6 +103,8 @@ std::shared_ptr<const ir::Graph> KernelBase::graph(const Config& config) const {
   g->min_programs_per_sm = config.programs_per_sm();
   g->warp_specialize = config.warp_specialization();
   g->overlap_products = config.product_overlap();
+  g->cluster_x = config.cluster_x();
+  g->cluster_y = config.cluster_y();
   tracer_(*g, config);
   ir::verify(*g);
   std::lock_guard lock(mutex_);

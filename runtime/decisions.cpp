@@ -52,7 +52,8 @@ constexpr auto kStaleTempAge = std::chrono::hours(1);
 
 // The configuration fields that are not named values.
 constexpr std::string_view kWarps = "num_warps", kStages = "num_stages", kProgramsPerSm = "programs_per_sm",
-                           kWarpSpecialize = "warp_specialize", kOverlapProducts = "overlap_products";
+                           kWarpSpecialize = "warp_specialize", kOverlapProducts = "overlap_products",
+                           kClusterX = "cluster_x", kClusterY = "cluster_y";
 
 Json config_json(const Config& c) {
   Json o = Json::object();
@@ -64,6 +65,10 @@ Json config_json(const Config& c) {
   if (c.warp_specialization() != WarpSpecialize::automatic) o[std::string(kWarpSpecialize)] = c.warp_specialized() ? 1 : 0;
   if (c.product_overlap() != OverlapProducts::automatic)
     o[std::string(kOverlapProducts)] = c.product_overlap() == OverlapProducts::on ? 1 : 0;
+  if (c.cluster_size() > 1) {  // absent: one program per cluster
+    o[std::string(kClusterX)] = c.cluster_x();
+    o[std::string(kClusterY)] = c.cluster_y();
+  }
   return o;
 }
 
@@ -156,6 +161,7 @@ bool parse_decision_members(const Json& o, Decision& d, std::string& error) {
   }
   // Warps before programs_per_sm: Config checks the pair whenever either is set.
   std::optional<int64_t> warps, stages, per_sm;
+  int cluster_x = 1, cluster_y = 1;
   try {
     Config c;
     for (const auto& [name, value] : config->items()) {
@@ -181,6 +187,9 @@ bool parse_decision_members(const Json& o, Decision& d, std::string& error) {
       } else if (name == kOverlapProducts) {
         if (!in_range(value, what, 0, 1, v, error)) return false;
         c.overlap_products(v == 1);
+      } else if (name == kClusterX || name == kClusterY) {
+        if (!in_range(value, what, 1, 2, v, error)) return false;
+        (name == kClusterX ? cluster_x : cluster_y) = static_cast<int>(v);
       } else {
         if (!in_range(value, what, INT64_MIN, INT64_MAX, v, error)) return false;
         c.set(name, v);
@@ -189,6 +198,7 @@ bool parse_decision_members(const Json& o, Decision& d, std::string& error) {
     if (warps) c.num_warps(static_cast<int>(*warps));
     if (stages) c.num_stages(static_cast<int>(*stages));
     if (per_sm) c.programs_per_sm(static_cast<int>(*per_sm));
+    c.cluster(cluster_x, cluster_y);  // both extents together: Config checks their product
     d.config = std::move(c);
   } catch (const UserError& e) {
     error = "invalid configuration: " + e.rule() + ": " + e.value();

@@ -131,7 +131,7 @@ size_t workspace_bytes(const KernelBase& kernel, dim3 grid, const Config& config
 void launch(const KernelBase& kernel, Stream stream, dim3 grid, const Config& config, std::span<const KernelArg> args,
             const LaunchOptions& options, const std::source_location& where) {
   const args::CallSite at = args::CallSite::of(where);
-  check_grid(kernel.name(), grid, at.file, at.line);
+  check_grid(kernel.name(), grid, at.file, at.line, config.cluster_x(), config.cluster_y());
   if (knobs().interpret || !driver_available()) {
     check_args(*kernel.graph(config), args, at);
     interpret_launch(kernel, stream, grid, config, args, at);

@@ -25,7 +25,7 @@ std::string Emitter::header() const {
        (!L_.pipe.stages_chosen ? str(g_.num_stages) : L_.pipe.loops.empty() ? "auto" : "auto (" + str(L_.pipe.stages) + ")") +
        (g_.min_programs_per_sm > 0 ? ", programs_per_sm=" + str(g_.min_programs_per_sm) : std::string()) +
        (g_.warp_specialize == WarpSpecialize::on ? ", warp_specialize" : g_.warp_specialize == WarpSpecialize::off ? ", warp_specialize=0" : "") +
-       "\n";
+       (L_.cluster.size() > 1 ? ", cluster=" + str(L_.cluster.x) + "x" + str(L_.cluster.y) : std::string()) + "\n";
   h += "//   threads: " + str(L_.roles.on() ? L_.roles.threads() : threads_) + ", dynamic shared memory: " + str(L_.smem.total_bytes) +
        " bytes, workspace: " + str(L_.args.plan.workspace_bytes_per_program) + " bytes per program\n";
   std::string d = passes::describe(L_);
@@ -66,7 +66,9 @@ std::string Emitter::signature() const {
   // thread the registers setmaxnreg moves between the roles (65536 / threads / programs).
   const int programs = L_.roles.on() ? std::max(1, g_.min_programs_per_sm) : g_.min_programs_per_sm;
   const std::string bounds = str(L_.roles.on() ? L_.roles.threads() : threads_) + (programs > 0 ? ", " + str(programs) : "");
-  std::string s = "extern \"C\" __global__ void __launch_bounds__(" + bounds + ") " + entry_ + "(";
+  const std::string cluster =
+      L_.cluster.size() > 1 ? "__cluster_dims__(" + str(L_.cluster.x) + ", " + str(L_.cluster.y) + ", 1) " : std::string();
+  std::string s = "extern \"C\" __global__ void " + cluster + "__launch_bounds__(" + bounds + ") " + entry_ + "(";
   const auto& slots = L_.args.plan.slots;
   // Pointers declared without const: the tensors the kernel writes (ir::written_params), and the bases of
   // views, whose device-built descriptors and pointers are made from them.
@@ -155,8 +157,11 @@ void Emitter::prologue() {
       if (d.kind == DescKind::Host) line("tj::prefetch_tensormap(&d" + str(d.slot) + ");");
     for (int b = 0; b < sm.num_barriers; ++b) {
       const auto arrivals = sm.barrier_arrivals.find(b);
+      const bool cluster_empty = sm.cluster_empty >= 0 && b >= sm.cluster_empty && b < sm.exchange_barrier;
       line("tj::mbarrier_init(&tj_bar[" + str(b) + "], " +
-           (arrivals == sm.barrier_arrivals.end() ? "1);" : str(arrivals->second) + ");  // an empty barrier: one arrival per consumer warp"));
+           (arrivals == sm.barrier_arrivals.end() ? "1);"
+            : cluster_empty ? str(arrivals->second) + ");  // a cluster empty barrier: one arrival per program of the cluster"
+                            : str(arrivals->second) + ");  // an empty barrier: one arrival per consumer warp"));
     }
     if (sm.num_barriers > 0) line("tj::fence_mbarrier_init();");
     close();
@@ -169,6 +174,8 @@ void Emitter::prologue() {
   } else if (others_wait || L_.roles.on()) {
     sync("barriers initialised before any thread waits on them");
   }
+  if (L_.cluster.multicast())
+    line("tj::cluster_sync();  // both programs' barriers initialised before either arrives on the other's or multicasts into it");
 }
 
 // ---- regions and nodes --------------------------------------------------------------------

@@ -41,10 +41,12 @@ void Emitter::emit_schedule_op(NodeId id) {
       } else {
         line("int tj_it" + f + " = 0;  // iterations done");
       }
+      if (!producer) cluster_state(a.node);
       break;
     }
     case Op::PipePrologue:
       open("if (tid == 0)");
+      cluster_exchange(a.node);
       line("#pragma unroll");
       open("for (int tj_s = 0; tj_s < " + str(a.stages - 1) + "; ++tj_s)");
       issue_stage(a.node, a.ring_persists ? "(tj_it" + f + " + tj_s) % " + s : "tj_s", "tj_lo" + f + " + tj_s * tj_step" + f);
@@ -68,8 +70,9 @@ void Emitter::emit_schedule_op(NodeId id) {
       line("const int tj_next = tj_it" + f + " + " + str(a.stages - 1) + ";  // the iteration whose loads go into the freed stage");
       // With a persistent ring, tj_next is a ring position: the loop index counts from this run's first one.
       const std::string run = a.ring_persists ? "(tj_next - tj_it0_" + f + ")" : "tj_next";
-      issue_stage(a.node, "tj_next % " + s, "tj_lo" + f + " + " + run + " * tj_step" + f);
+      issue_stage(a.node, "tj_next % " + s, "tj_lo" + f + " + " + run + " * tj_step" + f, "tj_next");
       close();
+      if (multicasts(a.node)) line("__syncwarp();  // thread 0, which may have waited for the other program, rejoins its warp");
       break;
     }
     case Op::PipeRelease:
@@ -146,12 +149,14 @@ void Emitter::emit_producer(NodeId f, int stages) {
     if (r.loops.size() > 1) line("// the loop at " + where(l));
     const RingRange range = ring_range(l);
     line("const int tj_lo" + ll + " = " + range.lo + ", tj_hi" + ll + " = " + range.hi + ", tj_step" + ll + " = " + range.step + ";");
+    cluster_state(l);
+    cluster_exchange(l);
     open("for (int " + k + " = 0; tj_lo" + ll + " + " + k + " * tj_step" + ll + " < tj_hi" + ll + "; ++" + k + ", ++" + p + ")");
     line("if (" + p + " >= " + s + ") " +
          mbarrier_wait(str(L_.smem.empty_barriers.at(l)) + " + " + p + " % " + s, "(" + p + " / " + s + " + 1) & 1", l,
                        "the producer warpgroup, for the consumers to release a pipeline stage") +
          "  // the consumers are done with the stage's previous tiles");
-    issue_stage(l, p + " % " + s, "tj_lo" + ll + " + " + k + " * tj_step" + ll);
+    issue_stage(l, p + " % " + s, "tj_lo" + ll + " + " + k + " * tj_step" + ll, p);
     close();
   }
   for (size_t i = 0; i < r.enclosing.size(); ++i) close();
@@ -172,10 +177,60 @@ Emitter::RingRange Emitter::ring_range(NodeId f) {
   return {before, "(" + before + " < " + hi + " ? " + hi + " + " + step + " : " + hi + ")", step};
 }
 
-void Emitter::issue_stage(NodeId f, const std::string& stage, const std::string& index) {
+void Emitter::cluster_state(NodeId f) {
+  if (!multicasts(f)) return;
+  const std::string ff = str(f);
+  line("unsigned tj_mc" + ff + " = 0, tj_issuers" + ff + " = 0;  // the loads multicast and the ranks issuing them (cluster_exchange)");
+  line("const unsigned tj_rank = tj::cluster_ctarank();  // this program's rank in its cluster");
+}
+
+void Emitter::cluster_exchange(NodeId f) {
+  if (!multicasts(f)) return;
+  const passes::ClusterPlan& c = L_.cluster;
+  const std::string ff = str(f), mc = "tj_mc" + ff, issuers = "tj_issuers" + ff;
+  line("// cluster of 2: a load both programs make alike (equal values of what its coordinates need, and equal");
+  line("// loop bounds) is loaded once, by one of them, and multicast into both programs' shared memory");
+  const auto issuer_mask = [&] {
+    std::string m;
+    for (size_t i = 0; i < c.loads.size(); ++i)
+      m += (m.empty() ? "" : " | ") + std::string("((") + mc + " >> " + str(static_cast<int64_t>(i)) + " & 1u) << " +
+           str(c.loads[i].issuer) + ")";
+    return m;
+  };
+  if (c.keys.empty()) {  // every coordinate is the loop index and constants: always alike
+    line(mc + " = " + str((int64_t{1} << c.loads.size()) - 1) + "u;");
+    line(issuers + " = " + issuer_mask() + ";");
+    return;
+  }
+  open("");
+  std::string keys;
+  for (NodeId k : c.keys) keys += (keys.empty() ? "" : ", ") + std::string("static_cast<long long>(") + at(k) + ")";
+  const int n = static_cast<int>(c.keys.size());
+  line("const long long tj_keys[" + str(n) + "] = {" + keys + "};  // the loop's bounds, then what the coordinates need");
+  line("long long* const tj_theirs = reinterpret_cast<long long*>(tj_smem + " + str(L_.smem.exchange_offset) +
+       ");  // the other program writes its keys here");
+  line("for (int tj_k = 0; tj_k < " + str(n) + "; ++tj_k) tj::store_cluster(tj_theirs + tj_k, tj_rank ^ 1u, tj_keys[tj_k]);");
+  line("tj::mbarrier_arrive_cluster(&tj_bar[" + str(L_.smem.exchange_barrier) + "], tj_rank ^ 1u);  // ours are in the other program's memory");
+  line(mbarrier_wait(str(L_.smem.exchange_barrier), "0", f, "the other program of the cluster, for its keys") +
+       "  // its keys are in ours");
+  line("tj::fence_cluster();");
+  for (size_t i = 0; i < c.loads.size(); ++i) {
+    std::string same;
+    for (int k : c.loads[i].keys)
+      same += (same.empty() ? "" : " && ") + std::string("tj_keys[") + str(k) + "] == tj_theirs[" + str(k) + "]";
+    line("if (" + (same.empty() ? std::string("true") : same) + ") " + mc + " |= " + str(int64_t{1} << i) + "u;  // " +
+         where(c.loads[i].load) + ", issued by rank " + str(c.loads[i].issuer));
+  }
+  line(issuers + " = " + issuer_mask() + ";");
+  close();
+}
+
+void Emitter::issue_stage(NodeId f, const std::string& stage, const std::string& index, const std::string& refill) {
   const passes::PipelinedLoop& p = L_.pipe.loops.at(f);
   const int first = L_.smem.ring_barriers.at(f);
   const std::string bar = "&tj_bar[" + str(first) + " + " + stage + "]";
+  const bool mc = multicasts(f);
+  const std::string ff = str(f);
   const NodeId iv = loop_index(f);
   open("");
   if (iv != ir::kNoNode) {
@@ -186,14 +241,35 @@ void Emitter::issue_stage(NodeId f, const std::string& stage, const std::string&
     open("if (" + index + " < tj_hi" + str(f) + ")");
   }
   for (NodeId a : p.address_nodes) emit_node(a);
-  line("tj::mbarrier_arrive_expect_tx(" + bar + ", " + str(p.stage_bytes) + ");");
+  if (mc && !refill.empty()) {
+    // A multicast load writes into the other program's stage too: both programs must be done with it. This one
+    // is (its consumers released it); it says so to every issuing program, which waits for both.
+    const std::string cbar = "&tj_bar[" + str(L_.smem.cluster_empty) + " + " + stage + "]";
+    open("if (tj_mc" + ff + " != 0 && " + refill + " >= " + str(p.stages) + ")");
+    for (int r = 0; r < 2; ++r)
+      line("if (tj_issuers" + ff + " & " + str(1 << r) + "u) tj::mbarrier_arrive_cluster(" + cbar + ", " + str(r) +
+           "u);  // this program is done with the stage");
+    line("if (tj_issuers" + ff + " >> tj_rank & 1u) " +
+         mbarrier_wait(str(L_.smem.cluster_empty) + " + " + stage, "(" + refill + " / " + str(p.stages) + " + 1) & 1", f,
+                       "the issuing program of a multicast load, for both programs of the cluster to free a stage") +
+         "  // both programs are");
+    close();
+  }
+  line("tj::mbarrier_arrive_expect_tx(" + bar + ", " + str(p.stage_bytes) + ");" +
+       (mc ? "  // the whole stage, whichever program loads each tile" : ""));
   for (NodeId l : p.loads) {
     const passes::LoadPlan& lp = L_.smem.loads.at(l);
     const int rank = ir::attrs<ir::TmaAttrs>(g_, l).rank;
     const int64_t elems = g_.node(l).shape.numel();
+    const passes::MulticastLoad* m = mc ? L_.cluster.find(l) : nullptr;
+    const std::string bit = m ? str(int64_t{1} << (m - L_.cluster.loads.data())) + "u" : "";
     tma_pieces(l, [&](const std::string& offset, const std::string& crd) {
-      line("tj::tma_load_" + str(rank) + "d(tj_buf" + str(lp.buffer) + " + " + stage + " * " + str(elems) + offset + ", " +
-           desc_addr(l) + ", " + bar + crd + ");  // " + where(l));
+      const std::string dst = "tj_buf" + str(lp.buffer) + " + " + stage + " * " + str(elems) + offset;
+      const std::string own = "tj::tma_load_" + str(rank) + "d(" + dst + ", " + desc_addr(l) + ", " + bar + crd + ");";
+      if (!m) return line(own + "  // " + where(l));
+      line("if (!(tj_mc" + ff + " & " + bit + ")) " + own + "  // " + where(l) + ", this program's own");
+      line("else if (tj_rank == " + str(m->issuer) + "u) tj::tma_load_" + str(rank) + "d_multicast(" + dst + ", " + desc_addr(l) +
+           ", " + bar + ", 3" + crd + ");  // into both programs");
     });
   }
   close();

@@ -235,8 +235,18 @@ class Emitter {
   /// The schedule ops (ir.h; emit_schedule.cpp), each printed where it stands.
   void emit_schedule_op(NodeId id);
   /// Issues the loads of the iteration whose loop index is `index` into stage `stage` of pipelined loop `f`'s
-  /// ring (by one thread), when that iteration exists.
-  void issue_stage(NodeId f, const std::string& stage, const std::string& index);
+  /// ring (by one thread), when that iteration exists. `refill`: the ring position of a refill (the stage was
+  /// used before), whose multicast loads wait until both programs of the cluster are done with the stage; ""
+  /// for the prologue's first fills.
+  void issue_stage(NodeId f, const std::string& stage, const std::string& index, const std::string& refill = "");
+  /// The issuing thread's exchange with the other program of the cluster (passes::ClusterPlan): which loads of
+  /// loop `f` are multicast (tj_mc<f>) and which ranks issue them (tj_issuers<f>). Nothing unless `f` is the
+  /// cluster's loop.
+  void cluster_exchange(NodeId f);
+  /// Declares what cluster_exchange fills and the program's rank, where the issuing thread's code can see them.
+  void cluster_state(NodeId f);
+  /// Whether `f` is the loop of the cluster's multicast loads.
+  bool multicasts(NodeId f) const { return L_.cluster.multicast() && L_.cluster.loop == f; }
   /// The loop indices pipelined loop f's ring serves, as expressions: the loop's range, or with the positions
   /// of the blocks before and after it (PipelinedLoop::first, last).
   struct RingRange {

@@ -49,7 +49,7 @@ class Machine {
       : g_(g), grid_(grid), args_(args), vals_(g.size()), tens_(g.size()), aux_(g.size(), -1), invariant_(g.size(), 0) {}
 
   void run(const args::CallSite& at) {
-    check_grid(g_.kernel_name, grid_, at.file, at.line);
+    check_grid(g_.kernel_name, grid_, at.file, at.line, g_.cluster_x, g_.cluster_y);
     args::check_launch_args(g_, args_, at, args::Mode{});
     prepare();
     snapshot_written();

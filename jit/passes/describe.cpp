@@ -156,6 +156,28 @@ std::string describe_warp_roles(const Lowered& l) {
          ": every other op, no CTA barrier in the loop\n";
 }
 
+std::string describe_cluster(const Lowered& l) {
+  const ClusterPlan& c = l.cluster;
+  if (c.size() == 1) return "";
+  const std::string shape = "cluster: " + std::to_string(c.x) + " x " + std::to_string(c.y) + " programs";
+  if (!c.multicast()) return shape + ", no load multicast, because " + c.not_applied + "\n";
+  const auto key_names = [&](const std::vector<int>& keys) {
+    std::string s;
+    for (int k : keys) s += (s.empty() ? "%" : ", %") + std::to_string(c.keys[static_cast<size_t>(k)]);
+    return s.empty() ? std::string("(constants only)") : s;
+  };
+  std::string out = shape + "; loop %" + std::to_string(c.loop) + " (" + source_line(l.graph, c.loop) +
+                    "): a load is multicast when both programs' values of what its coordinates need are equal "
+                    "(compared once, before the loop; mbarriers " +
+                    std::to_string(l.smem.cluster_empty) + "-" +
+                    std::to_string(l.smem.cluster_empty + l.pipe.loops.at(c.loop).stages - 1) +
+                    ": cluster empty, two arrivals; mbarrier " + std::to_string(l.smem.exchange_barrier) + ": the exchange)\n";
+  for (const MulticastLoad& m : c.loads)
+    out += "  load %" + std::to_string(m.load) + " (" + source_line(l.graph, m.load) + "): issued by rank " +
+           std::to_string(m.issuer) + ", compares " + key_names(m.keys) + "\n";
+  return out;
+}
+
 std::string describe_shared_memory(const Lowered& l) {
   const SmemPlan& s = l.smem;
   std::string out = "shared memory: " + std::to_string(s.total_bytes) + " bytes\n";
@@ -175,6 +197,9 @@ std::string describe_shared_memory(const Lowered& l) {
   if (s.desc_stage_offset >= 0)
     out += range(s.desc_stage_offset, s.desc_stage_offset + 128 * l.tma.num_device) + "descriptor staging\n";
   if (s.scratch_bytes > 0) out += range(s.scratch_offset, s.scratch_offset + s.scratch_bytes) + "scratch\n";
+  if (s.exchange_offset >= 0)
+    out += range(s.exchange_offset, s.exchange_offset + 8 * static_cast<int>(std::max<size_t>(1, l.cluster.keys.size()))) +
+           "cluster exchange (the other program's keys)\n";
   if (s.num_barriers > 0)
     out += range(s.barrier_offset, s.barrier_offset + 8 * s.num_barriers) + std::to_string(s.num_barriers) +
            " mbarrier(s)\n";
@@ -199,7 +224,8 @@ std::string describe_register_layouts(const Lowered& l) {
 }
 
 std::string describe(const Lowered& l) {
-  return describe_descriptors(l) + describe_mma(l) + describe_loop_pipeline(l) + describe_warp_roles(l) + describe_shared_memory(l) +
+  return describe_descriptors(l) + describe_mma(l) + describe_loop_pipeline(l) + describe_warp_roles(l) + describe_cluster(l) +
+         describe_shared_memory(l) +
          describe_register_layouts(l);
 }
 

@@ -21,6 +21,10 @@ std::vector<codegen::PerformanceNote> performance_notes(const Lowered& l) {
   if (!l.roles.not_applied.empty())
     notes.push_back({true, "warp_specialize is not applied to kernel '" + l.graph.kernel_name + "' (it runs without a producer "
                            "warpgroup) because " + l.roles.not_applied});
+  if (!l.cluster.not_applied.empty())
+    notes.push_back({true, "kernel '" + l.graph.kernel_name + "' runs in clusters of " + std::to_string(l.cluster.x) + " x " +
+                               std::to_string(l.cluster.y) + " programs (Config::cluster) but multicasts no load because " +
+                               l.cluster.not_applied});
   for (size_t i = 0; i < l.graph.size(); ++i) {
     const auto it = l.mma.dots.find(static_cast<NodeId>(i));
     if (it == l.mma.dots.end()) continue;

@@ -415,6 +415,12 @@ void allocate_regions(const ir::Graph& g, const GraphInfo& info, const ValueLayo
     plan.scratch_offset = offset;
     offset += plan.scratch_bytes;
   }
+  if (plan.exchange_offset >= 0) {  // its size, until placed here
+    const int bytes = plan.exchange_offset;
+    offset = align_up(offset, 8);
+    plan.exchange_offset = offset;
+    offset += bytes;
+  }
   if (plan.num_barriers > 0) {
     offset = align_up(offset, 8);
     plan.barrier_offset = offset;
@@ -445,9 +451,15 @@ void allocate_regions(const ir::Graph& g, const GraphInfo& info, const ValueLayo
 }  // namespace
 
 SmemPlan allocate_shared(const ir::Graph& g, const GraphInfo& info, const ValueLayouts& layout, const TmaPlan& tma,
-                         const MmaPlan& mma, const LoopPipelinePlan& pipe, const WarpRoles& roles) {
+                         const MmaPlan& mma, const LoopPipelinePlan& pipe, const WarpRoles& roles, const ClusterPlan& cluster) {
   TileUsePlanner tiles(g, info, layout, tma, mma, pipe, roles);
   SmemPlan plan = tiles.run();
+  if (cluster.multicast()) {
+    plan.cluster_empty = plan.num_barriers;
+    for (int k = 0; k < pipe.loops.at(cluster.loop).stages; ++k) plan.barrier_arrivals[plan.num_barriers++] = 2;
+    plan.exchange_barrier = plan.num_barriers++;
+    plan.exchange_offset = 8 * static_cast<int>(std::max<size_t>(1, cluster.keys.size()));  // placed by allocate_regions
+  }
   allocate_regions(g, info, layout, tma, mma, pipe, tiles.order(), plan);
   return plan;
 }

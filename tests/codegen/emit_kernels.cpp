@@ -414,6 +414,10 @@ std::vector<EmitCase> make_cases() {
       Config{{"BM", 128}, {"BN", 256}, {"BK", 64}}.num_warps(8).num_stages(3));
   add("gemm_warp_roles", "the benchmark GEMM with a producer warpgroup (warp_specialize), 4 stages", bench_gemm,
       Config{{"BM", 128}, {"BN", 256}, {"BK", 64}}.num_warps(8).num_stages(4).warp_specialize());
+  add("gemm_cluster", "the benchmark GEMM in clusters of 2 x 1: B's tile multicast when both programs load it, 128 x 128 tiles",
+      bench_gemm, Config{{"BM", 128}, {"BN", 128}, {"BK", 64}}.num_stages(4).cluster(2, 1));
+  add("gemm_cluster_warp_roles", "the clustered GEMM with a producer warpgroup, which exchanges the keys and issues the multicast",
+      bench_gemm, Config{{"BM", 128}, {"BN", 128}, {"BK", 64}}.num_stages(4).cluster(2, 1).warp_specialize());
   add("gemm_bias_gelu", "a wgmma GEMM whose epilogue (bias row, GELU, cast) runs on the accumulator fragment",
       [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 1> bias, Tensor<bf16, 2> c, Meta<"BM"> BM, Meta<"BN"> BN, Meta<"BK"> BK) {
         auto m = program_id(0) * BM, n = program_id(1) * BN;

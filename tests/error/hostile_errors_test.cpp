@@ -316,3 +316,31 @@ TEST_CASE("a configuration value that no Meta parameter reads is a warning namin
   CHECK(found);
   CHECK(ys[3] == 1.0f);
 }
+
+TEST_CASE("a clustered configuration: extents 1 or 2, at most two programs, and a grid of whole clusters") {
+  const auto bad = [](int x, int y) {
+    return catch_user_error([&] {
+      bad_line = __LINE__; (void)Config{{"B", 16}}.cluster(x, y);
+    });
+  };
+  check_user_error(bad(3, 1), {"cluster: each extent is 1 or 2", "3 x 1", "1 or 2"}, kFile);
+  check_user_error(bad(2, 2), {"cluster: at most 2 programs per cluster (x * y)", "2 x 2", "2 x 1 or 1 x 2"}, kFile);
+  CHECK(Config{{"B", 16}}.cluster(1, 2).str() == "B=16, num_warps=4, num_stages=auto, cluster=1x2");
+  CHECK(Config{{"B", 16}}.set_field("cluster_x", 2).cluster_size() == 2);
+  CHECK(Config{{"B", 16}}.cluster(2).hash() != Config{{"B", 16}}.cluster(1, 2).hash());
+  CHECK(Config{{"B", 16}}.cluster(1, 1) == Config{{"B", 16}});
+
+  // The interpreter refuses what launch() refuses: a grid that is not whole clusters, before any program runs.
+  auto k = tilejit::kernel("cluster_grid", [](Tensor<f32, 1> y, Meta<"B"> B) {
+    store(y, program_id(0) * B + arange(0, B), full<f32>({B}, 1.0f));
+  });
+  std::vector<float> out(48, 0.0f);
+  const TensorView<f32, 1> Y(out.data(), {48});
+  const auto e = catch_user_error([&] { bad_line = __LINE__; k.interpret(tilejit::dim3(3), Config{{"B", 16}}.cluster(2, 1), Y); });
+  check_user_error(e, {"the grid of kernel 'cluster_grid' must be whole clusters: its configuration runs clusters of 2 x 1 programs",
+                       "grid (3, 1, 1)", "grid.x a multiple of 2, grid.y a multiple of 1"}, kFile);
+  for (float v : out) CHECK(v == 0.0f);
+  k.interpret(tilejit::dim3(2), Config{{"B", 16}}.cluster(2, 1), Y);  // whole clusters: the interpreter runs it as usual
+  CHECK(out[31] == 1.0f);
+  CHECK(out[32] == 0.0f);
+}

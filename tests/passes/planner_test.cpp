@@ -11,6 +11,7 @@
 #include "../../samples/sample_kernels.h"
 #include "tilejit/codegen/codegen.h"
 #include "tilejit/error.h"
+#include "tilejit/passes/describe.h"
 #include "tilejit/passes/lowering.h"
 #include "tilejit/passes/rewrites.h"
 #include "tilejit/passes/schedule_ops.h"
@@ -1139,4 +1140,79 @@ TEST_CASE("overlap_products: the ring serves the blocks before and after the rot
   const auto l = lower(own, Config{{"B", 64}}.num_warps(4).num_stages(2).overlap_products());
   CHECK(l.pipe.ring_twin.empty());
   for (const auto& [f, p] : l.pipe.loops) CHECK(p.first == tilejit::ir::kNoNode);
+}
+
+TEST_CASE("plan_cluster: which loads a cluster may multicast, what the programs compare, and where it does not apply") {
+  auto gemm = tilejit::kernel("cluster_plan_gemm", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> c, Meta<"BM"> BM,
+                                                      Meta<"BN"> BN, Meta<"BK"> BK) {
+    auto m = program_id(0) * BM, n = program_id(1) * BN;
+    auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
+      return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {k, n}, {BK, BN}), acc);
+    });
+    descriptor_store(c, {m, n}, acc);
+  });
+  const Config tiles = Config{{"BM", 128}, {"BN", 128}, {"BK", 64}}.num_stages(3);
+  {
+    const auto plain = lower(gemm, tiles);
+    CHECK(plain.cluster.size() == 1);
+    CHECK_FALSE(plain.cluster.multicast());
+    CHECK(plain.smem.cluster_empty == -1);
+    CHECK(tilejit::passes::describe_cluster(plain).empty());
+  }
+  const auto l = lower(gemm, Config(tiles).cluster(2, 1));
+  REQUIRE(l.cluster.multicast());
+  const auto loads = tma_ops(l, Op::DescLoad);
+  REQUIRE(loads.size() == 2);
+  REQUIRE(l.cluster.loads.size() == 2);
+  const auto& ma = l.cluster.loads[0];
+  const auto& mb = l.cluster.loads[1];
+  CHECK(ma.load == loads[0]);
+  CHECK(mb.load == loads[1]);
+  CHECK(ma.issuer == 0);
+  CHECK(mb.issuer == 1);  // two candidates share the issuing
+  // The bounds: hi is a.size(1) (lo and step are constants); A needs m, B needs n, each beside the bounds.
+  CHECK(l.cluster.bound_keys == 1);
+  REQUIRE(l.cluster.keys.size() == 3);
+  CHECK(ma.keys == std::vector<int>{0, 1});
+  CHECK(mb.keys == std::vector<int>{0, 2});
+  // Cluster empty barriers after the ring's, two arrivals each, then the exchange barrier and its slots.
+  CHECK(l.smem.cluster_empty == 3);
+  for (int s = 0; s < 3; ++s) CHECK(l.smem.barrier_arrivals.at(l.smem.cluster_empty + s) == 2);
+  CHECK(l.smem.exchange_barrier == 6);
+  CHECK(l.smem.num_barriers == 7);
+  CHECK(l.smem.exchange_offset >= 0);
+  CHECK(l.smem.exchange_offset + 24 <= l.smem.barrier_offset);
+  const std::string text = tilejit::passes::describe_cluster(l);
+  CHECK(text.find("cluster: 2 x 1 programs; loop %") != std::string::npos);
+  CHECK(text.find("issued by rank 1") != std::string::npos);
+  const std::string code = tilejit::codegen::generate(*gemm.trace(Config(tiles).cluster(2, 1))).source;
+  CHECK(code.find("__cluster_dims__(2, 1, 1)") != std::string::npos);
+
+  // Not applied: a persistent kernel (the loop lies in the tile loop), a device-built view's loads, and a kernel
+  // without a pipelined loop; each says why, and still runs in clusters.
+  const auto persistent = lower(tilejit::samples::persistent_matmul_kernel(),
+                                Config{{"BM", 128}, {"BN", 128}, {"BK", 64}}.num_stages(3).cluster(2, 1));
+  CHECK_FALSE(persistent.cluster.multicast());
+  CHECK(persistent.cluster.not_applied == "its pipelined loops lie in loops or ifs");
+  auto rows = tilejit::kernel("cluster_plan_rows", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> c, Scalar<i32> end,
+                                                      Meta<"BM"> BM, Meta<"BN"> BN, Meta<"BK"> BK) {
+    auto m = program_id(0) * BM, n = program_id(1) * BN;
+    auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
+      return dot(descriptor_load(a.rows(0, end), {m, k}, {BM, BK}), descriptor_load(b, {k, n}, {BK, BN}), acc);
+    });
+    descriptor_store(c, {m, n}, acc);
+  });
+  const auto r = lower(rows, Config(tiles).cluster(1, 2));
+  REQUIRE(r.cluster.loads.size() == 1);  // only B's descriptor is the same in every program
+  const auto kind_of = [&](tilejit::ir::NodeId load) { return r.tma.descriptors.at(static_cast<size_t>(r.tma.of.at(load))).kind; };
+  CHECK(kind_of(r.cluster.loads[0].load) == DescKind::Host);
+  for (auto load : tma_ops(r, Op::DescLoad))
+    if (load != r.cluster.loads[0].load) CHECK(kind_of(load) == DescKind::Device);
+  CHECK(r.cluster.loads[0].issuer == 0);
+  auto copy = tilejit::kernel("cluster_plan_copy", [](Tensor<f32, 2> x, Tensor<f32, 2> y) {
+    descriptor_store(y, {program_id(0) * 32, 0}, descriptor_load(x, {program_id(0) * 32, 0}, {32, 32}));
+  });
+  const auto c = lower(copy, Config{}.cluster(2, 1));
+  CHECK(c.cluster.not_applied == "the kernel has no pipelined loop");
+  CHECK(tilejit::passes::describe_cluster(c) == "cluster: 2 x 1 programs, no load multicast, because the kernel has no pipelined loop\n");
 }

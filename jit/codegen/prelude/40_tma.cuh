@@ -159,6 +159,49 @@ __device__ __forceinline__ void tma_reduce_max_5d(const TensorMap* desc, const v
                : "memory");
 }
 
+// Multicast loads (clusters): the tile lands at `dst`'s offset in the shared memory of every program of the
+// cluster whose bit is set in `ranks`, each completing on the mbarrier at `bar`'s offset in its own.
+
+__device__ __forceinline__ void tma_load_1d_multicast(void* dst, const TensorMap* desc, unsigned long long* bar, unsigned short ranks,
+                                                     int c0) {
+  asm volatile(
+      "cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%4}], [%2], %3;"
+      ::"r"(smem_addr(dst)), "l"(desc_addr(desc)), "r"(smem_addr(bar)), "h"(ranks), "r"(c0)
+      : "memory");
+}
+
+__device__ __forceinline__ void tma_load_2d_multicast(void* dst, const TensorMap* desc, unsigned long long* bar, unsigned short ranks,
+                                                     int c0, int c1) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%4, %5}], [%2], %3;"
+      ::"r"(smem_addr(dst)), "l"(desc_addr(desc)), "r"(smem_addr(bar)), "h"(ranks), "r"(c0), "r"(c1)
+      : "memory");
+}
+
+__device__ __forceinline__ void tma_load_3d_multicast(void* dst, const TensorMap* desc, unsigned long long* bar, unsigned short ranks,
+                                                     int c0, int c1, int c2) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%4, %5, %6}], [%2], %3;"
+      ::"r"(smem_addr(dst)), "l"(desc_addr(desc)), "r"(smem_addr(bar)), "h"(ranks), "r"(c0), "r"(c1), "r"(c2)
+      : "memory");
+}
+
+__device__ __forceinline__ void tma_load_4d_multicast(void* dst, const TensorMap* desc, unsigned long long* bar, unsigned short ranks,
+                                                     int c0, int c1, int c2, int c3) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%4, %5, %6, %7}], [%2], %3;"
+      ::"r"(smem_addr(dst)), "l"(desc_addr(desc)), "r"(smem_addr(bar)), "h"(ranks), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+      : "memory");
+}
+
+__device__ __forceinline__ void tma_load_5d_multicast(void* dst, const TensorMap* desc, unsigned long long* bar, unsigned short ranks,
+                                                     int c0, int c1, int c2, int c3, int c4) {
+  asm volatile(
+      "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%4, %5, %6, %7, %8}], [%2], %3;"
+      ::"r"(smem_addr(dst)), "l"(desc_addr(desc)), "r"(smem_addr(bar)), "h"(ranks), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4)
+      : "memory");
+}
+
 /// Closes the bulk group of the stores issued so far by this thread.
 __device__ __forceinline__ void bulk_commit_group() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
 

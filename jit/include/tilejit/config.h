@@ -66,9 +66,15 @@ class Config {
   /// it where the first product is at least 128 wide (S blocks of 128 keys: +3-33% on an H100) and no
   /// programs_per_sm target is set; `true` does it wherever the loop allows it, `false` never.
   Config& overlap_products(bool on = true);
+  /// Programs launched in clusters of x by y (1 x 1, the default; 2 x 1 or 1 x 2): the two programs of a
+  /// cluster run at the same time on neighbouring SMs, and a tile that both load in a pipelined loop (a GEMM's B
+  /// tile for two row blocks of the same columns) is read from memory once and written into both programs'
+  /// shared memory (TMA multicast), which the kernel checks at run time (docs/schedules.md, "Clusters"). The
+  /// grid's x (y) extent must be a multiple of x (y).
+  Config& cluster(int x, int y = 1, std::source_location loc = std::source_location::current());
 
   /// The fields set by name besides block values (TuneSpace, heuristics, saved decisions):
-  /// "num_warps", "num_stages", "programs_per_sm", "warp_specialize", "overlap_products".
+  /// "num_warps", "num_stages", "programs_per_sm", "warp_specialize", "overlap_products", "cluster_x", "cluster_y".
   static bool is_field(std::string_view name);
   /// Sets field `name` (is_field) or, for any other name, the block value (set()).
   Config& set_field(std::string_view name, int64_t value, std::source_location loc = std::source_location::current());
@@ -80,10 +86,15 @@ class Config {
   WarpSpecialize warp_specialization() const { return warp_specialize_; }
   bool warp_specialized() const { return warp_specialize_ == WarpSpecialize::on; }
   OverlapProducts product_overlap() const { return overlap_products_; }
+  int cluster_x() const { return cluster_x_; }
+  int cluster_y() const { return cluster_y_; }
+  /// Programs per cluster (cluster_x * cluster_y).
+  int cluster_size() const { return cluster_x_ * cluster_y_; }
   const std::vector<std::pair<std::string, int64_t>>& values() const { return values_; }
 
   /// "BM=64, BN=128, num_warps=4, num_stages=auto" (values sorted by name; ", programs_per_sm=N" and
-  /// ", warp_specialize" or ", warp_specialize=0", ", overlap_products=0" or ", overlap_products" when set).
+  /// ", warp_specialize" or ", warp_specialize=0", ", overlap_products=0" or ", overlap_products" when set,
+  /// ", cluster=2x1" for clusters).
   std::string str() const;
   uint64_t hash() const;
   bool operator==(const Config& o) const = default;
@@ -95,6 +106,7 @@ class Config {
   int programs_per_sm_ = 0;
   WarpSpecialize warp_specialize_ = WarpSpecialize::automatic;
   OverlapProducts overlap_products_ = OverlapProducts::automatic;
+  int cluster_x_ = 1, cluster_y_ = 1;
 };
 
 }  // namespace tilejit

@@ -22,9 +22,11 @@ struct dim3 {
 };
 
 /// Throws UserError unless every dimension of `grid` is at least 1 and within the limits of
-/// every CUDA GPU (x < 2^31, y and z <= 65535): checked by launch() and interpret() alike. The
-/// error names `file`:`line`, the call that gave the grid.
-void check_grid(const std::string& kernel, dim3 grid, const std::string& file, unsigned line);
+/// every CUDA GPU (x < 2^31, y and z <= 65535), and x and y are multiples of the configuration's
+/// cluster extents (Config::cluster): checked by launch() and interpret() alike. The error names
+/// `file`:`line`, the call that gave the grid.
+void check_grid(const std::string& kernel, dim3 grid, const std::string& file, unsigned line, int cluster_x = 1,
+                int cluster_y = 1);
 
 /// A parameter that also records the line of the call it is passed to, for calls whose last
 /// parameters are a pack (launch(stream, ...), interpret(grid, ...)) and so cannot end with a

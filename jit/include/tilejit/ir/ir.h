@@ -306,6 +306,7 @@ class Graph {
   int min_programs_per_sm = 0;  ///< occupancy target of __launch_bounds__ (0: none)
   WarpSpecialize warp_specialize = WarpSpecialize::automatic;  ///< Config::warp_specialize (passes::WarpRoles)
   OverlapProducts overlap_products = OverlapProducts::automatic;  ///< Config::overlap_products (passes::overlap_products)
+  int cluster_x = 1, cluster_y = 1;  ///< Config::cluster: programs per cluster along x and y (passes::ClusterPlan)
 
   /// Structural hash: equal for graphs built by the same sequence of operations,
   /// independent of source locations and of the process.

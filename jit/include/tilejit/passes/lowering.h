@@ -41,6 +41,7 @@ struct Lowered {
   LoopPipelinePlan pipe;
   ValueLayouts layout;
   WarpRoles roles;
+  ClusterPlan cluster;
   SmemPlan smem;
   ArgumentPlan args;
   std::vector<AxisInfo> axes;

@@ -13,6 +13,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "tilejit/passes/cluster_plan.h"
 #include "tilejit/passes/graph_info.h"
 #include "tilejit/passes/loop_pipeline.h"
 #include "tilejit/passes/mma_plan.h"
@@ -86,6 +87,11 @@ struct SmemPlan {
   /// The loop of WarpRoles -> its first "empty" mbarrier: empty[s] = first + s, one arrival per consumer warp.
   std::unordered_map<NodeId, int> empty_barriers;
   std::unordered_map<int, int> barrier_arrivals;  ///< mbarrier -> its arrival count when not 1
+  /// A cluster's multicast loop (ClusterPlan::loop): its first "cluster empty" barrier, cluster_empty + s per
+  /// stage, two arrivals (one per program of the cluster) per phase; -1 when no load may be multicast.
+  int cluster_empty = -1;
+  int exchange_barrier = -1;  ///< the barrier the other program arrives on once its keys are written, or -1
+  int exchange_offset = -1;   ///< 8 bytes per ClusterPlan::keys entry, written by the other program, or -1
   /// DescLoad of a wgmma operand copied K-major (MmaOperand::k_major_copy) -> the buffer of its copies: two
   /// when its loop is pipelined (the products of one iteration read one while the next is written), else one.
   std::unordered_map<NodeId, int> k_major_copies;
@@ -101,9 +107,11 @@ struct SmemPlan {
 /// TMA load and store uses them. Throws UserError when the total exceeds 227 KiB.
 /// The transposes of tiles that tensor-core dots read (`mma.absorbed`) are resident too; the loads of
 /// pipelined loops get a ring of `stages` tiles and the loop one "full" barrier per stage.
-/// With warp roles, the producer's loop also gets one "empty" barrier per stage (SmemPlan::empty_barriers).
+/// With warp roles, the producer's loop also gets one "empty" barrier per stage (SmemPlan::empty_barriers); with
+/// multicast loads (`cluster`), the loop's cluster empty barriers, the exchange barrier and slots.
 SmemPlan allocate_shared(const ir::Graph& g, const GraphInfo& info, const ValueLayouts& layout, const TmaPlan& tma,
-                         const MmaPlan& mma, const LoopPipelinePlan& pipe, const WarpRoles& roles = {});
+                         const MmaPlan& mma, const LoopPipelinePlan& pipe, const WarpRoles& roles = {},
+                         const ClusterPlan& cluster = {});
 
 /// Whether `user` reads its operand slot `slot` from registers (false: it can read a shared-memory tile in
 /// place: a permute, reshape or layout conversion, a dot's operands a and b, the value a TMA store writes).
