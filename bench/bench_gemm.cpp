@@ -188,7 +188,8 @@ int main(int argc, char** argv) {
                 // is the tutorial GEMM's default (tiles only). A grid that is not whole clusters is refused.
                 cfg(128, 128, 64, 4, 0), cfg(128, 128, 64, 4, 0).cluster(2, 1), cfg(128, 128, 64, 4, 4).cluster(2, 1),
                 cfg(128, 128, 64, 8, 4).cluster(2, 1), cfg(128, 256, 64, 8, 3).cluster(2, 1), cfg(128, 256, 64, 8, 3).cluster(1, 2),
-                ws(128, 256, 64, 8, 4).cluster(2, 1), ws(128, 128, 64, 4, 4).cluster(2, 1)},
+                ws(128, 256, 64, 8, 4).cluster(2, 1), ws(128, 128, 64, 4, 4).cluster(2, 1), ws(128, 128, 64, 4, 0).cluster(2, 1),
+                ws(128, 128, 64, 4, 6).cluster(2, 1)},
                [&](int64_t M, int64_t N, int64_t K, const std::vector<Config>& c) {
                  return run_shape<tilejit::bfloat16, bf16, tilejit::bfloat16, bf16>("bf16", k, M, N, K, false, c);
                });

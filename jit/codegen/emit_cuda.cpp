@@ -158,9 +158,11 @@ void Emitter::prologue() {
     for (int b = 0; b < sm.num_barriers; ++b) {
       const auto arrivals = sm.barrier_arrivals.find(b);
       const bool cluster_empty = sm.cluster_empty >= 0 && b >= sm.cluster_empty && b < sm.exchange_barrier;
+      const bool both = L_.cluster.multicast() && sm.cluster_empty < 0 && L_.roles.serves(L_.cluster.loop);  // ClusterPlan
       line("tj::mbarrier_init(&tj_bar[" + str(b) + "], " +
            (arrivals == sm.barrier_arrivals.end() ? "1);"
             : cluster_empty ? str(arrivals->second) + ");  // a cluster empty barrier: one arrival per program of the cluster"
+            : both          ? str(arrivals->second) + ");  // an empty barrier: one arrival per consumer warp of the cluster's two programs"
                             : str(arrivals->second) + ");  // an empty barrier: one arrival per consumer warp"));
     }
     if (sm.num_barriers > 0) line("tj::fence_mbarrier_init();");

@@ -41,12 +41,13 @@ void Emitter::emit_schedule_op(NodeId id) {
       } else {
         line("int tj_it" + f + " = 0;  // iterations done");
       }
-      if (!producer) cluster_state(a.node);
+      cluster_state(a.node);
+      if (producer) cluster_exchange(a.node, false);  // the consumers read what the producer's exchange brought
       break;
     }
     case Op::PipePrologue:
       open("if (tid == 0)");
-      cluster_exchange(a.node);
+      cluster_exchange(a.node, true);
       line("#pragma unroll");
       open("for (int tj_s = 0; tj_s < " + str(a.stages - 1) + "; ++tj_s)");
       issue_stage(a.node, a.ring_persists ? "(tj_it" + f + " + tj_s) % " + s : "tj_s", "tj_lo" + f + " + tj_s * tj_step" + f);
@@ -80,8 +81,19 @@ void Emitter::emit_schedule_op(NodeId id) {
       // came before), and so are the warp's register reads of it (__syncwarp orders the lanes).
       open("if (tj_it" + f + " > 0)");
       line("__syncwarp();");
-      line("if (tid % 32 == 0) tj::mbarrier_arrive(&tj_bar[" + str(L_.smem.empty_barriers.at(a.node)) + " + (tj_it" + f +
-           " + " + str(a.stages - 1) + ") % " + s + "]);  // this warp is done with the previous iteration's stage");
+      if (multicasts(a.node)) {
+        // Both programs' warps count on an issuing program's empty barrier (2 x the warps per phase): a warp arrives
+        // on its own program's barrier, twice unless its program issues, and on the other's when that one issues.
+        const std::string bar = "&tj_bar[" + str(L_.smem.empty_barriers.at(a.node)) + " + (tj_it" + f + " + " + str(a.stages - 1) + ") % " + s + "]";
+        open("if (tid % 32 == 0)");
+        line("tj::mbarrier_arrive_count(" + bar + ", 2u - (tj_issuers" + f + " >> tj_rank & 1u));  // this warp is done with the previous iteration's stage");
+        line("if (tj_issuers" + f + " >> (tj_rank ^ 1u) & 1u) tj::mbarrier_arrive_remote(" + bar +
+             ", tj_rank ^ 1u);  // and the other program, which multicasts into it, may refill it");
+        close();
+      } else {
+        line("if (tid % 32 == 0) tj::mbarrier_arrive(&tj_bar[" + str(L_.smem.empty_barriers.at(a.node)) + " + (tj_it" + f +
+             " + " + str(a.stages - 1) + ") % " + s + "]);  // this warp is done with the previous iteration's stage");
+      }
       close();
       break;
     case Op::WarpProducer: emit_producer(a.node, a.stages); break;
@@ -150,7 +162,7 @@ void Emitter::emit_producer(NodeId f, int stages) {
     const RingRange range = ring_range(l);
     line("const int tj_lo" + ll + " = " + range.lo + ", tj_hi" + ll + " = " + range.hi + ", tj_step" + ll + " = " + range.step + ";");
     cluster_state(l);
-    cluster_exchange(l);
+    cluster_exchange(l, true);
     open("for (int " + k + " = 0; tj_lo" + ll + " + " + k + " * tj_step" + ll + " < tj_hi" + ll + "; ++" + k + ", ++" + p + ")");
     line("if (" + p + " >= " + s + ") " +
          mbarrier_wait(str(L_.smem.empty_barriers.at(l)) + " + " + p + " % " + s, "(" + p + " / " + s + " + 1) & 1", l,
@@ -158,6 +170,16 @@ void Emitter::emit_producer(NodeId f, int stages) {
          "  // the consumers are done with the stage's previous tiles");
     issue_stage(l, p + " % " + s, "tj_lo" + ll + " + " + k + " * tj_step" + ll, p);
     close();
+    if (multicasts(l)) {
+      // The other program's consumers arrive on this program's empty barriers up to their last iteration, also for
+      // stages no refill waits for: the program may only leave once they have (else they arrive on a gone one).
+      line("// the other program's last releases (positions " + p + " - " + s + " .. " + p + " - 2) arrive before this program leaves");
+      open("if (tj_issuers" + ll + " >> tj_rank & 1u)");
+      line("for (int tj_q = " + p + " > " + s + " ? " + p + " - " + s + " : 0; tj_q < " + p + " - 1; ++tj_q) " +
+           mbarrier_wait(str(L_.smem.empty_barriers.at(l)) + " + tj_q % " + s, "(tj_q / " + s + ") & 1", l,
+                         "the issuing program of a multicast load, for the other program's last releases"));
+      close();
+    }
   }
   for (size_t i = 0; i < r.enclosing.size(); ++i) close();
   close();
@@ -184,7 +206,7 @@ void Emitter::cluster_state(NodeId f) {
   line("const unsigned tj_rank = tj::cluster_ctarank();  // this program's rank in its cluster");
 }
 
-void Emitter::cluster_exchange(NodeId f) {
+void Emitter::cluster_exchange(NodeId f, bool send) {
   if (!multicasts(f)) return;
   const passes::ClusterPlan& c = L_.cluster;
   const std::string ff = str(f), mc = "tj_mc" + ff, issuers = "tj_issuers" + ff;
@@ -209,8 +231,12 @@ void Emitter::cluster_exchange(NodeId f) {
   line("const long long tj_keys[" + str(n) + "] = {" + keys + "};  // the loop's bounds, then what the coordinates need");
   line("long long* const tj_theirs = reinterpret_cast<long long*>(tj_smem + " + str(L_.smem.exchange_offset) +
        ");  // the other program writes its keys here");
-  line("for (int tj_k = 0; tj_k < " + str(n) + "; ++tj_k) tj::store_cluster(tj_theirs + tj_k, tj_rank ^ 1u, tj_keys[tj_k]);");
-  line("tj::mbarrier_arrive_cluster(&tj_bar[" + str(L_.smem.exchange_barrier) + "], tj_rank ^ 1u);  // ours are in the other program's memory");
+  if (send) {
+    line("for (int tj_k = 0; tj_k < " + str(n) + "; ++tj_k) tj::store_cluster(tj_theirs + tj_k, tj_rank ^ 1u, tj_keys[tj_k]);");
+    line("tj::mbarrier_arrive_cluster(&tj_bar[" + str(L_.smem.exchange_barrier) + "], tj_rank ^ 1u);  // ours are in the other program's memory");
+  } else {
+    line("// the producer sends this program's keys; the consumers read the other program's, to know how to release a stage");
+  }
   line(mbarrier_wait(str(L_.smem.exchange_barrier), "0", f, "the other program of the cluster, for its keys") +
        "  // its keys are in ours");
   line("tj::fence_cluster();");
@@ -241,13 +267,13 @@ void Emitter::issue_stage(NodeId f, const std::string& stage, const std::string&
     open("if (" + index + " < tj_hi" + str(f) + ")");
   }
   for (NodeId a : p.address_nodes) emit_node(a);
-  if (mc && !refill.empty()) {
+  if (mc && !refill.empty() && L_.smem.cluster_empty >= 0) {
     // A multicast load writes into the other program's stage too: both programs must be done with it. This one
     // is (its consumers released it); it says so to every issuing program, which waits for both.
     const std::string cbar = "&tj_bar[" + str(L_.smem.cluster_empty) + " + " + stage + "]";
     open("if (tj_mc" + ff + " != 0 && " + refill + " >= " + str(p.stages) + ")");
     for (int r = 0; r < 2; ++r)
-      line("if (tj_issuers" + ff + " & " + str(1 << r) + "u) tj::mbarrier_arrive_cluster(" + cbar + ", " + str(r) +
+      line("if (tj_issuers" + ff + " & " + str(1 << r) + "u) tj::mbarrier_arrive_remote(" + cbar + ", " + str(r) +
            "u);  // this program is done with the stage");
     line("if (tj_issuers" + ff + " >> tj_rank & 1u) " +
          mbarrier_wait(str(L_.smem.cluster_empty) + " + " + stage, "(" + refill + " / " + str(p.stages) + " + 1) & 1", f,

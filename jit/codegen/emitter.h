@@ -239,10 +239,11 @@ class Emitter {
   /// used before), whose multicast loads wait until both programs of the cluster are done with the stage; ""
   /// for the prologue's first fills.
   void issue_stage(NodeId f, const std::string& stage, const std::string& index, const std::string& refill = "");
-  /// The issuing thread's exchange with the other program of the cluster (passes::ClusterPlan): which loads of
-  /// loop `f` are multicast (tj_mc<f>) and which ranks issue them (tj_issuers<f>). Nothing unless `f` is the
-  /// cluster's loop.
-  void cluster_exchange(NodeId f);
+  /// The exchange with the other program of the cluster (passes::ClusterPlan): which loads of loop `f` are
+  /// multicast (tj_mc<f>) and which ranks issue them (tj_issuers<f>). `send`: the issuing thread, which also
+  /// sends this program's keys; else a consumer of a producer-filled loop, which only reads the other's. Nothing
+  /// unless `f` is the cluster's loop.
+  void cluster_exchange(NodeId f, bool send);
   /// Declares what cluster_exchange fills and the program's rank, where the issuing thread's code can see them.
   void cluster_state(NodeId f);
   /// Whether `f` is the loop of the cluster's multicast loads.

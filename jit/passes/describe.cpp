@@ -168,10 +168,13 @@ std::string describe_cluster(const Lowered& l) {
   };
   std::string out = shape + "; loop %" + std::to_string(c.loop) + " (" + source_line(l.graph, c.loop) +
                     "): a load is multicast when both programs' values of what its coordinates need are equal "
-                    "(compared once, before the loop; mbarriers " +
-                    std::to_string(l.smem.cluster_empty) + "-" +
-                    std::to_string(l.smem.cluster_empty + l.pipe.loops.at(c.loop).stages - 1) +
-                    ": cluster empty, two arrivals; mbarrier " + std::to_string(l.smem.exchange_barrier) + ": the exchange)\n";
+                    "(compared once, before the loop; " +
+                    (l.smem.cluster_empty >= 0
+                         ? "mbarriers " + std::to_string(l.smem.cluster_empty) + "-" +
+                               std::to_string(l.smem.cluster_empty + l.pipe.loops.at(c.loop).stages - 1) +
+                               ": cluster empty, two arrivals; "
+                         : std::string("the producer's empty barriers count both programs' consumer warps; ")) +
+                    "mbarrier " + std::to_string(l.smem.exchange_barrier) + ": the exchange)\n";
   for (const MulticastLoad& m : c.loads)
     out += "  load %" + std::to_string(m.load) + " (" + source_line(l.graph, m.load) + "): issued by rank " +
            std::to_string(m.issuer) + ", compares " + key_names(m.keys) + "\n";

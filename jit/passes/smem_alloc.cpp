@@ -455,8 +455,15 @@ SmemPlan allocate_shared(const ir::Graph& g, const GraphInfo& info, const ValueL
   TileUsePlanner tiles(g, info, layout, tma, mma, pipe, roles);
   SmemPlan plan = tiles.run();
   if (cluster.multicast()) {
-    plan.cluster_empty = plan.num_barriers;
-    for (int k = 0; k < pipe.loops.at(cluster.loop).stages; ++k) plan.barrier_arrivals[plan.num_barriers++] = 2;
+    const int stages = pipe.loops.at(cluster.loop).stages;
+    if (roles.serves(cluster.loop)) {
+      // The producer's empty barriers count both programs' consumer warps (ClusterPlan: the consumers arrive on
+      // the issuing program's barrier themselves).
+      for (int k = 0; k < stages; ++k) plan.barrier_arrivals[plan.empty_barriers.at(cluster.loop) + k] = 2 * (roles.consumer_threads / 32);
+    } else {
+      plan.cluster_empty = plan.num_barriers;
+      for (int k = 0; k < stages; ++k) plan.barrier_arrivals[plan.num_barriers++] = 2;
+    }
     plan.exchange_barrier = plan.num_barriers++;
     plan.exchange_offset = 8 * static_cast<int>(std::max<size_t>(1, cluster.keys.size()));  // placed by allocate_regions
   }

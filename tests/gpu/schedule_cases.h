@@ -1,4 +1,4 @@
-// Kernels and runs that several GPU test files share: attention over a few heads, the attention backward pass's
+// Kernels and runs that several GPU test files share: the tutorial GEMM, attention over a few heads, the attention backward pass's
 // kernels, the block-scaled GEMM, and a kernel with two sequential K loops.
 #pragma once
 
@@ -9,6 +9,19 @@
 #include "gpu_harness.h"
 
 namespace gpu_test {
+
+/// The tutorial GEMM with operands of type T, B stored [K, N], f32 C, one output tile per program at
+/// (program_id(0), program_id(1)).
+template <class T>
+auto tutorial_gemm(const char* name) {
+  return tilejit::kernel(name, [](Tensor<T, 2> a, Tensor<T, 2> b, Tensor<f32, 2> c, Meta<"BM"> BM, Meta<"BN"> BN, Meta<"BK"> BK) {
+    auto m = program_id(0) * BM, n = program_id(1) * BN;
+    auto acc = for_range(0, a.size(1).template to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
+      return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {k, n}, {BK, BN}), acc);
+    });
+    descriptor_store(c, {m, n}, acc);
+  });
+}
 
 /// samples::attention_kernel over `heads` heads of `S` keys of width `d` (BM of `config` divides S), against the
 /// interpreter. P's bf16 rounding may differ by a unit where the sums' order moves S, hence 2e-2.

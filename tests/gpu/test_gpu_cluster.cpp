@@ -9,23 +9,12 @@
 #include <string>
 
 #include "gpu_harness.h"
+#include "schedule_cases.h"
 
 using namespace gpu_test;
 using tilejit::Config;
 
 namespace {
-
-/// The tutorial GEMM: C (f32) = A @ B, B stored [K, N], one output tile per program at (program_id(0), program_id(1)).
-auto tiled_gemm() {
-  return tilejit::kernel("cluster_gemm", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> c, Meta<"BM"> BM, Meta<"BN"> BN,
-                                            Meta<"BK"> BK) {
-    auto m = program_id(0) * BM, n = program_id(1) * BN;
-    auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
-      return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {k, n}, {BK, BN}), acc);
-    });
-    descriptor_store(c, {m, n}, acc);
-  });
-}
 
 /// Triton's tutorial order: a 1-D grid, programs walking GM row blocks of a column block before the next column.
 auto grouped_gemm() {
@@ -75,7 +64,7 @@ void run_gemm(const Kern& kern, tilejit::dim3 grid, const Config& cfg, int64_t M
 }  // namespace
 
 TEST_CASE("gpu: clustered GEMMs (tiles multicast to both programs) match the interpreter at every stage count and K-step residue") {
-  auto kern = tiled_gemm();
+  auto kern = tutorial_gemm<bf16>("cluster_gemm");
   for (const auto [x, y] : {std::array<int, 2>{2, 1}, std::array<int, 2>{1, 2}}) {
     for (bool roles : {false, true}) {
       for (int stages = 2; stages <= 4; ++stages) {

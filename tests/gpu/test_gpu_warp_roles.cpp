@@ -30,18 +30,6 @@ std::string tiles(int64_t bm, int64_t bn, int64_t bk, int warps, int stages) {
          " consumer warps, " + std::to_string(stages) + " stages";
 }
 
-/// The tutorial GEMM with operands of type T, B stored [K, N], f32 C.
-template <class T>
-auto tutorial_gemm(const char* name) {
-  return tilejit::kernel(name, [](Tensor<T, 2> a, Tensor<T, 2> b, Tensor<f32, 2> c, Meta<"BM"> BM, Meta<"BN"> BN, Meta<"BK"> BK) {
-    auto m = program_id(0) * BM, n = program_id(1) * BN;
-    auto acc = for_range(0, a.size(1).template to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
-      return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {k, n}, {BK, BN}), acc);
-    });
-    descriptor_store(c, {m, n}, acc);
-  });
-}
-
 /// A GEMM over bf16 A [M, K] and B (`b` its sizes: [K, N] or [N, K]) into f32 C [M, N], operands random from
 /// `seed`, against the interpreter; `lead` are arguments before A (a tile schedule).
 template <class Kern, class... Lead>

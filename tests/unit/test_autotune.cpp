@@ -170,10 +170,11 @@ TEST_CASE("autotune() without a space: the matrix-product space for BM / BN / BK
     return tilejit::dim3(tilejit::cdiv(a.size(0, 0), c["BM"]), tilejit::cdiv(a.size(1, 1), c["BN"]));
   });
   const std::vector<std::string> want = strs(tilejit::TuneSpace::matmul().configs());
-  CHECK(want.size() == 13);
+  CHECK(want.size() == 15);
+  CHECK(std::count_if(want.begin(), want.end(), [](const std::string& c) { return c.find("cluster=2x1") != std::string::npos; }) == 2);
   CHECK(strs(tuned.candidates(nullptr, A, A, A)) == want);
   CHECK(std::set<std::string>(want.begin(), want.end()).size() == want.size());  // no two alike
-  CHECK(std::count_if(want.begin(), want.end(), [](const std::string& c) { return c.find("warp_specialize") != std::string::npos; }) == 2);
+  CHECK(std::count_if(want.begin(), want.end(), [](const std::string& c) { return c.find("warp_specialize") != std::string::npos; }) == 3);
 
   auto other = accumulate_kernel(fresh_salt());
   const int line = __LINE__ + 3;
@@ -442,6 +443,17 @@ TEST_CASE("the decision store: round trip, corrupt and foreign files are misses,
     CHECK(overlap.config.hash() != d.config.hash());
     CHECK(overlap.config.str().find(on ? ", overlap_products" : ", overlap_products=0") != std::string::npos);
     CHECK(tilejit::Config(d.config).set_field("overlap_products", on ? 1 : 0) == overlap.config);
+  }
+  // Clusters: absent for one program per cluster, both extents when set, read back.
+  CHECK(tilejit::decision_to_json(d).find("cluster_x") == std::string::npos);
+  for (const auto [x, y] : {std::pair{2, 1}, std::pair{1, 2}}) {
+    tilejit::Decision clustered = d;
+    clustered.config.cluster(x, y);
+    const std::string text = tilejit::decision_to_json(clustered);
+    CHECK(text.find("\"cluster_x\": " + std::to_string(x)) != std::string::npos);
+    CHECK(text.find("\"cluster_y\": " + std::to_string(y)) != std::string::npos);
+    CHECK(tilejit::decision_from_json(text, error) == clustered);
+    CHECK_FALSE(clustered.config == d.config);
   }
   tilejit::Decision untimed = d;
   untimed.time_ms = -1;

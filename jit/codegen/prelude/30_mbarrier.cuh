@@ -20,6 +20,11 @@ __device__ __forceinline__ void mbarrier_arrive(unsigned long long* bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_addr(bar)) : "memory");
 }
 
+/// Arrives `count` times on the barrier at once.
+__device__ __forceinline__ void mbarrier_arrive_count(unsigned long long* bar, unsigned count) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)), "r"(count) : "memory");
+}
+
 /// Waits until the phase with parity `phase` of the barrier has completed.
 __device__ __forceinline__ void mbarrier_wait_parity(unsigned long long* bar, unsigned phase) {
   unsigned done;

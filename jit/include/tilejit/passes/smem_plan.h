@@ -87,8 +87,9 @@ struct SmemPlan {
   /// The loop of WarpRoles -> its first "empty" mbarrier: empty[s] = first + s, one arrival per consumer warp.
   std::unordered_map<NodeId, int> empty_barriers;
   std::unordered_map<int, int> barrier_arrivals;  ///< mbarrier -> its arrival count when not 1
-  /// A cluster's multicast loop (ClusterPlan::loop): its first "cluster empty" barrier, cluster_empty + s per
-  /// stage, two arrivals (one per program of the cluster) per phase; -1 when no load may be multicast.
+  /// A cluster's multicast loop without warp roles (ClusterPlan::loop): its first "cluster empty" barrier,
+  /// cluster_empty + s per stage, two arrivals (one per program of the cluster) per phase; -1 when no load may be
+  /// multicast or when a producer warpgroup fills the loop (its empty barriers then count both programs' warps).
   int cluster_empty = -1;
   int exchange_barrier = -1;  ///< the barrier the other program arrives on once its keys are written, or -1
   int exchange_offset = -1;   ///< 8 bytes per ClusterPlan::keys entry, written by the other program, or -1
