@@ -246,18 +246,17 @@ const Candidate* time_candidates(const KernelBase& kernel, const std::string& na
                     stream);
   const TuneArgs targs(args);
   for (Candidate* c : usable) {
-    if (const dim3 g = grid(c->config, targs);
-        g.x % static_cast<uint32_t>(c->config.cluster_x()) != 0 || g.y % static_cast<uint32_t>(c->config.cluster_y()) != 0) {
-      // A clustered configuration of a tuning space meant for other shapes too (TuneSpace::matmul): not timed,
-      // and not a warning.
-      c->problem = fmt::format("its grid ({}, {}, {}) is not whole clusters of {} x {} programs", g.x, g.y, g.z,
-                               c->config.cluster_x(), c->config.cluster_y());
-      logger().info("autotune: kernel '{}': configuration {{{}}} is skipped: {}", name, c->config.str(), c->problem);
-      continue;
-    }
     try {
-      CandidateRun run(kernel, stream, grid(c->config, targs), c->config, args, options, snapshot, flusher,
-                       where);
+      const dim3 g = grid(c->config, targs);
+      if (g.x % static_cast<uint32_t>(c->config.cluster_x()) != 0 || g.y % static_cast<uint32_t>(c->config.cluster_y()) != 0) {
+        // A clustered configuration of a tuning space meant for other shapes too (TuneSpace::matmul): not run, and
+        // not a warning.
+        c->problem = fmt::format("its grid ({}, {}, {}) is not whole clusters of {} x {} programs", g.x, g.y, g.z,
+                                 c->config.cluster_x(), c->config.cluster_y());
+        logger().info("autotune: kernel '{}': configuration {{{}}} is skipped: {}", name, c->config.str(), c->problem);
+        continue;
+      }
+      CandidateRun run(kernel, stream, g, c->config, args, options, snapshot, flusher, where);
       c->ms = timer.measure(c->config, run);
       timed_runs.fetch_add(1);
       if (!std::isfinite(c->ms) || c->ms < 0) c->problem = fmt::format("the timer measured {} ms", c->ms);
