@@ -151,7 +151,8 @@ std::string describe_warp_roles(const Lowered& l) {
   return "warp roles: producer warpgroup, threads " + std::to_string(r.consumer_threads) + "-" +
          std::to_string(r.threads() - 1) + regs(r.producer_registers) + ": thread " + std::to_string(r.consumer_threads) +
          " issues every TMA load of " + loops + ", refilling a stage once its empty mbarrier completes (mbarriers " + std::to_string(l.smem.empty_barriers.at(r.loop)) + "-" +
-         std::to_string(l.smem.empty_barriers.at(r.loop) + stages - 1) + ", one arrival per consumer warp); consumers, threads 0-" +
+         std::to_string(l.smem.empty_barriers.at(r.loop) + stages - 1) + ", one arrival per consumer warp" +
+         (l.cluster.multicast() && l.cluster.loop == r.loop ? " of both programs of the cluster" : "") + "); consumers, threads 0-" +
          std::to_string(r.consumer_threads - 1) + regs(r.consumer_registers) +
          ": every other op, no CTA barrier in the loop\n";
 }

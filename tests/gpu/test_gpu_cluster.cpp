@@ -68,12 +68,14 @@ TEST_CASE("gpu: clustered GEMMs (tiles multicast to both programs) match the int
   for (const auto [x, y] : {std::array<int, 2>{2, 1}, std::array<int, 2>{1, 2}}) {
     for (bool roles : {false, true}) {
       for (int stages = 2; stages <= 4; ++stages) {
+        // Every residue for 2 x 1; 1 x 2 shares the protocol (A multicast instead of B): fewer K (the interpreter's
+        // time counts in CI, which compiles these kernels without a GPU).
         for (int steps : {1, stages - 1, stages, stages + 1, 2 * stages + 1}) {
-          if (steps < 1) continue;
+          if (steps < 1 || (y == 2 && steps != stages && steps != 2 * stages + 1)) continue;
           const int64_t K = 64 * steps - (steps % 2 ? 24 : 0);
           const std::string name = "cluster " + std::to_string(x) + "x" + std::to_string(y) + (roles ? ", roles, " : ", ") +
                                    std::to_string(stages) + " stages, K " + std::to_string(K);
-          SUBCASE(name.c_str()) { run_gemm(kern, tilejit::dim3(2, 4), cluster_cfg(x, y, 4, stages, roles), 256, 512, K, 301); }
+          SUBCASE(name.c_str()) { run_gemm(kern, tilejit::dim3(2, 2), cluster_cfg(x, y, 4, stages, roles), 256, 256, K, 301); }
         }
       }
     }
