@@ -76,26 +76,27 @@ void Emitter::emit_schedule_op(NodeId id) {
       if (multicasts(a.node)) line("__syncwarp();  // thread 0, which may have waited for the other program, rejoins its warp");
       break;
     }
-    case Op::PipeRelease:
+    case Op::PipeRelease: {
       // The stage of the previous iteration: every product that read it is done in this warp (its wgmma wait
       // came before), and so are the warp's register reads of it (__syncwarp orders the lanes).
+      const std::string bar = "&tj_bar[" + str(L_.smem.empty_barriers.at(a.node)) + " + (tj_it" + f + " + " + str(a.stages - 1) + ") % " + s + "]";
+      const std::string done = "  // this warp is done with the previous iteration's stage";
       open("if (tj_it" + f + " > 0)");
       line("__syncwarp();");
       if (multicasts(a.node)) {
         // Both programs' warps count on an issuing program's empty barrier (2 x the warps per phase): a warp arrives
         // on its own program's barrier, twice unless its program issues, and on the other's when that one issues.
-        const std::string bar = "&tj_bar[" + str(L_.smem.empty_barriers.at(a.node)) + " + (tj_it" + f + " + " + str(a.stages - 1) + ") % " + s + "]";
         open("if (tid % 32 == 0)");
-        line("tj::mbarrier_arrive_count(" + bar + ", 2u - (tj_issuers" + f + " >> tj_rank & 1u));  // this warp is done with the previous iteration's stage");
+        line("tj::mbarrier_arrive_count(" + bar + ", 2u - (tj_issuers" + f + " >> tj_rank & 1u));" + done);
         line("if (tj_issuers" + f + " >> (tj_rank ^ 1u) & 1u) tj::mbarrier_arrive_remote(" + bar +
              ", tj_rank ^ 1u);  // and the other program, which multicasts into it, may refill it");
         close();
       } else {
-        line("if (tid % 32 == 0) tj::mbarrier_arrive(&tj_bar[" + str(L_.smem.empty_barriers.at(a.node)) + " + (tj_it" + f +
-             " + " + str(a.stages - 1) + ") % " + s + "]);  // this warp is done with the previous iteration's stage");
+        line("if (tid % 32 == 0) tj::mbarrier_arrive(" + bar + ");" + done);
       }
       close();
       break;
+    }
     case Op::WarpProducer: emit_producer(a.node, a.stages); break;
     case Op::PipeAdvance: line("++tj_it" + f + ";"); break;
     case Op::PipeEnd: line("tj_ring" + ring_of(a.node) + " = tj_it" + f + ";  // the next run goes on from here"); break;
