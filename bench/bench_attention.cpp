@@ -10,7 +10,8 @@
 // against a double-precision reference. bench/peers.py --attention times torch.nn.functional.scaled_dot_product_attention
 // (dense and causal) and a Triton kernel of the dense loop.
 //
-// bench_attention [S D [BM BN num_warps num_stages [warp_specialize [overlap_products]]]]: one shape or configuration (under a profiler).
+// bench_attention [S D [BM BN num_warps num_stages [warp_specialize [overlap_products [pingpong]]]]]: one shape or
+// configuration (under a profiler).
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -130,8 +131,8 @@ bool run_shape(int64_t S, int64_t D, const std::vector<Config>& configs, bool ca
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 1 && argc != 3 && (argc < 7 || argc > 9)) {
-    std::fprintf(stderr, "usage: bench_attention [S D [BM BN num_warps num_stages [warp_specialize [overlap_products]]]]\n");
+  if (argc != 1 && argc != 3 && (argc < 7 || argc > 10)) {
+    std::fprintf(stderr, "usage: bench_attention [S D [BM BN num_warps num_stages [warp_specialize [overlap_products [pingpong]]]]]\n");
     return 2;
   }
   if (!tilejit::has_gpu()) {
@@ -149,13 +150,19 @@ int main(int argc, char** argv) {
   // Each configuration also with the other choice of overlap_products (P V issued in the next iteration, after its
   // S) than tilejit's own: on where BN < 128, off where BN >= 128 (passes::kMinOverlapWidth).
   configs.push_back(cfg(128, 128, 128, 8, 2).warp_specialize());
+  configs.push_back(cfg(128, 128, 64, 8, 2).warp_specialize());
   for (size_t k = 0, n = configs.size(); k < n; ++k)
     configs.push_back(Config(configs[k]).overlap_products(configs[k].get("BN") < 128 || configs[k].programs_per_sm() > 0));
+  // The two consumer warpgroups of 128 x 128 blocks with roles take turns at the tensor cores (pingpong, tilejit's
+  // choice for an overlapped loop with roles): also without.
+  for (int64_t d : {64, 128}) configs.push_back(cfg(128, 128, d, 8, 2).warp_specialize().pingpong(false));
   if (argc >= 3) shapes = {{std::atoll(argv[1]), std::atoll(argv[2])}};
-  if (argc >= 7)
+  if (argc >= 7) {
     configs = {cfg(std::atoll(argv[3]), std::atoll(argv[4]), std::atoll(argv[2]), std::atoi(argv[5]), std::atoi(argv[6]))
                    .warp_specialize(argc >= 8 && std::atoi(argv[7]) != 0)
-                   .overlap_products(argc == 9 && std::atoi(argv[8]) != 0)};
+                   .overlap_products(argc >= 9 && std::atoi(argv[8]) != 0)};
+    if (argc == 10) configs[0].pingpong(std::atoi(argv[9]) != 0);  // else tilejit decides
+  }
   bool ok = true;
   for (auto [s, d] : shapes) ok &= run_shape(s, d, configs, false);
   // Causal: sample 12's kernel at the same configurations.

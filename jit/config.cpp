@@ -90,6 +90,11 @@ Config& Config::overlap_products(bool on) {
   return *this;
 }
 
+Config& Config::pingpong(bool on) {
+  pingpong_ = on ? Pingpong::on : Pingpong::off;
+  return *this;
+}
+
 Config& Config::cluster(int x, int y, std::source_location loc) {
   for (int v : {x, y})
     if (v < 1 || v > 2)
@@ -104,7 +109,7 @@ Config& Config::cluster(int x, int y, std::source_location loc) {
 
 bool Config::is_field(std::string_view name) {
   return name == "num_warps" || name == "num_stages" || name == "programs_per_sm" || name == "warp_specialize" ||
-         name == "overlap_products" || name == "cluster_x" || name == "cluster_y";
+         name == "overlap_products" || name == "pingpong" || name == "cluster_x" || name == "cluster_y";
 }
 
 Config& Config::set_field(std::string_view name, int64_t value, std::source_location loc) {
@@ -116,6 +121,10 @@ Config& Config::set_field(std::string_view name, int64_t value, std::source_loca
   if (name == "overlap_products") {
     if (value != 0 && value != 1) throw UserError("overlap_products is 0 or 1", std::to_string(value), "0, 1", loc);
     return overlap_products(value == 1);
+  }
+  if (name == "pingpong") {
+    if (value != 0 && value != 1) throw UserError("pingpong is 0 or 1", std::to_string(value), "0, 1", loc);
+    return pingpong(value == 1);
   }
   if (value < INT_MIN || value > INT_MAX)
     throw UserError(std::string(name) + " is out of range", std::to_string(value), "a small positive integer", loc);
@@ -137,6 +146,7 @@ std::string Config::str() const {
     s += warp_specialize_ == WarpSpecialize::on ? ", warp_specialize" : ", warp_specialize=0";
   if (overlap_products_ != OverlapProducts::automatic)
     s += overlap_products_ == OverlapProducts::on ? ", overlap_products" : ", overlap_products=0";
+  if (pingpong_ != Pingpong::automatic) s += pingpong_ == Pingpong::on ? ", pingpong" : ", pingpong=0";
   if (cluster_size() > 1) s += ", cluster=" + std::to_string(cluster_x_) + "x" + std::to_string(cluster_y_);
   return s;
 }
@@ -155,6 +165,7 @@ uint64_t Config::hash() const {
   if (programs_per_sm_ > 0) mix(static_cast<uint64_t>(programs_per_sm_) + 0x5000);
   if (warp_specialize_ != WarpSpecialize::automatic) mix(0x5753 + static_cast<uint64_t>(warp_specialize_));
   if (overlap_products_ != OverlapProducts::automatic) mix(0x4f50 + static_cast<uint64_t>(overlap_products_));
+  if (pingpong_ != Pingpong::automatic) mix(0x5050 + static_cast<uint64_t>(pingpong_));
   if (cluster_size() > 1) mix(0x434c00 + static_cast<uint64_t>(cluster_x_ * 16 + cluster_y_));
   return h;
 }

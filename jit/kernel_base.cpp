@@ -103,6 +103,7 @@ std::shared_ptr<const ir::Graph> KernelBase::graph(const Config& config) const {
   g->min_programs_per_sm = config.programs_per_sm();
   g->warp_specialize = config.warp_specialization();
   g->overlap_products = config.product_overlap();
+  g->pingpong = config.warpgroup_pingpong();
   g->cluster_x = config.cluster_x();
   g->cluster_y = config.cluster_y();
   tracer_(*g, config);

@@ -25,6 +25,7 @@ std::string Emitter::header() const {
        (!L_.pipe.stages_chosen ? str(g_.num_stages) : L_.pipe.loops.empty() ? "auto" : "auto (" + str(L_.pipe.stages) + ")") +
        (g_.min_programs_per_sm > 0 ? ", programs_per_sm=" + str(g_.min_programs_per_sm) : std::string()) +
        (g_.warp_specialize == WarpSpecialize::on ? ", warp_specialize" : g_.warp_specialize == WarpSpecialize::off ? ", warp_specialize=0" : "") +
+       (g_.pingpong == Pingpong::on ? ", pingpong" : g_.pingpong == Pingpong::off ? ", pingpong=0" : "") +
        (L_.cluster.size() > 1 ? ", cluster=" + str(L_.cluster.x) + "x" + str(L_.cluster.y) : std::string()) + "\n";
   h += "//   threads: " + str(L_.roles.on() ? L_.roles.threads() : threads_) + ", dynamic shared memory: " + str(L_.smem.total_bytes) +
        " bytes, workspace: " + str(L_.args.plan.workspace_bytes_per_program) + " bytes per program\n";

@@ -97,6 +97,19 @@ void Emitter::emit_schedule_op(NodeId id) {
       close();
       break;
     }
+    case Op::TurnStart:
+      line("if (tid < 128) tj::named_barrier_arrive(" + str(passes::WarpgroupTurns::first_barrier) + ", " +
+           str(passes::WarpgroupTurns::barrier_threads) + ");  // consumer warpgroup 0 takes the first turn at the tensor cores");
+      break;
+    case Op::TurnWait:
+      line("tj::named_barrier_sync(" + str(passes::WarpgroupTurns::first_barrier) + " + tid / 128, " +
+           str(passes::WarpgroupTurns::barrier_threads) + ");  // this warpgroup's turn to issue its products");
+      break;
+    case Op::TurnPass:
+      line("tj::named_barrier_arrive(" + str(passes::WarpgroupTurns::first_barrier) + " + (tid / 128 + 1) % " +
+           str(L_.turns.warpgroups) + ", " + str(passes::WarpgroupTurns::barrier_threads) +
+           ");  // the next warpgroup's turn");
+      break;
     case Op::WarpProducer: emit_producer(a.node, a.stages); break;
     case Op::PipeAdvance: line("++tj_it" + f + ";"); break;
     case Op::PipeEnd: line("tj_ring" + ring_of(a.node) + " = tj_it" + f + ";  // the next run goes on from here"); break;

@@ -63,7 +63,7 @@ std::string schedule(const Graph& g, NodeId id) {
            ", ends=" + word(static_cast<int64_t>(a.when), {"this", "previous_iteration", "last_iteration"});
   }
   if (op == Op::CtaBarrier) return "reason=" + word(static_cast<int64_t>(a.reason), {"stage_free_in_flight", "stage_free"});
-  if (op == Op::PipeAdvance || op == Op::PipeEnd) return loop;
+  if (op == Op::PipeAdvance || op == Op::PipeEnd || op == Op::TurnStart || op == Op::TurnWait || op == Op::TurnPass) return loop;
   if (op == Op::PipeStage || op == Op::WarpProducer) return loop + stages;
   if (op == Op::PipeWait)
     return loop + stages + ", phase=(position / " + std::to_string(a.stages) + ") & 1, first=" + ref(a.load);
@@ -178,6 +178,7 @@ namespace {
 size_t schedule_count(Op op) {
   switch (op) {
     case Op::TmaIssue: case Op::PipeAdvance: case Op::PipeEnd: case Op::ReuseFence: case Op::CtaBarrier: return 1;
+    case Op::TurnStart: case Op::TurnWait: case Op::TurnPass: return 1;
     case Op::PipeStage: case Op::WarpProducer: case Op::WgmmaWait: return 2;
     // [loop, stages, ring]; PipeWait: [loop, stages, load].
     case Op::PipeBegin: case Op::PipePrologue: case Op::PipeRefill: case Op::PipeRelease: case Op::PipeWait: return 3;

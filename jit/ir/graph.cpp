@@ -242,6 +242,7 @@ uint64_t Graph::hash() const {
   if (min_programs_per_sm > 0) h.add(static_cast<uint64_t>(min_programs_per_sm) + 0x5000);
   if (warp_specialize != WarpSpecialize::automatic) h.add(0x5753 + static_cast<uint64_t>(warp_specialize));
   if (overlap_products != OverlapProducts::automatic) h.add(0x4f50 + static_cast<uint64_t>(overlap_products));
+  if (pingpong != Pingpong::automatic) h.add(0x5050 + static_cast<uint64_t>(pingpong));
   if (cluster_x * cluster_y > 1) h.add(0x434c00 + static_cast<uint64_t>(cluster_x * 16 + cluster_y));
   h.add(nodes_.size());
   for (size_t i = 0; i < nodes_.size(); ++i) {

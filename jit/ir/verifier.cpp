@@ -41,9 +41,11 @@ struct Verifier {
       expect(static_cast<int>(a.reason) <= 1, id, "barrier reason out of range");
     } else if (n.op == Op::ReuseFence) {
       expect(a.node >= 0 && static_cast<size_t>(a.node) < g.size(), id, "names no node");
-    } else {  // the pipe.* ops and warp.producer name their loop
+    } else {  // the pipe.*, turn.* ops and warp.producer name their loop
       expect(names(a.node, Op::For), id, "names no loop");
-      expect(n.op == Op::PipeAdvance || n.op == Op::PipeEnd || a.stages >= 2, id, "a pipeline has at least 2 stages");
+      const bool without_stages = n.op == Op::PipeAdvance || n.op == Op::PipeEnd || n.op == Op::TurnStart ||
+                                  n.op == Op::TurnWait || n.op == Op::TurnPass;
+      expect(without_stages || a.stages >= 2, id, "a pipeline has at least 2 stages");
       expect(n.op != Op::PipeWait || names(a.load, Op::DescLoad), id, "names no TMA load");
     }
   }

@@ -5,6 +5,7 @@
 
 #include "tilejit/ir/op_cases.h"
 #include "tilejit/passes/lowering.h"
+#include "passes/scratch_use.h"
 
 namespace tilejit::passes {
 
@@ -14,9 +15,8 @@ namespace {
 
 bool uniform(const ValueLayouts& layout, NodeId v) { return layout.of[static_cast<size_t>(v)].kind == ValueLayout::Uniform; }
 
-/// Whether op `id` stages an operand through the scratch arena (and so writes it, passes a barrier
-/// and reads it back): a layout conversion, reshape or permute that moves data between threads from
-/// registers, a reduction combining several warps, a dot on CUDA cores whose operands are in registers.
+}  // namespace
+
 bool stages_through_scratch(const Lowered& l, NodeId id) {
   const ir::Graph& g = l.graph;
   const auto resident = [&](NodeId v) { return l.smem.resident.count(v) > 0; };
@@ -51,6 +51,8 @@ bool stages_through_scratch(const Lowered& l, NodeId id) {
   }
   return false;
 }
+
+namespace {
 
 /// Walks the program in emission order, keeping what a barrier decision depends on: whether the scratch
 /// arena may still be read by some thread, and per enclosing loop whether this iteration has already
@@ -124,7 +126,7 @@ class Planner {
       case Op::DescPrefetch: case Op::LoopIndex: case Op::LoopArg: case Op::LoopResult: case Op::IfResult:
       case Op::Yield: case Op::PipeBegin: case Op::PipePrologue: case Op::PipeStage: case Op::PipeWait:
       case Op::PipeRefill: case Op::PipeRelease: case Op::PipeAdvance: case Op::PipeEnd: case Op::WgmmaWait:
-      case Op::WarpProducer:
+      case Op::WarpProducer: case Op::TurnStart: case Op::TurnWait: case Op::TurnPass:
         break;
     }
     if (builds_.count(id)) passed_barrier();  // a device-built descriptor is published

@@ -157,6 +157,17 @@ std::string describe_warp_roles(const Lowered& l) {
          ": every other op, no CTA barrier in the loop\n";
 }
 
+std::string describe_turns(const Lowered& l) {
+  const WarpgroupTurns& t = l.turns;
+  if (!t.on()) return t.not_applied.empty() ? "" : "warpgroup turns: none (pingpong not applied, because " + t.not_applied + ")\n";
+  std::string loops;
+  for (NodeId f : t.loops) loops += (loops.empty() ? "%" : ", %") + std::to_string(f) + " (" + source_line(l.graph, f) + ")";
+  return "warpgroup turns: the " + std::to_string(t.warpgroups) + " consumer warpgroups issue the products of loop" +
+         (t.loops.size() > 1 ? "s " : " ") + loops + " in turns, warpgroup w waiting on named barrier " +
+         std::to_string(WarpgroupTurns::first_barrier) + " + w and passing the turn to w + 1 (mod " +
+         std::to_string(t.warpgroups) + ")\n";
+}
+
 std::string describe_cluster(const Lowered& l) {
   const ClusterPlan& c = l.cluster;
   if (c.size() == 1) return "";
@@ -228,7 +239,8 @@ std::string describe_register_layouts(const Lowered& l) {
 }
 
 std::string describe(const Lowered& l) {
-  return describe_descriptors(l) + describe_mma(l) + describe_loop_pipeline(l) + describe_warp_roles(l) + describe_cluster(l) +
+  return describe_descriptors(l) + describe_mma(l) + describe_loop_pipeline(l) + describe_warp_roles(l) + describe_turns(l) +
+         describe_cluster(l) +
          describe_shared_memory(l) +
          describe_register_layouts(l);
 }

@@ -28,6 +28,7 @@ void plan_stages(Lowered& l) {
   const auto plan = [&](int stages) {
     l.pipe = plan_loop_pipeline(l.graph, l.info, l.mma, l.tma, l.layout, l.axes, stages);
     l.roles = plan_warp_roles(l.graph, l.info, l.layout, l.tma, l.pipe);
+    l.turns = plan_warpgroup_turns(l.graph, l.mma, l.pipe, l.roles);
     l.cluster = plan_cluster(l.graph, l.info, l.tma, l.pipe);
     l.smem = allocate_shared(l.graph, l.info, l.layout, l.tma, l.mma, l.pipe, l.roles, l.cluster);
   };
@@ -72,7 +73,7 @@ std::string stage_plan(const Lowered& l) {
                     : l.pipe.loops.empty()
                         ? std::string("stages: auto (no pipelined loop)\n")
                         : "stages: " + stages + " (chosen: the first of " + choices + " whose buffers fit)\n";
-  return out + or_none(describe_loop_pipeline(l), "software pipeline") + describe_warp_roles(l) + describe_cluster(l) +
+  return out + or_none(describe_loop_pipeline(l), "software pipeline") + describe_warp_roles(l) + describe_turns(l) + describe_cluster(l) +
          describe_shared_memory(l);
 }
 
@@ -112,7 +113,7 @@ constexpr LoweringStep kSteps[] = {
     {"analyze_axes", "contiguity, divisibility and constancy of integer values (vector widths)", false,
      [](Lowered& l, const Options&) { l.axes = analyze_axes(l.graph, l.info, l.spec); }, describe_axes},
     {"plan_stages",
-     "software-pipelines the K loops, decides the warp roles and the loads a cluster multicasts, and places every "
+     "software-pipelines the K loops, decides the warp roles, the warpgroups' turns and the loads a cluster multicasts, and places every "
      "shared-memory buffer (the stage count that fits)",
      false, [](Lowered& l, const Options&) { plan_stages(l); }, stage_plan},
     {"check_register_budget", "refuses a value that needs more registers per thread than kMaxValueRegisters",

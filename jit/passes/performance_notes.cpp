@@ -21,6 +21,9 @@ std::vector<codegen::PerformanceNote> performance_notes(const Lowered& l) {
   if (!l.roles.not_applied.empty())
     notes.push_back({true, "warp_specialize is not applied to kernel '" + l.graph.kernel_name + "' (it runs without a producer "
                            "warpgroup) because " + l.roles.not_applied});
+  if (!l.turns.not_applied.empty())
+    notes.push_back({true, "pingpong is not applied to kernel '" + l.graph.kernel_name + "' (its consumer warpgroups issue "
+                           "their products without taking turns) because " + l.turns.not_applied});
   if (!l.cluster.not_applied.empty())
     notes.push_back({true, "kernel '" + l.graph.kernel_name + "' runs in clusters of " + std::to_string(l.cluster.x) + " x " +
                                std::to_string(l.cluster.y) + " programs (Config::cluster) but multicasts no load because " +

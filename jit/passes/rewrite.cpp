@@ -17,6 +17,7 @@ Rewriter::Rewriter(const ir::Graph& src) : src_(src), map_(src.size(), ir::kNoNo
   dst_.min_programs_per_sm = src.min_programs_per_sm;
   dst_.warp_specialize = src.warp_specialize;
   dst_.overlap_products = src.overlap_products;
+  dst_.pingpong = src.pingpong;
   dst_.cluster_x = src.cluster_x;
   dst_.cluster_y = src.cluster_y;
 }

@@ -1,6 +1,6 @@
 // The schedule as IR ops: where each pipelined loop's TMA loads are issued, awaited and refilled, where each
-// tensor-core product is waited for, where every thread meets to free a stage, and where shared-memory bytes
-// pass from one tile to another. The plans decide these (loop_pipeline.cpp, smem_liveness.cpp); this step
+// tensor-core product is waited for, where every thread meets to free a stage, where the consumer warpgroups take
+// and pass their turns at the tensor cores, and where shared-memory bytes pass from one tile to another. The plans decide these (loop_pipeline.cpp, smem_liveness.cpp); this step
 // writes their decisions into the graph, where TILEJIT_DUMP=ir shows them and the emitter prints each op.
 #include <algorithm>
 #include <unordered_map>
@@ -8,6 +8,7 @@
 
 #include "tilejit/error.h"
 #include "tilejit/passes/lowering.h"
+#include "passes/scratch_use.h"
 #include "tilejit/passes/schedule_ops.h"
 
 namespace tilejit::passes {
@@ -133,6 +134,51 @@ void place_waits(ir::Graph& g, const GraphInfo& info, const PipelinedLoop& p, ui
     check_internal(!o.previous && is_carried(o.registers), "insert_schedule_ops: a product of a pipelined loop is never awaited");
 }
 
+/// Whether statement `x` of pipelined loop `p` may stand between two products of one turn (WarpgroupTurns): it
+/// involves no thread of another warpgroup and waits for none of the turn's own products (`issued`).
+bool fits_in_turn(const Lowered& l, const PipelinedLoop& p, NodeId x, const std::vector<NodeId>& issued) {
+  const ir::Graph& g = l.graph;
+  const Op op = g.node(x).op;
+  // A load of the ring reads a stage the loop's wait already covers.
+  if (std::find(p.loads.begin(), p.loads.end(), x) != p.loads.end()) return true;
+  if (op == Op::WgmmaWait) {
+    const ScheduleAttrs w = ir::attrs<ScheduleAttrs>(g, x);
+    return std::none_of(w.dots.begin(), w.dots.end(),
+                        [&](NodeId d) { return std::find(issued.begin(), issued.end(), d) != issued.end(); });
+  }
+  // Arithmetic in each thread's registers, values that stay in their registers (a broadcast, a reshape that
+  // keeps them), and the wait for a stage's loads (the producer, which fills it, takes no turns). Anything else
+  // ends the turn: it might need the other warpgroups (a reduction or a layout change through the scratch
+  // arena, a barrier of the consumers).
+  if (ir::is_elementwise(op) || op == Op::Const || op == Op::PipeWait) return true;
+  return ir::category_of(op) == ir::OpCategory::movement && !stages_through_scratch(l, x);
+}
+
+/// The turns of loop `f`'s products: each group of products issued one after another (nothing between them but
+/// what fits_in_turn allows) is preceded by its warpgroup's wait for the turn and followed by the pass to the next.
+void place_turns(Lowered& l, const PipelinedLoop& p, NodeId f, uint32_t body) {
+  ir::Graph& g = l.graph;
+  const std::vector<NodeId> nodes = g.region(body).nodes;  // a copy: the turn ops go into the region
+  std::vector<NodeId> issued;  // the products of the open turn
+  NodeId first = ir::kNoNode;
+  const auto close = [&] {
+    put(g, Op::TurnWait, {.node = f}, first, false);
+    put(g, Op::TurnPass, {.node = f}, issued.back(), true);
+    issued.clear();
+  };
+  for (NodeId x : nodes) {
+    if (std::find(p.dots.begin(), p.dots.end(), x) != p.dots.end()) {
+      if (issued.empty()) first = x;
+      issued.push_back(x);
+    } else if (!issued.empty() && !fits_in_turn(l, p, x, issued)) {
+      close();
+    }
+  }
+  check_internal(issued.empty(), "insert_schedule_ops: a turn open at the end of a loop body");
+  for (NodeId d : p.dots)
+    check_internal(g.node(d).region == body, "insert_schedule_ops: a product of a loop with turns lies in a nested region");
+}
+
 /// The ops of a block outside loop `f` that reads one of its ring's positions (PipelinedLoop::first or last, the
 /// if `branch`): as an iteration of the loop, it takes the next position, waits for its stage, frees the
 /// previous one after its product (a barrier and a refill, or with warp roles each warp's release) and moves on.
@@ -197,8 +243,11 @@ void insert_schedule_ops(Lowered& l) {
   for (NodeId f : in_order(l.pipe.loops)) {
     const PipelinedLoop& p = l.pipe.loops.at(f);
     pipeline_ops(g, l.info, l.pipe, f, p, l.roles.serves(f));
+    if (std::find(l.turns.loops.begin(), l.turns.loops.end(), f) != l.turns.loops.end()) place_turns(l, p, f, ir::loop_body(g, f));
     ring_dots.insert(p.dots.begin(), p.dots.end());
   }
+  // The first consumer warpgroup's first turn, in the consumers' code (after the producer's split).
+  if (l.turns.on()) put(g, Op::TurnStart, {.node = l.turns.loops.front()}, g.region(0).nodes.front(), false);
   if (l.roles.on())
     put(g, Op::WarpProducer, {.node = l.roles.loop, .stages = l.pipe.loops.at(l.roles.loop).stages}, g.region(0).nodes.front(), false);
   // Every other product is waited for where it is issued.

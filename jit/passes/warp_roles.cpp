@@ -61,8 +61,9 @@ WarpRoles plan_warp_roles(const ir::Graph& g, const GraphInfo& info, const Value
   WarpRoles roles;
   roles.consumer_threads = g.num_warps * 32;
   if (g.warp_specialize == WarpSpecialize::off) return roles;
-  // Asked for: a refusal is a performance note. Left to tilejit: roles where they clearly pay (below), silently.
-  const bool asked = g.warp_specialize == WarpSpecialize::on;
+  // Asked for (or implied by Config::pingpong, whose turns need them): a refusal is a performance note. Left to
+  // tilejit: roles where they clearly pay (below), silently.
+  const bool asked = g.warp_specialize == WarpSpecialize::on || g.pingpong == Pingpong::on;
   const auto refuse = [&](std::string why) {
     if (asked) roles.not_applied = std::move(why);
     return roles;

@@ -896,6 +896,7 @@ std::string Program::cpp() const {
   }
   if (config.warp_specialized()) s += ".warp_specialize()";
   if (config.product_overlap() == tilejit::OverlapProducts::on) s += ".overlap_products()";
+  if (config.warpgroup_pingpong() == tilejit::Pingpong::on) s += ".pingpong()";
   if (config.cluster_size() > 1) s += ".cluster(" + std::to_string(config.cluster_x()) + ", " + std::to_string(config.cluster_y()) + ")";
   for (const TensorSpec& t : tensors) {
     std::vector<int64_t> sz(t.sizes.begin(), t.sizes.begin() + t.rank), st(t.strides.begin(), t.strides.begin() + t.rank);

@@ -3,8 +3,8 @@
 // interpreter: the tutorial GEMM at 2-5 stages and K-step counts of every residue, one and two consumer
 // warpgroups, fp8 and tf32 operands (the threads' K-major copies synchronise the consumers alone), SwiGLU's two
 // products, an accumulator scaled in place, a block-scaled GEMM, attention's loop with two products, a persistent
-// GEMM (the producer runs the tile loop too), tile schedules read from memory, and kernels the roles do not apply
-// to (they run without them).
+// GEMM (the producer runs the tile loop too), tile schedules read from memory, consumer warpgroups taking turns
+// (pingpong) in attention, and kernels the roles do not apply to (they run without them).
 #include <doctest/doctest.h>
 
 #include <array>
@@ -253,6 +253,37 @@ TEST_CASE("gpu: causal attention forward and backward (two loops sharing one rin
         t.run_dkdv(cfg(kv_bm, kv_bn));
         t.run_dq(cfg(bm, bn));
       }
+    }
+}
+
+TEST_CASE("gpu: consumer warpgroups taking turns at the tensor cores (pingpong) in attention match the interpreter") {
+  // The overlapped loop (S and the previous block's P V in one turn) and the loop as written (a turn per product),
+  // on two and four consumer warpgroups; sequences of one block (no iteration takes a turn: the first turn stays
+  // given), two blocks and more. Then sample 12's causal kernel, whose two loops take turns in one order.
+  struct Case {
+    int64_t bm, bn, d;
+    int warps, stages;
+  };
+  for (const Case& c : {Case{128, 128, 64, 8, 2}, Case{128, 64, 128, 8, 3}, Case{256, 32, 64, 16, 2}})
+    for (int64_t blocks : {1, 2, 5})
+      for (bool overlap : {true, false}) {
+        const int64_t S = blocks * c.bm;
+        SUBCASE(("S " + std::to_string(S) + " D " + std::to_string(c.d) + ", BM " + std::to_string(c.bm) + " BN " +
+                 std::to_string(c.bn) + ", " + std::to_string(c.warps) + " consumer warps, " + std::to_string(c.stages) +
+                 " stages" + (overlap ? ", overlap_products" : "")).c_str()) {
+          run_attention(2, S, c.d,
+                        Config{{"BM", c.bm}, {"BN", c.bn}, {"D", c.d}}.num_warps(c.warps).num_stages(c.stages).overlap_products(overlap).pingpong(),
+                        271);
+        }
+      }
+  auto forward = tilejit::samples::attention_forward_kernel();
+  for (int64_t S : {40, 256, 200})
+    SUBCASE(("causal, S " + std::to_string(S) + " D 128, BM 128 BN 128, 8 consumer warps, 2 stages").c_str()) {
+      AttentionBackwardTensors t(2, S, 128, 273);
+      Twin<f32, 2> lse_out({2, S});
+      lse_out.fill_byte(0);
+      run_both(forward, t.grid(128), Config{{"BM", 128}, {"BN", 128}, {"D", 128}, {"CAUSAL", 1}}.num_warps(8).num_stages(2).pingpong(),
+               2e-2, t.q, t.k, t.v, t.g1, lse_out, t.scale);
     }
 }
 

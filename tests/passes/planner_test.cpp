@@ -531,6 +531,11 @@ TEST_CASE("warp_specialize: a configuration field, set by name as the tuner and 
   CHECK(Config(plain).set_field("overlap_products", 1).product_overlap() == tilejit::OverlapProducts::on);
   CHECK(plain.product_overlap() == tilejit::OverlapProducts::automatic);
   CHECK(Config(plain).overlap_products(false).str() == "BM=128, num_warps=8, num_stages=3, overlap_products=0");
+  CHECK(Config::is_field("pingpong"));
+  CHECK_THROWS_WITH_AS(Config(plain).set_field("pingpong", 2), doctest::Contains("pingpong is 0 or 1"), tilejit::UserError);
+  CHECK(Config(plain).set_field("pingpong", 1).warpgroup_pingpong() == tilejit::Pingpong::on);
+  CHECK(plain.warpgroup_pingpong() == tilejit::Pingpong::automatic);
+  CHECK(Config(plain).pingpong().str() == "BM=128, num_warps=8, num_stages=3, pingpong");
   Config off = plain;
   off.warp_specialize(false);
   CHECK(!(off == plain));

@@ -2,7 +2,7 @@
 // (a GEMM K loop with its products in flight, a persistent GEMM's ring that carries over between runs,
 // attention's two products each awaited before its first use, a decayed accumulator updated in place and
 // carried, SwiGLU's two products in flight together, warp roles (a producer warpgroup, in a tiled and a
-// persistent GEMM, and refused), a
+// persistent GEMM, and refused), consumer warpgroups taking turns at the tensor cores (pingpong), a
 // bias load issued before the K loop, a dot outside any loop),
 // that the ops name the right nodes, that the printed graph shows them by name, and that the verifier
 // refuses malformed ones.
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "../../samples/sample_kernels.h"
+#include "../../jit/passes/scratch_use.h"
 #include "../codegen/emit_kernels.h"
 #include "tilejit/error.h"
 #include "tilejit/ir/ir.h"
@@ -307,6 +308,92 @@ TEST_CASE("schedule ops: attention's products are each awaited before their firs
   CHECK(ir::attrs<ir::ScheduleAttrs>(g, barriers[0]).reason == ir::BarrierReason::stage_free);
   // Nothing stays in flight past the loop.
   CHECK(around(g, f, 0, 1).back() != "wgmma.wait");
+}
+
+TEST_CASE("schedule ops: consumer warpgroups take turns issuing attention's products (pingpong)") {
+  const tilejit::testing::EmitCase* c = tilejit::testing::find_emit_case("attention_pingpong");
+  REQUIRE(c != nullptr);
+  const auto lower_with = [&](const tilejit::Config& config) { return passes::lower(*c->trace_with(config), c->options); };
+  const tilejit::Config base = tilejit::Config{{"BM", 128}, {"BN", 128}, {"D", 64}}.num_warps(8).num_stages(2);
+  const auto turn_ops = [](const ir::Graph& g) {
+    return std::vector<size_t>{all(g, Op::TurnStart).size(), all(g, Op::TurnWait).size(), all(g, Op::TurnPass).size()};
+  };
+  SUBCASE("the rotated loop: S and the previous block's P V issued in one turn; roles implied") {
+    const passes::Lowered l = lowered("attention_pingpong");
+    const ir::Graph& g = l.graph;
+    const NodeId f = only_loop(l);
+    REQUIRE(l.roles.on());  // pingpong() asks for the producer warpgroup the turns need
+    REQUIRE(l.turns.on());
+    CHECK(l.turns.warpgroups == 2);
+    CHECK(l.turns.loops == std::vector<NodeId>{f});
+    CHECK(l.turns.not_applied.empty());
+    // The producer splits off first; the consumers' first op gives warpgroup 0 its first turn.
+    CHECK(g.node(g.region(0).nodes[0]).op == Op::WarpProducer);
+    CHECK(g.node(g.region(0).nodes[1]).op == Op::TurnStart);
+    CHECK(turn_ops(g) == std::vector<size_t>{1, 1, 1});
+    const auto seq = sequence(g, body(g, f));
+    const std::vector<std::string> want{"pipe.stage", "pipe.wait",  "tma.load", "turn.wait",    "dot",        "tma.load",
+                                        "dot",        "turn.pass", "pipe.release", "wgmma.wait", "wgmma.wait", "pipe.advance",
+                                        "yield"};
+    CHECK(seq == want);
+    // Between the turn's two products only the accumulator's rescaling in registers (alpha reshaped to a column
+    // and broadcast, kept in its registers) and V's load from the ring.
+    const auto& nodes = g.region(body(g, f)).nodes;
+    const auto wait = std::find(nodes.begin(), nodes.end(), all(g, Op::TurnWait)[0]);
+    const auto pass = std::find(nodes.begin(), nodes.end(), all(g, Op::TurnPass)[0]);
+    for (auto it = wait + 2; it < pass - 1; ++it) {
+      const Op op = g.node(*it).op;
+      CHECK((ir::is_elementwise(op) || op == Op::Broadcast || op == Op::Reshape || op == Op::DescLoad));
+      CHECK_FALSE(passes::stages_through_scratch(l, *it));
+    }
+    CHECK(contains(ir::print(g), "turn.wait {loop=%" + std::to_string(f) + "}"));
+    CHECK(contains(passes::describe(l), "warpgroup turns: the 2 consumer warpgroups issue the products of loop %" + std::to_string(f)));
+  }
+  SUBCASE("the loop as written: S and P V in turns of their own (the softmax between them needs S)") {
+    const passes::Lowered l = lower_with(tilejit::Config(base).overlap_products(false).pingpong());
+    REQUIRE(l.turns.on());
+    const NodeId f = only_loop(l);
+    CHECK(turn_ops(l.graph) == std::vector<size_t>{1, 2, 2});
+    const auto seq = sequence(l.graph, body(l.graph, f));
+    const std::vector<std::string> want{"pipe.stage", "pipe.wait", "tma.load",  "turn.wait",    "dot",        "turn.pass",
+                                        "wgmma.wait", "tma.load",  "turn.wait", "dot",          "turn.pass",  "pipe.release",
+                                        "wgmma.wait", "pipe.advance", "yield"};
+    CHECK(seq == want);
+  }
+  SUBCASE("left to tilejit: turns where the loop was rotated and roles are on, silently nowhere else") {
+    const passes::Lowered rotated = lower_with(tilejit::Config(base).warp_specialize());
+    CHECK(rotated.turns.on());
+    CHECK(turn_ops(rotated.graph) == std::vector<size_t>{1, 1, 1});
+    for (const tilejit::Config& c : {tilejit::Config(base).warp_specialize().overlap_products(false), base}) {
+      const passes::Lowered l = lower_with(c);
+      CHECK_FALSE(l.turns.on());
+      CHECK(l.turns.not_applied.empty());
+      CHECK(turn_ops(l.graph) == std::vector<size_t>{0, 0, 0});
+    }
+  }
+  SUBCASE("refused, with the reason; or not asked") {
+    const auto refused = [&](const passes::Lowered& l, const std::string& why) {
+      CHECK_FALSE(l.turns.on());
+      CHECK(contains(l.turns.not_applied, why));
+      CHECK(turn_ops(l.graph) == std::vector<size_t>{0, 0, 0});
+      const auto notes = passes::performance_notes(l);
+      CHECK(std::any_of(notes.begin(), notes.end(), [&](const auto& n) {
+        return n.warning && contains(n.text, "pingpong is not applied") && contains(n.text, why);
+      }));
+    };
+    refused(lower_with(tilejit::Config{{"BM", 64}, {"BN", 64}, {"D", 64}}.num_warps(4).num_stages(2).pingpong()),
+            "num_warps=4 makes one consumer warpgroup");
+    refused(lower_with(tilejit::Config(base).warp_specialize(false).pingpong()), "no producer warpgroup");
+    const tilejit::testing::EmitCase* gemm = tilejit::testing::find_emit_case("gemm_warp_roles");
+    REQUIRE(gemm != nullptr);
+    refused(passes::lower(*gemm->trace_with(tilejit::Config(gemm->config).pingpong()), gemm->options),
+            "issues one product per iteration");
+    const passes::Lowered off = lower_with(tilejit::Config(base).overlap_products().warp_specialize().pingpong(false));
+    CHECK(off.roles.on());
+    CHECK_FALSE(off.turns.on());
+    CHECK(off.turns.not_applied.empty());
+    CHECK(turn_ops(off.graph) == std::vector<size_t>{0, 0, 0});
+  }
 }
 
 TEST_CASE("schedule ops: a product into acc * decay stays in flight; the threads scale the accumulator in place") {

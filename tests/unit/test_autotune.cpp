@@ -432,17 +432,22 @@ TEST_CASE("the decision store: round trip, corrupt and foreign files are misses,
   no_roles.config.warp_specialize(false);
   CHECK(tilejit::decision_to_json(no_roles).find("\"warp_specialize\": 0") != std::string::npos);
   CHECK(tilejit::decision_from_json(tilejit::decision_to_json(no_roles), error) == no_roles);
-  // overlap_products the same way: absent unless set, 1 or 0, read back, part of the configuration's identity.
-  CHECK(tilejit::decision_to_json(d).find("overlap_products") == std::string::npos);
-  for (bool on : {true, false}) {
-    tilejit::Decision overlap = d;
-    overlap.config.overlap_products(on);
-    CHECK(tilejit::decision_to_json(overlap).find(on ? "\"overlap_products\": 1" : "\"overlap_products\": 0") != std::string::npos);
-    CHECK(tilejit::decision_from_json(tilejit::decision_to_json(overlap), error) == overlap);
-    CHECK_FALSE(overlap.config == d.config);
-    CHECK(overlap.config.hash() != d.config.hash());
-    CHECK(overlap.config.str().find(on ? ", overlap_products" : ", overlap_products=0") != std::string::npos);
-    CHECK(tilejit::Config(d.config).set_field("overlap_products", on ? 1 : 0) == overlap.config);
+  // overlap_products and pingpong the same way: absent unless set, 1 or 0, read back, part of the configuration's
+  // identity.
+  for (const std::string field : {"overlap_products", "pingpong"}) {
+    CAPTURE(field);
+    CHECK(tilejit::decision_to_json(d).find(field) == std::string::npos);
+    for (bool on : {true, false}) {
+      tilejit::Decision set = d;
+      if (field == "pingpong") set.config.pingpong(on);
+      else set.config.overlap_products(on);
+      CHECK(tilejit::decision_to_json(set).find("\"" + field + "\": " + (on ? "1" : "0")) != std::string::npos);
+      CHECK(tilejit::decision_from_json(tilejit::decision_to_json(set), error) == set);
+      CHECK_FALSE(set.config == d.config);
+      CHECK(set.config.hash() != d.config.hash());
+      CHECK(set.config.str().find(", " + field + (on ? "" : "=0")) != std::string::npos);
+      CHECK(tilejit::Config(d.config).set_field(field, on ? 1 : 0) == set.config);
+    }
   }
   // Clusters: absent for one program per cluster, both extents when set, read back.
   CHECK(tilejit::decision_to_json(d).find("cluster_x") == std::string::npos);

@@ -20,6 +20,10 @@ enum class WarpSpecialize : uint8_t { automatic = 0, on = 1, off = 2 };
 /// wide), or as the configuration says.
 enum class OverlapProducts : uint8_t { automatic = 0, on = 1, off = 2 };
 
+/// Whether the consumer warpgroups of a warp-specialized loop with several products take turns at the tensor
+/// cores (Config::pingpong): as tilejit decides, or as the configuration says.
+enum class Pingpong : uint8_t { automatic = 0, on = 1, off = 2 };
+
 /// The values a kernel is specialised for. Names are matched against the
 /// kernel's Meta<"NAME"> parameters; order of insertion does not matter.
 /// num_stages is the number of ring buffers of software-pipelined loops; kAutoStages (0, the default)
@@ -66,6 +70,14 @@ class Config {
   /// it where the first product is at least 128 wide (S blocks of 128 keys: +3-33% on an H100) and no
   /// programs_per_sm target is set; `true` does it wherever the loop allows it, `false` never.
   Config& overlap_products(bool on = true);
+  /// The consumer warpgroups of a loop with several products per iteration (attention's S = Q K^T and P V) take
+  /// turns issuing them, in a fixed order, so that one warpgroup's softmax runs while the tensor cores work for
+  /// the other (FlashAttention-3's ping-pong; docs/schedules.md, "Warpgroup turns"). It needs a producer
+  /// warpgroup (`true` adds one where warp_specialize is not set) and two or more consumer warpgroups
+  /// (num_warps 8 or more). Unset, tilejit takes turns where the kernel has a producer warpgroup and the loop was
+  /// rotated by overlap_products (+0-4.5% on an H200); `false` never. Kernels it does not apply to run without
+  /// it and say why (a performance note).
+  Config& pingpong(bool on = true);
   /// Programs launched in clusters of x by y (1 x 1, the default; 2 x 1 or 1 x 2): the two programs of a
   /// cluster run at the same time on neighbouring SMs, and a tile that both load in a pipelined loop (a GEMM's B
   /// tile for two row blocks of the same columns) is read from memory once and written into both programs'
@@ -74,7 +86,8 @@ class Config {
   Config& cluster(int x, int y = 1, std::source_location loc = std::source_location::current());
 
   /// The fields set by name besides block values (TuneSpace, heuristics, saved decisions):
-  /// "num_warps", "num_stages", "programs_per_sm", "warp_specialize", "overlap_products", "cluster_x", "cluster_y".
+  /// "num_warps", "num_stages", "programs_per_sm", "warp_specialize", "overlap_products", "pingpong", "cluster_x",
+  /// "cluster_y".
   static bool is_field(std::string_view name);
   /// Sets field `name` (is_field) or, for any other name, the block value (set()).
   Config& set_field(std::string_view name, int64_t value, std::source_location loc = std::source_location::current());
@@ -86,6 +99,7 @@ class Config {
   WarpSpecialize warp_specialization() const { return warp_specialize_; }
   bool warp_specialized() const { return warp_specialize_ == WarpSpecialize::on; }
   OverlapProducts product_overlap() const { return overlap_products_; }
+  Pingpong warpgroup_pingpong() const { return pingpong_; }
   int cluster_x() const { return cluster_x_; }
   int cluster_y() const { return cluster_y_; }
   /// Programs per cluster (cluster_x * cluster_y).
@@ -93,8 +107,8 @@ class Config {
   const std::vector<std::pair<std::string, int64_t>>& values() const { return values_; }
 
   /// "BM=64, BN=128, num_warps=4, num_stages=auto" (values sorted by name; ", programs_per_sm=N" and
-  /// ", warp_specialize" or ", warp_specialize=0", ", overlap_products=0" or ", overlap_products" when set,
-  /// ", cluster=2x1" for clusters).
+  /// ", warp_specialize" or ", warp_specialize=0", ", overlap_products=0" or ", overlap_products", ", pingpong"
+  /// or ", pingpong=0" when set, ", cluster=2x1" for clusters).
   std::string str() const;
   uint64_t hash() const;
   bool operator==(const Config& o) const = default;
@@ -106,6 +120,7 @@ class Config {
   int programs_per_sm_ = 0;
   WarpSpecialize warp_specialize_ = WarpSpecialize::automatic;
   OverlapProducts overlap_products_ = OverlapProducts::automatic;
+  Pingpong pingpong_ = Pingpong::automatic;
   int cluster_x_ = 1, cluster_y_ = 1;
 };
 

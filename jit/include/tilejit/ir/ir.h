@@ -160,6 +160,11 @@
 //   CtaBarrier        i: [reason]   every thread of the program meets here (BarrierReason)
 //   ReuseFence        i: [at]       before the first use of buffers that take bytes earlier tiles held
 //                                   (SmemPlan::reuse_fences[at]): every thread and TMA store is done with them
+//   TurnStart         i: [loop]     in the consumers' code before loop `loop` (passes::WarpgroupTurns): the first
+//                                   consumer warpgroup takes the first turn at the tensor cores
+//   TurnWait          i: [loop]     in the body of `loop`, before a group of products: this warpgroup waits
+//                                   for its turn (the previous warpgroup in turn order has issued its group)
+//   TurnPass          i: [loop]     after the group's last product is issued: the next warpgroup's turn
 //   WarpProducer      i: [loop, stages]   first in the kernel body (passes::WarpRoles): the producer
 //                                   warpgroup splits off, issues every TMA load of pipelined loop `loop`
 //                                   (waiting for each stage's "empty" barrier before it refills the stage)
@@ -306,6 +311,7 @@ class Graph {
   int min_programs_per_sm = 0;  ///< occupancy target of __launch_bounds__ (0: none)
   WarpSpecialize warp_specialize = WarpSpecialize::automatic;  ///< Config::warp_specialize (passes::WarpRoles)
   OverlapProducts overlap_products = OverlapProducts::automatic;  ///< Config::overlap_products (passes::overlap_products)
+  Pingpong pingpong = Pingpong::automatic;  ///< Config::pingpong (passes::WarpgroupTurns)
   int cluster_x = 1, cluster_y = 1;  ///< Config::cluster: programs per cluster along x and y (passes::ClusterPlan)
 
   /// Structural hash: equal for graphs built by the same sequence of operations,

@@ -26,6 +26,9 @@ std::string describe_loop_pipeline(const Lowered& l);
 /// The warp roles (WarpRoles): threads, registers and barriers of the producer and the consumers, or why
 /// warp_specialize was not applied. Empty when the configuration does not ask for roles.
 std::string describe_warp_roles(const Lowered& l);
+/// The consumer warpgroups' turns (WarpgroupTurns): the loops, the warpgroups and their named barriers, or why
+/// pingpong was not applied. Empty when the warpgroups take no turns and none were asked for.
+std::string describe_turns(const Lowered& l);
 /// The cluster (ClusterPlan): its shape, the loads that may be multicast with their issuing program and the
 /// values the programs compare, or why none may be. Empty when the kernel is not clustered.
 std::string describe_cluster(const Lowered& l);

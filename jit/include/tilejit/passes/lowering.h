@@ -26,6 +26,7 @@
 #include "tilejit/passes/tma_plan.h"
 #include "tilejit/passes/value_layouts.h"
 #include "tilejit/passes/warp_roles.h"
+#include "tilejit/passes/warpgroup_turns.h"
 #include "tilejit/ir/ir.h"
 
 namespace tilejit::passes {
@@ -41,6 +42,7 @@ struct Lowered {
   LoopPipelinePlan pipe;
   ValueLayouts layout;
   WarpRoles roles;
+  WarpgroupTurns turns;
   ClusterPlan cluster;
   SmemPlan smem;
   ArgumentPlan args;
