@@ -17,7 +17,7 @@ void check_grid(const std::string& kernel, dim3 grid, const std::string& file, u
       throw UserError(std::string(names[a]) + " of kernel '" + kernel + "' is too large", std::to_string(dims[a]),
                       std::to_string(limits[a]), file, line);
   }
-  if (grid.x % static_cast<uint32_t>(cluster_x) != 0 || grid.y % static_cast<uint32_t>(cluster_y) != 0)
+  if (!grid.whole_clusters(cluster_x, cluster_y))
     throw UserError("the grid of kernel '" + kernel + "' must be whole clusters: its configuration runs clusters of " +
                         std::to_string(cluster_x) + " x " + std::to_string(cluster_y) + " programs (Config::cluster)",
                     "grid (" + std::to_string(grid.x) + ", " + std::to_string(grid.y) + ", " + std::to_string(grid.z) + ")",

@@ -248,7 +248,7 @@ const Candidate* time_candidates(const KernelBase& kernel, const std::string& na
   for (Candidate* c : usable) {
     try {
       const dim3 g = grid(c->config, targs);
-      if (g.x % static_cast<uint32_t>(c->config.cluster_x()) != 0 || g.y % static_cast<uint32_t>(c->config.cluster_y()) != 0) {
+      if (!g.whole_clusters(c->config.cluster_x(), c->config.cluster_y())) {
         // A clustered configuration of a tuning space meant for other shapes too (TuneSpace::matmul): not run, and
         // not a warning.
         c->problem = fmt::format("its grid ({}, {}, {}) is not whole clusters of {} x {} programs", g.x, g.y, g.z,

@@ -240,8 +240,7 @@ std::string describe_register_layouts(const Lowered& l) {
 
 std::string describe(const Lowered& l) {
   return describe_descriptors(l) + describe_mma(l) + describe_loop_pipeline(l) + describe_warp_roles(l) + describe_turns(l) +
-         describe_cluster(l) +
-         describe_shared_memory(l) +
+         describe_cluster(l) + describe_shared_memory(l) +
          describe_register_layouts(l);
 }
 

@@ -73,8 +73,8 @@ std::string stage_plan(const Lowered& l) {
                     : l.pipe.loops.empty()
                         ? std::string("stages: auto (no pipelined loop)\n")
                         : "stages: " + stages + " (chosen: the first of " + choices + " whose buffers fit)\n";
-  return out + or_none(describe_loop_pipeline(l), "software pipeline") + describe_warp_roles(l) + describe_turns(l) + describe_cluster(l) +
-         describe_shared_memory(l);
+  return out + or_none(describe_loop_pipeline(l), "software pipeline") + describe_warp_roles(l) + describe_turns(l) +
+         describe_cluster(l) + describe_shared_memory(l);
 }
 
 // The table. Rewriting steps come first: the plans are keyed by the node ids of the graph they leave. The
@@ -113,8 +113,8 @@ constexpr LoweringStep kSteps[] = {
     {"analyze_axes", "contiguity, divisibility and constancy of integer values (vector widths)", false,
      [](Lowered& l, const Options&) { l.axes = analyze_axes(l.graph, l.info, l.spec); }, describe_axes},
     {"plan_stages",
-     "software-pipelines the K loops, decides the warp roles, the warpgroups' turns and the loads a cluster multicasts, and places every "
-     "shared-memory buffer (the stage count that fits)",
+     "software-pipelines the K loops, decides the warp roles, the warpgroups' turns and the loads a cluster "
+     "multicasts, and places every shared-memory buffer (the stage count that fits)",
      false, [](Lowered& l, const Options&) { plan_stages(l); }, stage_plan},
     {"check_register_budget", "refuses a value that needs more registers per thread than kMaxValueRegisters",
      false, [](Lowered& l, const Options&) { check_register_budget(l.graph, l.info, l.layout, l.smem); },

@@ -1,7 +1,8 @@
 // The schedule as IR ops: where each pipelined loop's TMA loads are issued, awaited and refilled, where each
 // tensor-core product is waited for, where every thread meets to free a stage, where the consumer warpgroups take
-// and pass their turns at the tensor cores, and where shared-memory bytes pass from one tile to another. The plans decide these (loop_pipeline.cpp, smem_liveness.cpp); this step
-// writes their decisions into the graph, where TILEJIT_DUMP=ir shows them and the emitter prints each op.
+// and pass their turns at the tensor cores, and where shared-memory bytes pass from one tile to another. The
+// plans decide these (loop_pipeline.cpp, warpgroup_turns.cpp, smem_liveness.cpp); this step writes their
+// decisions into the graph, where TILEJIT_DUMP=ir shows them and the emitter prints each op.
 #include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
@@ -243,7 +244,8 @@ void insert_schedule_ops(Lowered& l) {
   for (NodeId f : in_order(l.pipe.loops)) {
     const PipelinedLoop& p = l.pipe.loops.at(f);
     pipeline_ops(g, l.info, l.pipe, f, p, l.roles.serves(f));
-    if (std::find(l.turns.loops.begin(), l.turns.loops.end(), f) != l.turns.loops.end()) place_turns(l, p, f, ir::loop_body(g, f));
+    if (std::find(l.turns.loops.begin(), l.turns.loops.end(), f) != l.turns.loops.end())
+      place_turns(l, p, f, ir::loop_body(g, f));
     ring_dots.insert(p.dots.begin(), p.dots.end());
   }
   // The first consumer warpgroup's first turn, in the consumers' code (after the producer's split).

@@ -19,6 +19,11 @@ struct dim3 {
   constexpr dim3() = default;
   constexpr dim3(uint32_t x_, uint32_t y_ = 1, uint32_t z_ = 1) : x(x_), y(y_), z(z_) {}
   constexpr uint64_t count() const { return uint64_t{x} * y * z; }
+  /// Whether the grid is made of whole clusters of cluster_x by cluster_y programs (Config::cluster): x and y
+  /// multiples of the cluster's extents.
+  constexpr bool whole_clusters(int cluster_x, int cluster_y) const {
+    return x % static_cast<uint32_t>(cluster_x) == 0 && y % static_cast<uint32_t>(cluster_y) == 0;
+  }
 };
 
 /// Throws UserError unless every dimension of `grid` is at least 1 and within the limits of
