@@ -114,16 +114,11 @@ bool Config::is_field(std::string_view name) {
 
 Config& Config::set_field(std::string_view name, int64_t value, std::source_location loc) {
   if (!is_field(name)) return set(name, value, loc);
-  if (name == "warp_specialize") {
-    if (value != 0 && value != 1) throw UserError("warp_specialize is 0 or 1", std::to_string(value), "0, 1", loc);
-    return warp_specialize(value == 1);
-  }
-  if (name == "overlap_products") {
-    if (value != 0 && value != 1) throw UserError("overlap_products is 0 or 1", std::to_string(value), "0, 1", loc);
-    return overlap_products(value == 1);
-  }
-  if (name == "pingpong") {
-    if (value != 0 && value != 1) throw UserError("pingpong is 0 or 1", std::to_string(value), "0, 1", loc);
+  // The on/off fields (left to tilejit until set): 0 or 1.
+  if (name == "warp_specialize" || name == "overlap_products" || name == "pingpong") {
+    if (value != 0 && value != 1) throw UserError(std::string(name) + " is 0 or 1", std::to_string(value), "0, 1", loc);
+    if (name == "warp_specialize") return warp_specialize(value == 1);
+    if (name == "overlap_products") return overlap_products(value == 1);
     return pingpong(value == 1);
   }
   if (value < INT_MIN || value > INT_MAX)

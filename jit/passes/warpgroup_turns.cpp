@@ -5,10 +5,9 @@
 
 namespace tilejit::passes {
 
-namespace {
-/// Named barriers 0-15 exist; 0 and 1 are taken (WarpgroupTurns::first_barrier).
-constexpr int kMaxWarpgroups = 16 - WarpgroupTurns::first_barrier;
-}  // namespace
+// Named barriers 0-15 exist and 0 and 1 are taken: the 8 consumer warpgroups of num_warps 32 (its largest value)
+// fit, so no kernel can have more warpgroups than barriers.
+static_assert(32 / 4 <= 16 - WarpgroupTurns::first_barrier, "a named barrier per consumer warpgroup");
 
 WarpgroupTurns plan_warpgroup_turns(const ir::Graph& g, const MmaPlan& mma, const LoopPipelinePlan& pipe,
                                     const WarpRoles& roles) {
@@ -28,9 +27,6 @@ WarpgroupTurns plan_warpgroup_turns(const ir::Graph& g, const MmaPlan& mma, cons
   if (warpgroups < 2)
     return refuse("num_warps=" + std::to_string(g.num_warps) +
                   " makes one consumer warpgroup; turns need two or more (num_warps 8 or more)");
-  if (warpgroups > kMaxWarpgroups)
-    return refuse("num_warps=" + std::to_string(g.num_warps) + " makes " + std::to_string(warpgroups) +
-                  " consumer warpgroups, more than the " + std::to_string(kMaxWarpgroups) + " named barriers left");
   bool rotated = false;
   for (NodeId f : roles.loops) {
     const PipelinedLoop& p = pipe.loops.at(f);
