@@ -107,18 +107,25 @@ Config& Config::cluster(int x, int y, std::source_location loc) {
   return *this;
 }
 
+Config& Config::fp_contract(bool on) {
+  fp_contract_ = on;
+  return *this;
+}
+
 bool Config::is_field(std::string_view name) {
   return name == "num_warps" || name == "num_stages" || name == "programs_per_sm" || name == "warp_specialize" ||
-         name == "overlap_products" || name == "pingpong" || name == "cluster_x" || name == "cluster_y";
+         name == "overlap_products" || name == "pingpong" || name == "cluster_x" || name == "cluster_y" ||
+         name == "fp_contract";
 }
 
 Config& Config::set_field(std::string_view name, int64_t value, std::source_location loc) {
   if (!is_field(name)) return set(name, value, loc);
   // The on/off fields (left to tilejit until set): 0 or 1.
-  if (name == "warp_specialize" || name == "overlap_products" || name == "pingpong") {
+  if (name == "warp_specialize" || name == "overlap_products" || name == "pingpong" || name == "fp_contract") {
     if (value != 0 && value != 1) throw UserError(std::string(name) + " is 0 or 1", std::to_string(value), "0, 1", loc);
     if (name == "warp_specialize") return warp_specialize(value == 1);
     if (name == "overlap_products") return overlap_products(value == 1);
+    if (name == "fp_contract") return fp_contract(value == 1);
     return pingpong(value == 1);
   }
   if (value < INT_MIN || value > INT_MAX)
@@ -143,6 +150,7 @@ std::string Config::str() const {
     s += overlap_products_ == OverlapProducts::on ? ", overlap_products" : ", overlap_products=0";
   if (pingpong_ != Pingpong::automatic) s += pingpong_ == Pingpong::on ? ", pingpong" : ", pingpong=0";
   if (cluster_size() > 1) s += ", cluster=" + std::to_string(cluster_x_) + "x" + std::to_string(cluster_y_);
+  if (!fp_contract_) s += ", fp_contract=0";
   return s;
 }
 
@@ -162,6 +170,7 @@ uint64_t Config::hash() const {
   if (overlap_products_ != OverlapProducts::automatic) mix(0x4f50 + static_cast<uint64_t>(overlap_products_));
   if (pingpong_ != Pingpong::automatic) mix(0x5050 + static_cast<uint64_t>(pingpong_));
   if (cluster_size() > 1) mix(0x434c00 + static_cast<uint64_t>(cluster_x_ * 16 + cluster_y_));
+  if (!fp_contract_) mix(0x4643);
   return h;
 }
 

@@ -2,6 +2,7 @@
 #include "tilejit/kernel_base.h"
 
 #include "tilejit/error.h"
+#include "tilejit/passes/rewrites.h"
 
 namespace tilejit {
 
@@ -106,8 +107,15 @@ std::shared_ptr<const ir::Graph> KernelBase::graph(const Config& config) const {
   g->pingpong = config.warpgroup_pingpong();
   g->cluster_x = config.cluster_x();
   g->cluster_y = config.cluster_y();
+  g->fp_contract = config.fp_contract();
   tracer_(*g, config);
   ir::verify(*g);
+  // Contraction changes the results (one rounding less), so it is part of what the kernel means: the
+  // interpreter and the lowering both start from the contracted graph.
+  if (g->fp_contract) {
+    *g = passes::contract_fma(*g);
+    ir::verify(*g);
+  }
   std::lock_guard lock(mutex_);
   auto& bucket = graphs_[key];
   for (const auto& [c, existing] : bucket)

@@ -53,7 +53,8 @@ constexpr auto kStaleTempAge = std::chrono::hours(1);
 // The configuration fields that are not named values.
 constexpr std::string_view kWarps = "num_warps", kStages = "num_stages", kProgramsPerSm = "programs_per_sm",
                            kWarpSpecialize = "warp_specialize", kOverlapProducts = "overlap_products",
-                           kPingpong = "pingpong", kClusterX = "cluster_x", kClusterY = "cluster_y";
+                           kPingpong = "pingpong", kClusterX = "cluster_x", kClusterY = "cluster_y",
+                           kFpContract = "fp_contract";
 
 Json config_json(const Config& c) {
   Json o = Json::object();
@@ -66,6 +67,7 @@ Json config_json(const Config& c) {
   if (c.product_overlap() != OverlapProducts::automatic)
     o[std::string(kOverlapProducts)] = c.product_overlap() == OverlapProducts::on ? 1 : 0;
   if (c.warpgroup_pingpong() != Pingpong::automatic) o[std::string(kPingpong)] = c.warpgroup_pingpong() == Pingpong::on ? 1 : 0;
+  if (!c.fp_contract()) o[std::string(kFpContract)] = 0;  // absent: contracted
   if (c.cluster_size() > 1) {  // absent: one program per cluster
     o[std::string(kClusterX)] = c.cluster_x();
     o[std::string(kClusterY)] = c.cluster_y();
@@ -191,6 +193,9 @@ bool parse_decision_members(const Json& o, Decision& d, std::string& error) {
       } else if (name == kPingpong) {
         if (!in_range(value, what, 0, 1, v, error)) return false;
         c.pingpong(v == 1);
+      } else if (name == kFpContract) {
+        if (!in_range(value, what, 0, 1, v, error)) return false;
+        c.fp_contract(v == 1);
       } else if (name == kClusterX || name == kClusterY) {
         if (!in_range(value, what, 1, 2, v, error)) return false;
         (name == kClusterX ? cluster_x : cluster_y) = static_cast<int>(v);

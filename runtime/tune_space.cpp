@@ -114,7 +114,7 @@ std::vector<Config> Autotuner::candidates(std::span<const KernelArg> args, std::
       throw UserError("autotune: a heuristic of kernel '" + kernel_->name() + "' sets '" + name +
                           "', which is not one of its Meta parameters",
                       name, (names.empty() ? std::string("no Meta parameters") : "Meta names: " + names) +
-                                ", num_warps, num_stages, programs_per_sm, warp_specialize, overlap_products, pingpong, cluster_x, cluster_y",
+                                ", num_warps, num_stages, programs_per_sm, warp_specialize, overlap_products, pingpong, cluster_x, cluster_y, fp_contract",
                       heuristic_locs_[h]);
     }
   }

@@ -250,7 +250,7 @@ std::string binary(Op op, DType t, const std::string& a0, const std::string& b0)
     case Op::Ge: return "(" + a + " >= " + b + ")";
     // The emitter prints the other ops elsewhere.
     TILEJIT_NON_ELEMENTWISE_OPS(TILEJIT_CASE) TILEJIT_UNARY_OPS(TILEJIT_CASE)
-    case Op::Cast: case Op::Where:
+    case Op::Cast: case Op::Where: case Op::Fma:
       break;
   }
   throw InternalError(std::string("binary: unexpected ") + (fp ? "float" : "integer") + " op " +
@@ -289,11 +289,17 @@ std::string unary(Op op, DType t, const std::string& a0) {
     case Op::Erf: if (fp) return fn("erff", "erf"); break;
     // The emitter prints the other ops elsewhere.
     TILEJIT_NON_ELEMENTWISE_OPS(TILEJIT_CASE) TILEJIT_BINARY_OPS(TILEJIT_CASE) TILEJIT_COMPARE_OPS(TILEJIT_CASE)
-    case Op::Cast: case Op::Where:
+    case Op::Cast: case Op::Where: case Op::Fma:
       break;
   }
   throw InternalError(std::string("unary: unexpected ") + (fp ? "float" : "integer") + " op " +
                       std::string(ir::name_of(op)));
+}
+
+std::string fma(DType t, const std::string& a, const std::string& b, const std::string& c) {
+  if (compute_type(t) == DType::f64) return "__fma_rn(" + a + ", " + b + ", " + c + ")";
+  if (compute_type(t) != DType::f32) throw InternalError("fma: not a float type");
+  return from_compute("__fmaf_rn(" + to_compute(a, t) + ", " + to_compute(b, t) + ", " + to_compute(c, t) + ")", t);
 }
 
 std::string argmax_greater(DType t, const std::string& a0, const std::string& b0) {

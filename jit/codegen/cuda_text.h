@@ -30,6 +30,8 @@ std::string from_compute(const std::string& x, ir::DType t);
 /// Elementwise op on register values of type `t` (operand type for comparisons), giving a register value.
 std::string binary(ir::Op op, ir::DType t, const std::string& a, const std::string& b);
 std::string unary(ir::Op op, ir::DType t, const std::string& a);
+/// fma(a, b, c) of float type t: a * b + c rounded once (f16 / bf16 in f32, then to t).
+std::string fma(ir::DType t, const std::string& a, const std::string& b, const std::string& c);
 /// True when `a` is "greater" than `b` for argmax: NaN above everything, so the first NaN wins.
 std::string argmax_greater(ir::DType t, const std::string& a, const std::string& b);
 

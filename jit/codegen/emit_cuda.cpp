@@ -25,8 +25,12 @@ std::string Emitter::header() const {
        (!L_.pipe.stages_chosen ? str(g_.num_stages) : L_.pipe.loops.empty() ? "auto" : "auto (" + str(L_.pipe.stages) + ")") +
        (g_.min_programs_per_sm > 0 ? ", programs_per_sm=" + str(g_.min_programs_per_sm) : std::string()) +
        (g_.warp_specialize == WarpSpecialize::on ? ", warp_specialize" : g_.warp_specialize == WarpSpecialize::off ? ", warp_specialize=0" : "") +
+       (g_.overlap_products == OverlapProducts::on    ? ", overlap_products"
+        : g_.overlap_products == OverlapProducts::off ? ", overlap_products=0"
+                                                      : "") +
        (g_.pingpong == Pingpong::on ? ", pingpong" : g_.pingpong == Pingpong::off ? ", pingpong=0" : "") +
-       (L_.cluster.size() > 1 ? ", cluster=" + str(L_.cluster.x) + "x" + str(L_.cluster.y) : std::string()) + "\n";
+       (L_.cluster.size() > 1 ? ", cluster=" + str(L_.cluster.x) + "x" + str(L_.cluster.y) : std::string()) +
+       (g_.fp_contract ? "" : ", fp_contract=0") + "\n";
   h += "//   threads: " + str(L_.roles.on() ? L_.roles.threads() : threads_) + ", dynamic shared memory: " + str(L_.smem.total_bytes) +
        " bytes, workspace: " + str(L_.args.plan.workspace_bytes_per_program) + " bytes per program\n";
   std::string d = passes::describe(L_);
@@ -288,6 +292,8 @@ void Emitter::emit_elementwise(NodeId id) {
     e = cast(arg(0), g_.node(ops[0]).dtype, n.dtype);
   } else if (n.op == Op::Where) {
     e = "(" + arg(0) + " ? " + arg(1) + " : " + arg(2) + ")";
+  } else if (n.op == Op::Fma) {
+    e = detail::fma(n.dtype, arg(0), arg(1), arg(2));
   } else if (ops.size() == 2) {
     e = detail::binary(n.op, g_.node(ops[0]).dtype, arg(0), arg(1));
   } else if (ops.size() == 1) {

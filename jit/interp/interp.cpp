@@ -353,6 +353,10 @@ class Machine {
         out.reset(n.dtype, n.shape);
         eval_where(val(ops[0]), val(ops[1]), val(ops[2]), out);
         return;
+      case Op::Fma:
+        out.reset(n.dtype, n.shape);
+        eval_fma(val(ops[0]), val(ops[1]), val(ops[2]), out);
+        return;
       case Op::ReduceSum: case Op::ReduceMax: case Op::ReduceMin: case Op::ArgMax:
         out.reset(n.dtype, n.shape);
         eval_reduce(n.op, val(ops[0]), ir::attrs<ir::AxisAttrs>(g_, id).axis, out);

@@ -145,7 +145,7 @@ void eval_binary(Op op, const Block& a, const Block& b, Block& out) {
       return int_map2(a, b, out, [](int64_t x, int64_t y) { return x ^ y; });
     // The interpreter evaluates the other ops elsewhere.
     TILEJIT_NON_ELEMENTWISE_OPS(TILEJIT_CASE) TILEJIT_COMPARE_OPS(TILEJIT_CASE) TILEJIT_UNARY_OPS(TILEJIT_CASE)
-    case Op::Cast: case Op::Where:
+    case Op::Cast: case Op::Where: case Op::Fma:
       break;
   }
   throw InternalError("interpreter: unexpected binary op " + std::string(ir::name_of(op)));
@@ -169,7 +169,7 @@ void compare_typed(Op op, const std::vector<V>& a, const std::vector<V>& b, Bloc
     case Op::Ge: return compare_map(a, b, out, [](V x, V y) { return x >= y; });
     // The interpreter evaluates the other ops elsewhere.
     TILEJIT_NON_ELEMENTWISE_OPS(TILEJIT_CASE) TILEJIT_BINARY_OPS(TILEJIT_CASE) TILEJIT_UNARY_OPS(TILEJIT_CASE)
-    case Op::Cast: case Op::Where:
+    case Op::Cast: case Op::Where: case Op::Fma:
       break;
   }
   throw InternalError("interpreter: unexpected comparison " + std::string(ir::name_of(op)));
@@ -246,7 +246,7 @@ void eval_unary(Op op, const Block& x, Block& out) {
       break;
     // The interpreter evaluates the other ops elsewhere.
     TILEJIT_NON_ELEMENTWISE_OPS(TILEJIT_CASE) TILEJIT_BINARY_OPS(TILEJIT_CASE) TILEJIT_COMPARE_OPS(TILEJIT_CASE)
-    case Op::Cast: case Op::Where:
+    case Op::Cast: case Op::Where: case Op::Fma:
       break;
   }
   throw InternalError(std::string(fp ? "interpreter: unexpected unary op on a float block: "
@@ -283,6 +283,25 @@ void eval_where(const Block& c, const Block& a, const Block& b, Block& out) {
     for (size_t k = 0; k < n; ++k) out.f[k] = c.i[k] ? a.f[k] : b.f[k];
   } else {
     for (size_t k = 0; k < n; ++k) out.i[k] = c.i[k] ? a.i[k] : b.i[k];
+  }
+}
+
+void eval_fma(const Block& a, const Block& b, const Block& c, Block& out) {
+  const size_t n = out.f.size();
+  if (out.dtype == DType::f64) {
+    for (size_t k = 0; k < n; ++k) out.f[k] = std::fma(a.f[k], b.f[k], c.f[k]);
+    return;
+  }
+  // f32, and f16 / bf16 through f32: one rounding to f32 (std::fmaf, as the GPU's fma.rn.f32), then the
+  // storage type's. The operands are exact in f32 (an f32 value, or a narrower one widened).
+  for (size_t k = 0; k < n; ++k) {
+    const float r = std::fmaf(static_cast<float>(a.f[k]), static_cast<float>(b.f[k]), static_cast<float>(c.f[k]));
+    switch (out.dtype) {
+      case DType::f32: out.f[k] = r; break;
+      case DType::bf16: out.f[k] = bf16_value(bf16_bits_of_float(r)); break;
+      case DType::f16: out.f[k] = f16_value(f16_bits_of_float(r)); break;
+      default: throw InternalError("fma: not a float type");
+    }
   }
 }
 

@@ -304,6 +304,8 @@ void eval_compare(ir::Op op, const Block& a, const Block& b, Block& out);
 void eval_unary(ir::Op op, const Block& x, Block& out);
 void eval_cast(const Block& x, Block& out);
 void eval_where(const Block& c, const Block& a, const Block& b, Block& out);
+/// a * b + c rounded once (f16 / bf16: once to f32, then to the storage type).
+void eval_fma(const Block& a, const Block& b, const Block& c, Block& out);
 void eval_broadcast(const Block& x, Block& out);
 void eval_permute(const Block& x, std::span<const int64_t> perm, Block& out);
 /// A reduction of `axis` as [outer, len, inner]: element (o, k, i) is at (o * len + k) * inner + i.

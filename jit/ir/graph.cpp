@@ -71,6 +71,7 @@ std::string_view name_of(OpCategory c) {
     case OpCategory::binary: return "binary";
     case OpCategory::compare: return "compare";
     case OpCategory::select: return "select";
+    case OpCategory::ternary: return "ternary";
     case OpCategory::reduction: return "reduction";
     case OpCategory::product: return "product";
     case OpCategory::memory: return "memory";
@@ -244,6 +245,7 @@ uint64_t Graph::hash() const {
   if (overlap_products != OverlapProducts::automatic) h.add(0x4f50 + static_cast<uint64_t>(overlap_products));
   if (pingpong != Pingpong::automatic) h.add(0x5050 + static_cast<uint64_t>(pingpong));
   if (cluster_x * cluster_y > 1) h.add(0x434c00 + static_cast<uint64_t>(cluster_x * 16 + cluster_y));
+  if (!fp_contract) h.add(0x4643);
   h.add(nodes_.size());
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const Node& n = nodes_[i];

@@ -82,6 +82,13 @@ struct Verifier {
         expect(g.node(g.operand(id, 0)).dtype == DType::i1, id, "where condition must be i1");
         for (int k = 0; k < 3; ++k) expect(g.node(g.operand(id, k)).shape == n.shape, id, "where shapes differ");
         break;
+      case OpCategory::ternary:
+        expect(is_float(n.dtype), id, "fma takes floats");
+        for (int k = 0; k < 3; ++k) {
+          const Node& x = g.node(g.operand(id, k));
+          expect(x.dtype == n.dtype && x.shape == n.shape, id, "fma operand dtypes or shapes differ from the result");
+        }
+        break;
       case OpCategory::movement: {
         const Node& x = g.node(g.operand(id, 0));
         if (n.op == Op::ConvertLayout)

@@ -55,7 +55,7 @@ std::optional<int64_t> fold_binary(Op op, DType t, int64_t a, int64_t b) {
     case Op::Ge: return a >= b;
     // visit folds binary ops and comparisons only.
     TILEJIT_NON_ELEMENTWISE_OPS(TILEJIT_CASE) TILEJIT_UNARY_OPS(TILEJIT_CASE)
-    case Op::Cast: case Op::Where:
+    case Op::Cast: case Op::Where: case Op::Fma:
       break;
   }
   throw InternalError("canonicalize: " + std::string(ir::name_of(op)) + " is not a binary op or a comparison");
@@ -187,7 +187,7 @@ NodeId visit(detail::Rewriter& rw, NodeId old, const GraphInfo& info) {
     TILEJIT_TENSOR_OPS(TILEJIT_CASE) TILEJIT_LEAF_OPS(TILEJIT_CASE) TILEJIT_UNARY_OPS(TILEJIT_CASE)
     TILEJIT_REDUCTION_OPS(TILEJIT_CASE) TILEJIT_MEMORY_OPS(TILEJIT_CASE) TILEJIT_CONTROL_OPS(TILEJIT_CASE)
     TILEJIT_SCHEDULE_OPS(TILEJIT_CASE)
-    case Op::DescStore: case Op::DescPrefetch: case Op::ConvertLayout: case Op::Where: case Op::Dot:
+    case Op::DescStore: case Op::DescPrefetch: case Op::ConvertLayout: case Op::Where: case Op::Fma: case Op::Dot:
       return ir::kNoNode;
   }
   return ir::kNoNode;

@@ -15,7 +15,7 @@ inline bool movable(const ir::Graph& g, ir::NodeId id) {
   switch (ir::category_of(n.op)) {
     case C::tensor: return true;     // the pure tensor ops are the views: ArrayElem, MergeView, MakeView
     case C::control: return false;   // the pure control ops are the results: LoopResult, IfResult
-    case C::leaf: case C::movement: case C::cast: case C::unary: case C::binary: case C::compare: case C::select:
+    case C::leaf: case C::movement: case C::cast: case C::unary: case C::binary: case C::compare: case C::select: case C::ternary:
     case C::reduction: case C::product:
       return n.shape.rank == 0;
     case C::memory: case C::tma: case C::schedule: return false;  // effects

@@ -24,7 +24,7 @@ bool clonable(Op op) {
   using C = ir::OpCategory;
   switch (ir::category_of(op)) {
     case C::tensor: case C::leaf: case C::movement: case C::cast: case C::unary: case C::binary: case C::compare:
-    case C::select:
+    case C::select: case C::ternary:
       return true;
     case C::reduction: return op != Op::ReduceResult;
     case C::product: return false;

@@ -31,6 +31,7 @@ ir::Graph kernel_of(Op op, DType t) {
       v = g.add(op, t, s, {c, a, a});
       break;
     }
+    case ir::OpCategory::ternary: v = g.add(op, t, s, {a, a, a}); break;
     case ir::OpCategory::cast: v = g.add(op, DType::f64, s, {a}); break;
     default: FAIL("not an elementwise op: " << ir::name_of(op));
   }

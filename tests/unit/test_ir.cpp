@@ -368,6 +368,7 @@ TEST_CASE("op_cases.h: each category's list holds exactly the ops ops.def puts i
       {C::reduction, {TILEJIT_REDUCTION_OPS(TILEJIT_ELEMENT)}},   {C::product, {TILEJIT_PRODUCT_OPS(TILEJIT_ELEMENT)}},
       {C::memory, {TILEJIT_MEMORY_OPS(TILEJIT_ELEMENT)}},         {C::tma, {TILEJIT_TMA_OPS(TILEJIT_ELEMENT)}},
       {C::control, {TILEJIT_CONTROL_OPS(TILEJIT_ELEMENT)}},       {C::schedule, {TILEJIT_SCHEDULE_OPS(TILEJIT_ELEMENT)}},
+      {C::ternary, {TILEJIT_TERNARY_OPS(TILEJIT_ELEMENT)}},
   };
 #undef TILEJIT_ELEMENT
   std::set<C> seen;

@@ -84,10 +84,15 @@ class Config {
   /// shared memory (TMA multicast), which the kernel checks at run time (docs/schedules.md, "Clusters"). The
   /// grid's x (y) extent must be a multiple of x (y).
   Config& cluster(int x, int y = 1, std::source_location loc = std::source_location::current());
+  /// Float products and sums contracted into fused multiply-adds: `a * b + c` and `a * b - c` of f32 / f64 blocks
+  /// become one fma, rounded once, where the product has no other use (as nvcc and Triton do by default).
+  /// On by default; the interpreter computes the same fma, so the GPU and the interpreter still agree. `false`
+  /// rounds every product and sum on its own (fma() in a kernel is always one fused operation).
+  Config& fp_contract(bool on);
 
   /// The fields set by name besides block values (TuneSpace, heuristics, saved decisions):
   /// "num_warps", "num_stages", "programs_per_sm", "warp_specialize", "overlap_products", "pingpong", "cluster_x",
-  /// "cluster_y".
+  /// "cluster_y", "fp_contract".
   static bool is_field(std::string_view name);
   /// Sets field `name` (is_field) or, for any other name, the block value (set()).
   Config& set_field(std::string_view name, int64_t value, std::source_location loc = std::source_location::current());
@@ -104,11 +109,12 @@ class Config {
   int cluster_y() const { return cluster_y_; }
   /// Programs per cluster (cluster_x * cluster_y).
   int cluster_size() const { return cluster_x_ * cluster_y_; }
+  bool fp_contract() const { return fp_contract_; }
   const std::vector<std::pair<std::string, int64_t>>& values() const { return values_; }
 
   /// "BM=64, BN=128, num_warps=4, num_stages=auto" (values sorted by name; ", programs_per_sm=N" and
   /// ", warp_specialize" or ", warp_specialize=0", ", overlap_products=0" or ", overlap_products", ", pingpong"
-  /// or ", pingpong=0" when set, ", cluster=2x1" for clusters).
+  /// or ", pingpong=0" when set, ", cluster=2x1" for clusters, ", fp_contract=0" without contraction).
   std::string str() const;
   uint64_t hash() const;
   bool operator==(const Config& o) const = default;
@@ -122,6 +128,7 @@ class Config {
   OverlapProducts overlap_products_ = OverlapProducts::automatic;
   Pingpong pingpong_ = Pingpong::automatic;
   int cluster_x_ = 1, cluster_y_ = 1;
+  bool fp_contract_ = true;
 };
 
 }  // namespace tilejit

@@ -5,6 +5,7 @@
 // error; block extents are known at trace time and checked there (UserError).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cmath>
@@ -388,6 +389,39 @@ auto where(const Value<i1, RC>& cond, const A& a, const B& b,
   s = detail::broadcast_shape(s, cond.shape(), "where");
   return Value<Tag, R>(detail::node, g.add(ir::Op::Where, dtype_v<Tag>, s,
                              {detail::broadcast_to(cond.id(), s), detail::broadcast_to(na, s), detail::broadcast_to(nb, s)}));
+}
+
+namespace detail {
+/// The element type of fma's operands: that of its first block (literals take it).
+template <class A, class B, class C>
+using fma_tag = typename value_traits<std::remove_cvref_t<
+    std::conditional_t<is_value_v<A>, A, std::conditional_t<is_value_v<B>, B, C>>>>::tag;
+template <class Tag, class X>
+inline constexpr bool fma_operand_ok = !is_value_v<X> || std::is_same_v<typename value_traits<std::remove_cvref_t<X>>::tag, Tag>;
+template <class X>
+inline constexpr int rank_of = value_traits<std::remove_cvref_t<X>>::rank;
+}  // namespace detail
+
+/// Fused multiply-add, elementwise: a * b + c rounded once (f16 / bf16: in f32, then rounded to the element
+/// type), the GPU's fma.rn. Operands are float blocks of one element type or literals, broadcast together.
+/// tilejit also writes `a * b + c` and `a * b - c` this way by itself where the product has no other use
+/// (Config::fp_contract, on by default); fma() says so explicitly, whatever the configuration.
+template <class A, class B, class C>
+  requires((detail::is_value_v<A> || detail::is_value_v<B> || detail::is_value_v<C>) &&
+           (detail::is_value_v<A> || detail::is_literal_v<A>) && (detail::is_value_v<B> || detail::is_literal_v<B>) &&
+           (detail::is_value_v<C> || detail::is_literal_v<C>))
+auto fma(const A& a, const B& b, const C& c, std::source_location loc = std::source_location::current()) {
+  using Tag = detail::fma_tag<A, B, C>;
+  static_assert(is_float_v<Tag> && !is_fp8_v<Tag>, "tilejit: fma() needs f16/bf16/f32/f64 blocks; convert with .to<f32>()");
+  static_assert(detail::fma_operand_ok<Tag, A> && detail::fma_operand_ok<Tag, B> && detail::fma_operand_ok<Tag, C>,
+                "tilejit: fma(): the blocks have different element types; convert one with .to<T>()");
+  constexpr int R = std::max({detail::rank_of<A>, detail::rank_of<B>, detail::rank_of<C>});
+  ir::Graph& g = detail::graph_at(loc);
+  const ir::NodeId na = detail::operand_node<Tag>(a), nb = detail::operand_node<Tag>(b), nc = detail::operand_node<Tag>(c);
+  ir::Shape s = detail::broadcast_shape(g.node(na).shape, g.node(nb).shape, "fma");
+  s = detail::broadcast_shape(s, g.node(nc).shape, "fma");
+  return Value<Tag, R>(detail::node, g.add(ir::Op::Fma, dtype_v<Tag>, s,
+                                           {detail::broadcast_to(na, s), detail::broadcast_to(nb, s), detail::broadcast_to(nc, s)}));
 }
 
 /// Elementwise select between two literals (numbers or Meta values), which then give the block's type: integers

@@ -101,6 +101,9 @@
 //   binary/compare    o: [a, b]       same shape (front end inserts Broadcast)
 //   unary             o: [x]
 //   Where             o: [cond(i1), a, b]
+//   Fma               o: [a, b, c]    floats, same dtype and shape: a * b + c rounded once (f16 / bf16: computed
+//                     in f32 with one rounding, then rounded to the storage type); made by the front end's fma()
+//                     and by passes::contract_fma from a product and a sum (Config::fp_contract)
 //   Reduce*/ArgMax    o: [x]          i: [axis]   axis removed from the shape; ArgMax gives i32, first max wins
 //   Reduce            o: [x_0..x_n-1]  i: [axis, combine region]   n blocks of one shape reduced together; the
 //                     node's shape is the result shape (axis removed); its values are ReduceResult nodes.
@@ -313,6 +316,7 @@ class Graph {
   OverlapProducts overlap_products = OverlapProducts::automatic;  ///< Config::overlap_products (passes::overlap_products)
   Pingpong pingpong = Pingpong::automatic;  ///< Config::pingpong (passes::WarpgroupTurns)
   int cluster_x = 1, cluster_y = 1;  ///< Config::cluster: programs per cluster along x and y (passes::ClusterPlan)
+  bool fp_contract = true;  ///< Config::fp_contract: products and sums contracted into fma (passes::contract_fma)
 
   /// Structural hash: equal for graphs built by the same sequence of operations,
   /// independent of source locations and of the process.

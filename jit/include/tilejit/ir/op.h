@@ -32,6 +32,7 @@ enum class OpCategory : uint8_t {
   binary,     ///< elementwise: two operands of the result's dtype
   compare,    ///< elementwise: two operands, an i1 result
   select,     ///< elementwise: where(cond, a, b)
+  ternary,    ///< elementwise: three operands of the result's dtype (fma(a, b, c) = a * b + c, rounded once)
   reduction,  ///< along one axis, with a built-in or a user-written combine function
   product,    ///< a matrix product (dot)
   memory,     ///< pointer-style loads, stores and atomics
@@ -62,10 +63,11 @@ std::string_view name_of(Op op);
 /// The printer's name of a category ("binary").
 std::string_view name_of(OpCategory c);
 
-/// Elementwise ops: cast, unary, binary, compare and select (the categories the elementwise emitter prints).
+/// Elementwise ops: cast, unary, binary, compare, select and ternary (the categories the elementwise emitter
+/// prints).
 constexpr bool is_elementwise(OpCategory c) {
   return c == OpCategory::cast || c == OpCategory::unary || c == OpCategory::binary || c == OpCategory::compare ||
-         c == OpCategory::select;
+         c == OpCategory::select || c == OpCategory::ternary;
 }
 inline bool is_elementwise(Op op) { return is_elementwise(category_of(op)); }
 /// True for the schedule ops (TmaIssue ... WarpProducer).

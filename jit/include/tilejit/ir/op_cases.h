@@ -18,6 +18,7 @@
 #define TILEJIT_UNARY_OPS(X) \
   X(Neg) X(Not) X(Abs) X(Exp) X(Exp2) X(Log) X(Log2) X(Sqrt) X(Rsqrt) X(Sin) X(Cos) X(Tanh) X(Sigmoid) X(Erf)
 #define TILEJIT_SELECT_OPS(X) X(Where)
+#define TILEJIT_TERNARY_OPS(X) X(Fma)
 #define TILEJIT_REDUCTION_OPS(X) X(ReduceSum) X(ReduceMax) X(ReduceMin) X(ArgMax) X(Reduce) X(CombineArg) X(ReduceResult)
 #define TILEJIT_PRODUCT_OPS(X) X(Dot)
 #define TILEJIT_MEMORY_OPS(X) X(Load) X(Store) X(AtomicAdd)
@@ -29,7 +30,8 @@
 
 /// The elementwise categories together (ir::is_elementwise), and every other category together.
 #define TILEJIT_ELEMENTWISE_OPS(X) \
-  TILEJIT_CAST_OPS(X) TILEJIT_BINARY_OPS(X) TILEJIT_COMPARE_OPS(X) TILEJIT_UNARY_OPS(X) TILEJIT_SELECT_OPS(X)
+  TILEJIT_CAST_OPS(X) TILEJIT_BINARY_OPS(X) TILEJIT_COMPARE_OPS(X) TILEJIT_UNARY_OPS(X) TILEJIT_SELECT_OPS(X) \
+  TILEJIT_TERNARY_OPS(X)
 #define TILEJIT_NON_ELEMENTWISE_OPS(X)                                                                        \
   TILEJIT_TENSOR_OPS(X) TILEJIT_LEAF_OPS(X) TILEJIT_MOVEMENT_OPS(X) TILEJIT_REDUCTION_OPS(X) TILEJIT_PRODUCT_OPS(X) \
   TILEJIT_MEMORY_OPS(X) TILEJIT_TMA_OPS(X) TILEJIT_CONTROL_OPS(X) TILEJIT_SCHEDULE_OPS(X)

@@ -1,7 +1,7 @@
 // The graph-rewriting passes that run before any plan is made: each returns a new graph (the input is never
 // modified), and the lowering (lowering.h) runs them as its first steps.
 //
-// canonicalize.cpp, hoist_invariants.cpp, early_views.cpp and dead_code.cpp define them; prefetch_loads
+// canonicalize.cpp, contract_fma.cpp, hoist_invariants.cpp, early_views.cpp and dead_code.cpp define them; prefetch_loads
 // (jit/passes/prefetch_loads.h) and insert_layout_conversions (value_layouts.h) are rewriting steps too.
 #pragma once
 
@@ -13,6 +13,12 @@ namespace tilejit::passes {
 /// permutations, reshape/broadcast chains, integer arithmetic on constants, and
 /// x + dot(a, b, zeros) as dot(a, b, x) where the product has no other user.
 ir::Graph canonicalize(const ir::Graph& g);
+
+/// `a * b + c`, `c + a * b`, `a * b - c` and `c - a * b` of f32 / f64 blocks as one fma (rounded once), where
+/// the product has no other use and is computed in the sum's region (Config::fp_contract). Not a lowering
+/// step: it changes the kernel's results, so KernelBase::graph applies it to the traced graph, which the
+/// interpreter runs too.
+ir::Graph contract_fma(const ir::Graph& g);
 
 /// Moves pure scalar nodes (and tensor views) whose operands are all defined
 /// outside a loop to just before the loop, so that a device-built descriptor
