@@ -343,9 +343,10 @@ inline auto attention_kernel() {
     // Scores in base 2 (scale * log2(e) folded in), so that the softmax's exponentials are exp2.
     auto scale2 = scale * 1.4426950408889634f;
     auto [m, l, acc] = for_range(0, seq, BN, init, [&](Scalar<i32> j, Value<f32, 1> m_i, Value<f32, 1> l_i, Value<f32, 2> acc) {
-      auto s = dot(qt, descriptor_load(k, {head + j, 0}, {BN, D}).trans(), zeros<f32>({BM, BN})) * scale2;
-      auto m_new = maximum(m_i, max(s, 1));
-      auto p = exp2(s - m_new.expand_dims<1>());
+      auto qk = dot(qt, descriptor_load(k, {head + j, 0}, {BN, D}).trans(), zeros<f32>({BM, BN}));
+      // The row maximum scaled once (scale2 > 0), and qk * scale2 - m one fused multiply-add per score.
+      auto m_new = maximum(m_i, max(qk, 1) * scale2);
+      auto p = exp2(qk * scale2 - m_new.expand_dims<1>());
       auto alpha = exp2(m_i - m_new);
       auto pv = dot(p.to<bf16>(), descriptor_load(v, {head + j, 0}, {BN, D}), acc * alpha.expand_dims<1>());
       return std::tuple{m_new, l_i * alpha + sum(p, 1), pv};
@@ -368,9 +369,9 @@ inline auto attention_bhsd_kernel() {
     auto scale2 = scale * 1.4426950408889634f;
     auto [m, l, acc] = for_range(0, seq, BN, init, [&](Scalar<i32> j, Value<f32, 1> m_i, Value<f32, 1> l_i, Value<f32, 2> acc) {
       auto kt = descriptor_load(k, {bh, j, 0}, {1, BN, D}).reshape({BN, D});
-      auto s = dot(qt, kt.trans(), zeros<f32>({BM, BN})) * scale2;
-      auto m_new = maximum(m_i, max(s, 1));
-      auto p = exp2(s - m_new.expand_dims<1>());
+      auto qk = dot(qt, kt.trans(), zeros<f32>({BM, BN}));
+      auto m_new = maximum(m_i, max(qk, 1) * scale2);
+      auto p = exp2(qk * scale2 - m_new.expand_dims<1>());
       auto alpha = exp2(m_i - m_new);
       auto vt = descriptor_load(v, {bh, j, 0}, {1, BN, D}).reshape({BN, D});
       auto pv = dot(p.to<bf16>(), vt, acc * alpha.expand_dims<1>());
@@ -403,15 +404,16 @@ inline auto attention_forward_kernel() {
     // One block of keys from j: the running maximum m, sum l and output acc, updated (the online softmax).
     auto block = [&](Scalar<i32> j, Value<f32, 1> m_i, Value<f32, 1> l_i, Value<f32, 2> acc, bool masked) {
       auto kt = descriptor_load(k, {bh, j, 0}, {1, BN, D}).reshape({BN, D});
-      auto s = dot(qt, kt.trans()) * scale2;
+      auto qk = dot(qt, kt.trans());
       if (masked) {
         auto cols = j + arange(0, BN);
         auto keep = cols.expand_dims<0>() < seq;
         if (CAUSAL) keep = keep & (cols.expand_dims<0>() <= rows.expand_dims<1>());
-        s = where(keep, s, -1e30f);
+        qk = where(keep, qk, -1e30f);
       }
-      auto m_new = maximum(m_i, max(s, 1));
-      auto p = exp2(s - m_new.expand_dims<1>());
+      // The row maximum scaled once (scale2 > 0), and qk * scale2 - m one fused multiply-add per score.
+      auto m_new = maximum(m_i, max(qk, 1) * scale2);
+      auto p = exp2(qk * scale2 - m_new.expand_dims<1>());
       auto alpha = exp2(m_i - m_new);
       auto vt = descriptor_load(v, {bh, j, 0}, {1, BN, D}).reshape({BN, D});
       return std::tuple{m_new, l_i * alpha + sum(p, 1), dot(p.to<bf16>(), vt, acc * alpha.expand_dims<1>())};
