@@ -819,6 +819,9 @@ Program plan(uint64_t seed) {
     p.scalars.push_back(s);
   }
   p.config = Config{}.num_warps(static_cast<int>(rng.pick(std::vector<int64_t>{1, 2, 4, 4, 8})));
+  // A quarter of the programs round every product and sum on its own (the rest contract them into fma); drawn
+  // from a stream of its own, so that each seed's program is the one it was before the draw existed.
+  if (Rng(seed ^ 0xF3A0ull).chance(0.25)) p.config.fp_contract(false);
   return p;
 }
 
@@ -898,6 +901,7 @@ std::string Program::cpp() const {
   if (config.product_overlap() == tilejit::OverlapProducts::on) s += ".overlap_products()";
   if (config.warpgroup_pingpong() == tilejit::Pingpong::on) s += ".pingpong()";
   if (config.cluster_size() > 1) s += ".cluster(" + std::to_string(config.cluster_x()) + ", " + std::to_string(config.cluster_y()) + ")";
+  if (!config.fp_contract()) s += ".fp_contract(false)";
   for (const TensorSpec& t : tensors) {
     std::vector<int64_t> sz(t.sizes.begin(), t.sizes.begin() + t.rank), st(t.strides.begin(), t.strides.begin() + t.rank);
     s += ",\n         tilejit::TensorView<" + tag(t.dtype) + ", " + std::to_string(t.rank) + ">(" + t.name + "_data, " + list(sz) +

@@ -24,7 +24,7 @@ void unary_case(const char* name, F f, double tol) {
 }
 
 template <class T, class F>
-void binary_case(const char* name, F f, double tol) {
+void binary_case(const char* name, F f, double tol, const Config& config = Config{}) {
   auto k = tilejit::kernel(name, [f](Tensor<T, 2> x, Tensor<T, 2> y, Tensor<T, 2> z) {
     auto a = descriptor_load(x, {program_id(0) * 16, 0}, {16, 96});
     auto b = descriptor_load(y, {program_id(0) * 16, 0}, {16, 96});
@@ -34,7 +34,7 @@ void binary_case(const char* name, F f, double tol) {
   x.randomize(22, -5, 5);
   y.randomize(23, 1, 5);
   z.fill_byte(0);
-  run_both(k, dim3(static_cast<uint32_t>(cdiv(kM, 16))), Config{}, tol, x, y, z);
+  run_both(k, dim3(static_cast<uint32_t>(cdiv(kM, 16))), config, tol, x, y, z);
 }
 }  // namespace
 
@@ -75,6 +75,26 @@ TEST_CASE("gpu: binary ops and comparisons") {
   BINARY(i32, "eq", where(a == b || a != 2, a, b), 0)
   BINARY(i64, "add", a + b * 100000007LL, 0) BINARY(i64, "mul", a * b, 0)
   BINARY(u8, "add", a + b, 0) BINARY(u8, "max", maximum(a, b), 0) BINARY(i8, "sub", a - b, 0)
+}
+
+// Bit for bit: fma.rn rounds once on both sides, and a product and a sum contracted into one (Config::fp_contract,
+// on by default) are one fma on both sides; with fp_contract(false) each rounds on its own on both sides.
+TEST_CASE("gpu: fused multiply-add: fma() and products contracted into sums") {
+  BINARY(f32, "fma", fma(a, b, a), 0) BINARY(f32, "fma_literal", fma(a, 3.0f, b), 0)
+  BINARY(f32, "mul_add", a * b + a, 0) BINARY(f32, "mul_sub", a * b - b, 0) BINARY(f32, "sub_mul", b - a * b, 0)
+  BINARY(f32, "add_mul", b + a * 0.1f, 0)
+  BINARY(f64, "fma", fma(a, b, a), 0) BINARY(f64, "mul_add", a * b + a, 0)
+  BINARY(bf16, "fma", fma(a, b, b), 0) BINARY(bf16, "mul_add", a * b + a, 0) BINARY(f16, "fma", fma(a, b, a), 0)
+  SUBCASE("mul_add f32, fp_contract(false)") {
+    binary_case<f32>("mul_add_rounded", [](auto a, auto b) { return a * b + a; }, 0, Config{}.fp_contract(false));
+  }
+  // Triton tutorial 06's softmax numerator: the scaled score minus its row's scaled maximum, one fma per score.
+  SUBCASE("exp2(s * scale - max(s) * scale) f32") {
+    binary_case<f32>("scaled_softmax", [](auto a, auto b) {
+      auto s = a * b;
+      return exp2(s * 0.18f - (max(s, 1) * 0.18f).template expand_dims<1>());
+    }, 2e-6);
+  }
 }
 
 TEST_CASE("gpu: masked pointer loads and stores (vector add)") {
