@@ -156,6 +156,13 @@ int main(int argc, char** argv) {
   // The two consumer warpgroups of 128 x 128 blocks with roles take turns at the tensor cores (pingpong, tilejit's
   // choice for an overlapped loop with roles): also without.
   for (int64_t d : {64, 128}) configs.push_back(cfg(128, 128, d, 8, 2).warp_specialize().pingpong(false));
+  // The softmax's qk * scale - m as one fma per score is tilejit's default (Config::fp_contract); the fastest
+  // configurations also with every product and sum rounded on its own.
+  for (int64_t d : {64, 128}) {
+    configs.push_back(cfg(128, 128, d, 8, 2).warp_specialize().fp_contract(false));
+    configs.push_back(cfg(128, 64, d, 8, 3).warp_specialize().fp_contract(false));
+    configs.push_back(cfg(64, 64, d, 4, 3).warp_specialize().programs_per_sm(2).fp_contract(false));
+  }
   if (argc >= 3) shapes = {{std::atoll(argv[1]), std::atoll(argv[2])}};
   if (argc >= 7) {
     configs = {cfg(std::atoll(argv[3]), std::atoll(argv[4]), std::atoll(argv[2]), std::atoi(argv[5]), std::atoi(argv[6]))

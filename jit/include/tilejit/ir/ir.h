@@ -17,7 +17,7 @@
 //
 // Floats. f32 and f64 ops are IEEE-754 with round-to-nearest-even and no
 // flush-to-zero. f16 and bf16 arithmetic is evaluated in f32 and rounded once
-// to the storage type after every op. fp8 types are storage only: the front end
+// to the storage type after every op; Fma (a * b + c) rounds once. fp8 types are storage only: the front end
 // rejects arithmetic on them. Cast rounds to nearest even; float -> int casts
 // truncate toward zero and saturate (NaN -> 0), as cvt.rzi.sat does.
 // Transcendentals (exp, log, sin, tanh, erf, ...) are not correctly rounded on
