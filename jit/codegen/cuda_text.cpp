@@ -267,9 +267,12 @@ std::string unary(Op op, DType t, const std::string& a0) {
   auto fn = [&](const char* f32, const char* f64) { return from_compute(std::string(s ? f32 : f64) + "(" + a + ")", t); };
   switch (op) {
     case Op::Not: return "!" + a0;
-    case Op::Neg:
-      if (fp) return from_compute("-" + a, t);
-      return narrow ? "static_cast<" + rt + ">(-" + a + ")" : "tj::neg_wrap(" + a + ")";
+    case Op::Neg: {
+      // A negative literal operand is parenthesised: "--0.75" would be a decrement.
+      const std::string neg = a.front() == '-' ? "-(" + a + ")" : "-" + a;
+      if (fp) return from_compute(neg, t);
+      return narrow ? "static_cast<" + rt + ">(" + neg + ")" : "tj::neg_wrap(" + a + ")";
+    }
     case Op::Abs:
       if (fp) return fn("fabsf", "fabs");
       if (t == DType::u8) return a;

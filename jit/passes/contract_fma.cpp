@@ -8,6 +8,7 @@
 //
 // This rewrite changes what a kernel computes (one rounding less), so it runs on the traced graph itself
 // (KernelBase::graph), before the interpreter and the lowering see it: both then compute the same fma.
+#include <limits>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -53,16 +54,18 @@ std::unordered_map<NodeId, Contraction> find_contractions(const ir::Graph& g, st
   return out;
 }
 
-/// -x, negating the smaller block where x is a broadcast (a row's maximum subtracted from every score).
+/// -x, negating the smaller block where x is a broadcast (a row's maximum subtracted from every score), and a
+/// constant in place (its sign bit: a float constant holds the bits of a double).
 NodeId negated(detail::Rewriter& rw, NodeId at, NodeId x_new) {
   ir::Graph& out = rw.out();
   const ir::Node& x = out.node(x_new);
   if (x.op == Op::Neg) return out.operand(x_new, 0);
+  if (x.op == Op::Const) {
+    const int64_t bits = ir::attrs<ir::ConstAttrs>(out, x_new).bits ^ std::numeric_limits<int64_t>::min();
+    return rw.add_at(at, Op::Const, x.dtype, x.shape, {}, ir::ConstAttrs{bits}.encode(Op::Const));
+  }
   if (x.op == Op::Broadcast) {
-    const NodeId inner = out.operand(x_new, 0);
-    const NodeId neg_ops[] = {inner};
-    const NodeId neg = rw.add_at(at, Op::Neg, x.dtype, out.node(inner).shape, neg_ops, {});
-    const NodeId b_ops[] = {neg};
+    const NodeId b_ops[] = {negated(rw, at, out.operand(x_new, 0))};
     return rw.add_at(at, Op::Broadcast, x.dtype, x.shape, b_ops, {});
   }
   const NodeId ops[] = {x_new};

@@ -97,6 +97,23 @@ TEST_CASE("gpu: fused multiply-add: fma() and products contracted into sums") {
   }
 }
 
+TEST_CASE("gpu: a negative literal negated, contracted or not, compiles and matches the interpreter (random-program seed 3479)") {
+  for (const bool contract : {true, false}) {
+    CAPTURE(contract);
+    auto k = tilejit::kernel("neg_literal", [](Tensor<f64, 1> y0, Tensor<bf16, 1> y1) {
+      auto v0 = full<f64>({16}, -0.75);
+      auto v2 = v0 + -2.0;
+      descriptor_store(y0, {program_id(0) * 16}, v0 - v0 * -1.25 + -Scalar<f64>(-0.5));
+      descriptor_store(y1, {program_id(0) * 16 + 8}, v2.to<bf16>(), StoreReduce::add);
+    });
+    Twin<f64, 1> y0({22});
+    Twin<bf16, 1> y1({40});
+    y0.fill_byte(0);
+    y1.fill_byte(0);
+    run_both(k, dim3(2), Config{}.fp_contract(contract), 0, y0, y1);
+  }
+}
+
 TEST_CASE("gpu: masked pointer loads and stores (vector add)") {
   for (int64_t n : {1, 127, 128, 1000, 4099}) {
     SUBCASE(("n = " + std::to_string(n)).c_str()) {
