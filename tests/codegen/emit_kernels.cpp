@@ -375,6 +375,10 @@ std::vector<EmitCase> make_cases() {
                            "attention's overlapped loop, 128 x 128 blocks on two consumer warpgroups that take turns at the tensor cores",
                            Config{{"BM", 128}, {"BN", 128}, {"D", 64}}.num_warps(8).num_stages(2).overlap_products().pingpong(),
                            traced(tilejit::samples::attention_kernel()), {}});
+  cases.push_back(EmitCase{"attention_d128_roles",
+                           "attention's loop at D = 128, 128 x 128 blocks, roles: tilejit's choice of overlap and turns",
+                           Config{{"BM", 128}, {"BN", 128}, {"D", 128}}.num_warps(8).num_stages(2).warp_specialize(),
+                           traced(tilejit::samples::attention_kernel()), {}});
   cases.push_back(EmitCase{"attention_causal_warp_roles",
                            "sample 12's causal attention: two loops sharing one ring, filled by one producer warpgroup, 2 stages",
                            Config{{"BM", 64}, {"BN", 64}, {"D", 64}, {"CAUSAL", 1}}.num_warps(4).num_stages(2).warp_specialize(),
