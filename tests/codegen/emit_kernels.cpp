@@ -688,19 +688,14 @@ std::vector<EmitCase> make_cases() {
         descriptor_store(y, {0, 0}, exp2(u) + fma(t, 2.0f, 1.0f));
       },
       Config{}.fp_contract(false));
-  add("neg_literal", "negated negative literals (random-program seed 3479: `--0.75` was a decrement)",
-      [](Tensor<f64, 1> x, Tensor<f64, 1> y) {
-        auto t = descriptor_load(x, {0}, {64});
-        auto v0 = full<f64>({64}, -0.75);
-        descriptor_store(y, {0}, (v0 - v0 * -1.25) + t + -Scalar<f64>(-0.5));
-      },
+  const auto neg_literal = [](Tensor<f64, 1> x, Tensor<f64, 1> y) {
+    auto t = descriptor_load(x, {0}, {64});
+    auto v0 = full<f64>({64}, -0.75);
+    descriptor_store(y, {0}, (v0 - v0 * -1.25) + t + -Scalar<f64>(-0.5));
+  };
+  add("neg_literal", "negated negative literals (random-program seed 3479: `--0.75` was a decrement)", neg_literal,
       Config{}.fp_contract(false));
-  add("neg_literal_contracted", "the same kernel contracted: c - a * b as fma(-a, b, c), -a a constant",
-      [](Tensor<f64, 1> x, Tensor<f64, 1> y) {
-        auto t = descriptor_load(x, {0}, {64});
-        auto v0 = full<f64>({64}, -0.75);
-        descriptor_store(y, {0}, (v0 - v0 * -1.25) + t + -Scalar<f64>(-0.5));
-      },
+  add("neg_literal_contracted", "the same kernel contracted: c - a * b as fma(-a, b, c), -a a constant", neg_literal,
       Config{});
   add("where_select", "where with a comparison mask and bool logic",
       [](Tensor<f32, 2> x, Tensor<f32, 2> y) {
