@@ -449,6 +449,16 @@ TEST_CASE("the decision store: round trip, corrupt and foreign files are misses,
       CHECK(tilejit::Config(d.config).set_field(field, on ? 1 : 0) == set.config);
     }
   }
+  // fp_contract: absent while on (the default), 0 when off, read back, set by name, part of the identity.
+  CHECK(tilejit::decision_to_json(d).find("fp_contract") == std::string::npos);
+  tilejit::Decision rounded = d;
+  rounded.config.fp_contract(false);
+  CHECK(tilejit::decision_to_json(rounded).find("\"fp_contract\": 0") != std::string::npos);
+  CHECK(tilejit::decision_from_json(tilejit::decision_to_json(rounded), error) == rounded);
+  CHECK_FALSE(rounded.config == d.config);
+  CHECK(tilejit::Config(d.config).set_field("fp_contract", 0) == rounded.config);
+  CHECK(tilejit::Config(d.config).set_field("fp_contract", 1) == d.config);
+  CHECK_THROWS_AS(tilejit::Config(d.config).set_field("fp_contract", 2), tilejit::UserError);
   // Clusters: absent for one program per cluster, both extents when set, read back.
   CHECK(tilejit::decision_to_json(d).find("cluster_x") == std::string::npos);
   for (const auto [x, y] : {std::pair{2, 1}, std::pair{1, 2}}) {

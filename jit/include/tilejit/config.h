@@ -88,7 +88,7 @@ class Config {
   /// become one fma, rounded once, where the product has no other use (as nvcc and Triton do by default).
   /// On by default; the interpreter computes the same fma, so the GPU and the interpreter still agree. `false`
   /// rounds every product and sum on its own (fma() in a kernel is always one fused operation).
-  Config& fp_contract(bool on);
+  Config& fp_contract(bool on = true);
 
   /// The fields set by name besides block values (TuneSpace, heuristics, saved decisions):
   /// "num_warps", "num_stages", "programs_per_sm", "warp_specialize", "overlap_products", "pingpong", "cluster_x",
