@@ -61,11 +61,9 @@ void Emitter::emit_schedule_op(NodeId id) {
       break;
     case Op::PipeStage: line("const int tj_stage" + f + " = tj_it" + f + " % " + s + ";"); break;
     case Op::PipeWait:
-    case Op::PipeHold:
       line(mbarrier_wait(str(L_.smem.ring_barriers.at(a.node)) + " + tj_stage" + f, "(tj_it" + f + " / " + s + ") & 1", a.load,
                          "the TMA loads of a pipeline stage") +
-               (g_.node(id).op == Op::PipeWait ? "  // the stage's loads have landed"
-                                   : "  // landed (checked again): ptxas keeps the wgmma wait below after the work above"),
+               "  // the stage's loads have landed",
            a.load);
       break;
     case Op::PipeRefill: {

@@ -65,7 +65,7 @@ std::string schedule(const Graph& g, NodeId id) {
   if (op == Op::CtaBarrier) return "reason=" + word(static_cast<int64_t>(a.reason), {"stage_free_in_flight", "stage_free"});
   if (op == Op::PipeAdvance || op == Op::PipeEnd || op == Op::TurnStart || op == Op::TurnWait || op == Op::TurnPass) return loop;
   if (op == Op::PipeStage || op == Op::WarpProducer) return loop + stages;
-  if (op == Op::PipeWait || op == Op::PipeHold)
+  if (op == Op::PipeWait)
     return loop + stages + ", phase=(position / " + std::to_string(a.stages) + ") & 1, first=" + ref(a.load);
   return loop + stages + ", ring=" + (a.ring_persists ? "kernel" : "run");  // PipeBegin, PipePrologue, PipeRefill, PipeRelease
 }
@@ -181,9 +181,7 @@ size_t schedule_count(Op op) {
     case Op::TurnStart: case Op::TurnWait: case Op::TurnPass: return 1;
     case Op::PipeStage: case Op::WarpProducer: case Op::WgmmaWait: return 2;
     // [loop, stages, ring]; PipeWait: [loop, stages, load].
-    case Op::PipeBegin: case Op::PipePrologue: case Op::PipeRefill: case Op::PipeRelease: case Op::PipeWait:
-    case Op::PipeHold:
-      return 3;
+    case Op::PipeBegin: case Op::PipePrologue: case Op::PipeRefill: case Op::PipeRelease: case Op::PipeWait: return 3;
     // Not schedule ops.
     TILEJIT_ELEMENTWISE_OPS(TILEJIT_CASE) TILEJIT_TENSOR_OPS(TILEJIT_CASE) TILEJIT_LEAF_OPS(TILEJIT_CASE)
     TILEJIT_MOVEMENT_OPS(TILEJIT_CASE) TILEJIT_REDUCTION_OPS(TILEJIT_CASE) TILEJIT_MEMORY_OPS(TILEJIT_CASE)
@@ -210,7 +208,7 @@ ScheduleAttrs ScheduleAttrs::decode(Op op, std::span<const int64_t> v) {
   }
   a.node = static_cast<NodeId>(v[0]);
   if (v.size() > 1) a.stages = to_int(v[1]);
-  if (op == Op::PipeWait || op == Op::PipeHold) a.load = static_cast<NodeId>(v[2]);
+  if (op == Op::PipeWait) a.load = static_cast<NodeId>(v[2]);
   else if (v.size() > 2) a.ring_persists = v[2] != 0;
   return a;
 }
@@ -221,8 +219,8 @@ std::vector<int64_t> ScheduleAttrs::encode(Op op) const {
     return v;
   }
   if (op == Op::CtaBarrier) return {static_cast<int64_t>(reason)};
-  // [loop, stages, ring] (PipeWait, PipeHold: [loop, stages, load]), or as many of them as the op has.
-  std::vector<int64_t> v{node, stages, op == Op::PipeWait || op == Op::PipeHold ? load : (ring_persists ? 1 : 0)};
+  // [loop, stages, ring] (PipeWait: [loop, stages, load]), or as many of them as the op has.
+  std::vector<int64_t> v{node, stages, op == Op::PipeWait ? load : (ring_persists ? 1 : 0)};
   v.resize(schedule_count(op));
   return v;
 }

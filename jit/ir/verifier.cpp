@@ -46,7 +46,7 @@ struct Verifier {
       const bool without_stages = n.op == Op::PipeAdvance || n.op == Op::PipeEnd || n.op == Op::TurnStart ||
                                   n.op == Op::TurnWait || n.op == Op::TurnPass;
       expect(without_stages || a.stages >= 2, id, "a pipeline has at least 2 stages");
-      expect((n.op != Op::PipeWait && n.op != Op::PipeHold) || names(a.load, Op::DescLoad), id, "names no TMA load");
+      expect(n.op != Op::PipeWait || names(a.load, Op::DescLoad), id, "names no TMA load");
     }
   }
 

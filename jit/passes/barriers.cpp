@@ -124,7 +124,7 @@ class Planner {
       TILEJIT_ELEMENTWISE_OPS(TILEJIT_CASE) TILEJIT_TENSOR_OPS(TILEJIT_CASE) TILEJIT_LEAF_OPS(TILEJIT_CASE)
       TILEJIT_MOVEMENT_OPS(TILEJIT_CASE) TILEJIT_REDUCTION_OPS(TILEJIT_CASE) TILEJIT_MEMORY_OPS(TILEJIT_CASE)
       case Op::DescPrefetch: case Op::LoopIndex: case Op::LoopArg: case Op::LoopResult: case Op::IfResult:
-      case Op::Yield: case Op::PipeBegin: case Op::PipePrologue: case Op::PipeStage: case Op::PipeWait: case Op::PipeHold:
+      case Op::Yield: case Op::PipeBegin: case Op::PipePrologue: case Op::PipeStage: case Op::PipeWait:
       case Op::PipeRefill: case Op::PipeRelease: case Op::PipeAdvance: case Op::PipeEnd: case Op::WgmmaWait:
       case Op::WarpProducer: case Op::TurnStart: case Op::TurnWait: case Op::TurnPass:
         break;

@@ -40,13 +40,6 @@ NodeId statement_in(const ir::Graph& g, uint32_t r, NodeId id) {
   }
 }
 
-/// Register arithmetic that runs while the products issued before it are in flight: elementwise ops and
-/// reductions (not a product, a load or a schedule op).
-bool runs_under_products(Op op) {
-  const ir::OpCategory c = ir::category_of(op);
-  return ir::is_elementwise(op) || c == ir::OpCategory::reduction;
-}
-
 /// After `at`, the ops that hand the previous iteration's stage back: each consumer warp's release to the
 /// producer warpgroup (`roles`), or a CTA barrier and the refill of that stage by thread 0.
 void free_previous_stage(ir::Graph& g, const ScheduleAttrs& ring, NodeId at, bool roles, ir::BarrierReason why) {
@@ -63,18 +56,14 @@ void free_previous_stage(ir::Graph& g, const ScheduleAttrs& ring, NodeId at, boo
 ///    statement other than itself that reads that value (its in-place update), and at the latest right after the
 ///    last product's issue, before the barrier that frees the previous iteration's stage.
 /// wgmma groups complete in the order they were issued: a wait lets the groups issued after the last product it
-/// ends run on (pending), and ends every earlier one with it. A wait that comes after register arithmetic run
-/// while its last product was in flight (attention's softmax under P V) is held there by a second check of the
-/// stage's loads (pipe.hold): ptxas otherwise issues the wait first, and the arithmetic then waits for the
-/// product. After the last product (and that wait, if any) come the barrier and the refill of the stage (`ring`),
-/// or with warp roles the consumers' release of it.
+/// ends run on (pending), and ends every earlier one with it. After the last product (and that wait, if any)
+/// come the barrier and the refill of the stage (`ring`), or with warp roles the consumers' release of it.
 void place_waits(ir::Graph& g, const GraphInfo& info, const PipelinedLoop& p, uint32_t body, const ScheduleAttrs& ring,
                  bool roles) {
   struct Outstanding {
     NodeId registers;  ///< what the wait fences: this iteration's dot, or a carried product's loop-carried value
     std::vector<NodeId> readers;  ///< the values whose users need it done
     bool previous;     ///< a carried product of the previous iteration
-    bool work_after = false;  ///< register arithmetic of this iteration runs while it is in flight
   };
   const auto carried_dot = [&](NodeId arg) {
     for (const CarriedProduct& c : p.carried)
@@ -122,13 +111,9 @@ void place_waits(ir::Graph& g, const GraphInfo& info, const PipelinedLoop& p, ui
         previous = previous && outstanding[static_cast<size_t>(k)].previous;
       }
       if (previous) wait.when = ir::WaitFor::previous_iteration;
-      if (outstanding[static_cast<size_t>(last)].work_after)
-        put(g, Op::PipeHold, {.node = ring.node, .stages = ring.stages, .load = p.loads.front()}, x, false);
       put(g, Op::WgmmaWait, wait, x, false);
       outstanding.erase(outstanding.begin(), outstanding.begin() + last + 1);
     }
-    if (runs_under_products(g.node(x).op))
-      for (Outstanding& o : outstanding) o.work_after = true;
     if (std::find(p.dots.begin(), p.dots.end(), x) != p.dots.end()) outstanding.push_back({x, {x}, false});
     if (x != p.dot) continue;
     // The previous iteration's stage is free once every warpgroup is done with its products: the ones awaited

@@ -280,12 +280,10 @@ TEST_CASE("schedule ops: attention's products are each awaited before their firs
   CHECK_FALSE(p.in_flight());
   CHECK(p.carried.empty());  // P V reads its operand a from registers: it is not carried into the next iteration
   const auto seq = sequence(g, body(g, f));
-  const std::vector<std::string> want{"pipe.stage", "pipe.wait",   "tma.load",    "dot",       "wgmma.wait",
-                                      "tma.load",   "dot",         "barrier.cta", "pipe.refill", "pipe.hold",
-                                      "wgmma.wait", "pipe.advance", "yield"};
+  const std::vector<std::string> want{"pipe.stage", "pipe.wait", "tma.load",    "dot",         "wgmma.wait", "tma.load",
+                                      "dot",        "barrier.cta", "pipe.refill", "wgmma.wait", "pipe.advance", "yield"};
   CHECK(seq == want);
-  // S's wait comes right before its first reader (the row maximum), P V's before the yield, after the row sum,
-  // held there (pipe.hold) since the row sum ran while P V was in flight; nothing but views ran under S.
+  // S's wait comes right before its first reader (the scaling), P V's before the yield, after the row sum.
   const auto waits = all(g, Op::WgmmaWait);
   REQUIRE(waits.size() == 2);
   for (NodeId w : waits) {
@@ -335,15 +333,9 @@ TEST_CASE("schedule ops: consumer warpgroups take turns issuing attention's prod
     CHECK(turn_ops(g) == std::vector<size_t>{1, 1, 1});
     const auto seq = sequence(g, body(g, f));
     const std::vector<std::string> want{"pipe.stage", "pipe.wait",  "tma.load", "turn.wait",    "dot",        "tma.load",
-                                        "dot",        "turn.pass", "pipe.release", "pipe.hold",  "wgmma.wait", "pipe.hold",
-                                        "wgmma.wait", "pipe.advance", "yield"};
+                                        "dot",        "turn.pass", "pipe.release", "wgmma.wait", "wgmma.wait", "pipe.advance",
+                                        "yield"};
     CHECK(seq == want);
-    // Both waits are held: S's after the accumulator's rescaling (issued under S), P V's after the softmax.
-    for (NodeId hold : all(g, Op::PipeHold)) {
-      const ir::ScheduleAttrs a = ir::attrs<ir::ScheduleAttrs>(g, hold);
-      CHECK(a.node == f);
-      CHECK(a.load == l.pipe.loops.at(f).loads.front());
-    }
     // Between the turn's two products only the accumulator's rescaling in registers (alpha reshaped to a column
     // and broadcast, kept in its registers) and V's load from the ring.
     const auto& nodes = g.region(body(g, f)).nodes;
@@ -365,7 +357,7 @@ TEST_CASE("schedule ops: consumer warpgroups take turns issuing attention's prod
     const auto seq = sequence(l.graph, body(l.graph, f));
     const std::vector<std::string> want{"pipe.stage", "pipe.wait", "tma.load",  "turn.wait",    "dot",        "turn.pass",
                                         "wgmma.wait", "tma.load",  "turn.wait", "dot",          "turn.pass",  "pipe.release",
-                                        "pipe.hold",  "wgmma.wait", "pipe.advance", "yield"};
+                                        "wgmma.wait", "pipe.advance", "yield"};
     CHECK(seq == want);
   }
   SUBCASE("left to tilejit: turns where the loop was rotated and roles are on, silently nowhere else") {

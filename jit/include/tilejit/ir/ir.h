@@ -148,9 +148,6 @@
 //   PipeStage         i: [loop, stages]          first in the body: the stage of this iteration
 //   PipeWait          i: [loop, stages, load]    every thread waits for the stage's loads (the phase of
 //                                   its barrier is (position / stages) & 1); `load` is the first of them
-//   PipeHold          i: [loop, stages, load]    every thread checks the stage's loads again (landed: PipeWait came
-//                                   before), right before a wgmma wait that follows register arithmetic: a
-//                                   branch that keeps the compiler from issuing that wait before the arithmetic
 //   PipeRefill        i: [loop, stages, ring]    thread 0 issues the loads of iteration i + stages - 1 into
 //                                   the stage the previous iteration used
 //   PipeRelease       i: [loop, stages, ring]    with warp roles, instead of a CTA barrier and pipe.refill: each

@@ -25,7 +25,7 @@
 #define TILEJIT_TMA_OPS(X) X(DescLoad) X(DescStore) X(DescPrefetch)
 #define TILEJIT_CONTROL_OPS(X) X(For) X(LoopIndex) X(LoopArg) X(LoopResult) X(If) X(IfResult) X(Yield)
 #define TILEJIT_SCHEDULE_OPS(X)                                                                                      \
-  X(TmaIssue) X(PipeBegin) X(PipePrologue) X(PipeStage) X(PipeWait) X(PipeHold) X(PipeRefill) X(PipeRelease) X(PipeAdvance) \
+  X(TmaIssue) X(PipeBegin) X(PipePrologue) X(PipeStage) X(PipeWait) X(PipeRefill) X(PipeRelease) X(PipeAdvance) \
   X(PipeEnd) X(WgmmaWait) X(CtaBarrier) X(ReuseFence) X(TurnStart) X(TurnWait) X(TurnPass) X(WarpProducer)
 
 /// The elementwise categories together (ir::is_elementwise), and every other category together.
