@@ -674,13 +674,13 @@ std::vector<EmitCase> make_cases() {
   add("fma_contract", "products and sums contracted into fma (Config::fp_contract), and fma() written out",
       [](Tensor<f32, 2> x, Tensor<f32, 2> y) {
         auto t = descriptor_load(x, {0, 0}, {32, 32});
-        auto m = max(t, 1) * 0.5f;                                        // used by the sum only
+        auto m = max(t, 1) * 0.5f;                                        // the row maximum, scaled once
         auto u = t * 0.5f - m.expand_dims<1>();                           // fma(t, 0.5, -m), m negated per row
         auto w = t * t;                                                   // two users: not contracted
         descriptor_store(y, {0, 0}, exp2(u) + w * fma(w, 2.0f, 1.0f));   // the last sum takes w * fma(..)
       },
       Config{});
-  add("fma_no_contract", "the same kernel with fp_contract(false): every product and sum rounded on its own",
+  add("fma_no_contract", "a kernel like it with fp_contract(false): every product and sum rounded on its own",
       [](Tensor<f32, 2> x, Tensor<f32, 2> y) {
         auto t = descriptor_load(x, {0, 0}, {32, 32});
         auto m = max(t, 1) * 0.5f;
