@@ -24,17 +24,12 @@ using ir::Op;
 
 namespace {
 
-/// Which operand of a sum is the product folded into it.
-struct Contraction {
-  int side;  ///< 0: the product is the first operand, 1: the second
-};
-
 bool contractible_type(DType t) { return t == DType::f32 || t == DType::f64; }
 
-/// The sums of `g` that take a product into an fma, by node, and the products they absorb.
-std::unordered_map<NodeId, Contraction> find_contractions(const ir::Graph& g, std::unordered_set<NodeId>& absorbed) {
+/// The sums of `g` that take a product into an fma, each with the side of its product (0: the first operand).
+std::unordered_map<NodeId, int> find_contractions(const ir::Graph& g) {
   const GraphInfo info = analyze(g);
-  std::unordered_map<NodeId, Contraction> out;
+  std::unordered_map<NodeId, int> out;
   for (size_t k = 0; k < g.size(); ++k) {
     const auto id = static_cast<NodeId>(k);
     const ir::Node& n = g.node(id);
@@ -46,8 +41,7 @@ std::unordered_map<NodeId, Contraction> find_contractions(const ir::Graph& g, st
       if (pn.op != Op::Mul || pn.dtype != n.dtype || pn.region != n.region || g.operand(id, 1 - side) == p ||
           info.users[static_cast<size_t>(p)].size() != 1)
         continue;
-      out.emplace(id, Contraction{side});
-      absorbed.insert(p);
+      out.emplace(id, side);
       break;
     }
   }
@@ -75,16 +69,17 @@ NodeId negated(detail::Rewriter& rw, NodeId at, NodeId x_new) {
 }  // namespace
 
 ir::Graph contract_fma(const ir::Graph& g) {
-  std::unordered_set<NodeId> absorbed;
-  const std::unordered_map<NodeId, Contraction> sums = find_contractions(g, absorbed);
+  const std::unordered_map<NodeId, int> sums = find_contractions(g);
+  std::unordered_set<NodeId> absorbed;  // the products the sums take in
+  for (const auto& [sum, side] : sums) absorbed.insert(g.operand(sum, side));
   detail::Rewriter rw(g);
-  ir::Graph out = rw.run([&](detail::Rewriter& r, NodeId old) -> NodeId {
+  return rw.run([&](detail::Rewriter& r, NodeId old) -> NodeId {
     if (absorbed.count(old)) return detail::Rewriter::kDrop;  // its one user, the sum, becomes the fma
     const auto it = sums.find(old);
     if (it == sums.end()) return ir::kNoNode;
     const ir::Graph& in = r.in();
     const ir::Node& n = in.node(old);
-    const int side = it->second.side;
+    const int side = it->second;
     const NodeId p = in.operand(old, side);
     NodeId a = r.map(in.operand(p, 0));
     const NodeId b = r.map(in.operand(p, 1));
@@ -96,7 +91,6 @@ ir::Graph contract_fma(const ir::Graph& g) {
     const NodeId ops[] = {a, b, c};
     return r.add_at(old, Op::Fma, n.dtype, n.shape, ops, {});
   });
-  return out;
 }
 
 }  // namespace tilejit::passes
