@@ -112,10 +112,16 @@ Config& Config::fp_contract(bool on) {
   return *this;
 }
 
+std::span<const std::string_view> Config::field_names() {
+  static constexpr std::string_view kFields[] = {"num_warps",        "num_stages", "programs_per_sm", "warp_specialize",
+                                                 "overlap_products", "pingpong",   "cluster_x",       "cluster_y",
+                                                 "fp_contract"};
+  return kFields;
+}
+
 bool Config::is_field(std::string_view name) {
-  return name == "num_warps" || name == "num_stages" || name == "programs_per_sm" || name == "warp_specialize" ||
-         name == "overlap_products" || name == "pingpong" || name == "cluster_x" || name == "cluster_y" ||
-         name == "fp_contract";
+  const auto fields = field_names();
+  return std::find(fields.begin(), fields.end(), name) != fields.end();
 }
 
 Config& Config::set_field(std::string_view name, int64_t value, std::source_location loc) {

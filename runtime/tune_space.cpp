@@ -108,13 +108,13 @@ std::vector<Config> Autotuner::candidates(std::span<const KernelArg> args, std::
     const bool known = std::any_of(graph->params.begin(), graph->params.end(),
                                    [&](const ir::Param& p) { return p.kind == ir::Param::Config && p.name == name; });
     if (!known) {
-      std::string names;
+      std::string names, fields;
       for (const ir::Param& p : graph->params)
         if (p.kind == ir::Param::Config) names += (names.empty() ? "" : ", ") + p.name;
+      for (std::string_view f : Config::field_names()) fields += ", " + std::string(f);
       throw UserError("autotune: a heuristic of kernel '" + kernel_->name() + "' sets '" + name +
                           "', which is not one of its Meta parameters",
-                      name, (names.empty() ? std::string("no Meta parameters") : "Meta names: " + names) +
-                                ", num_warps, num_stages, programs_per_sm, warp_specialize, overlap_products, pingpong, cluster_x, cluster_y, fp_contract",
+                      name, (names.empty() ? std::string("no Meta parameters") : "Meta names: " + names) + fields,
                       heuristic_locs_[h]);
     }
   }

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <source_location>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -94,6 +95,8 @@ class Config {
   /// "num_warps", "num_stages", "programs_per_sm", "warp_specialize", "overlap_products", "pingpong", "cluster_x",
   /// "cluster_y", "fp_contract".
   static bool is_field(std::string_view name);
+  /// Those names, in the order above (what is_field accepts).
+  static std::span<const std::string_view> field_names();
   /// Sets field `name` (is_field) or, for any other name, the block value (set()).
   Config& set_field(std::string_view name, int64_t value, std::source_location loc = std::source_location::current());
 
