@@ -5,7 +5,8 @@
 // checks 32 output rows of the best configuration against a double-precision reference. bench/peers.py --hstu
 // times a plain Triton HSTU kernel (pointer loads, the same loop) on the same sequences.
 //
-// bench_hstu [causal BM BN num_warps num_stages]: one configuration (under a profiler).
+// bench_hstu [causal BM BN num_warps num_stages [ws]]: one configuration (under a profiler); ws 1: with a producer
+// warpgroup (warp_specialize).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -41,8 +42,8 @@ Config cfg(int64_t bm, int64_t bn, int warps, int stages, int causal) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 1 && argc != 6) {
-    std::fprintf(stderr, "usage: bench_hstu [causal BM BN num_warps num_stages]\n");
+  if (argc != 1 && argc != 6 && argc != 7) {
+    std::fprintf(stderr, "usage: bench_hstu [causal BM BN num_warps num_stages [ws]]\n");
     return 2;
   }
   if (!tilejit::has_gpu()) {
@@ -70,12 +71,20 @@ int main(int argc, char** argv) {
   const auto kern = tilejit::samples::jagged_hstu_kernel();
   bool ok = true;
   for (int causal : {0, 1}) {
-    if (argc == 6 && std::atoi(argv[1]) != causal) continue;
+    if (argc >= 6 && std::atoi(argv[1]) != causal) continue;
     std::vector<Config> configs = {cfg(128, 64, 8, 2, causal), cfg(128, 64, 8, 3, causal), cfg(128, 128, 8, 2, causal),
                                    cfg(64, 64, 4, 3, causal), cfg(64, 64, 4, 2, causal), cfg(128, 32, 8, 3, causal)};
-    if (argc == 6) configs = {cfg(std::atoll(argv[2]), std::atoll(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]), causal)};
+    // With a producer warpgroup (consumer warp 0 builds the views' descriptors, the producer awaits them): at
+    // 128 x 128 tilejit rotates the loop and the two consumer warpgroups take turns at the products.
+    for (const Config& c : {cfg(128, 128, 8, 2, causal), cfg(128, 64, 8, 3, causal), cfg(128, 64, 8, 2, causal)})
+      configs.push_back(Config(c).warp_specialize());
+    configs.push_back(cfg(64, 64, 4, 3, causal).warp_specialize().programs_per_sm(2));
+    if (argc >= 6) {
+      configs = {cfg(std::atoll(argv[2]), std::atoll(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]), causal)};
+      if (argc == 7) configs[0].warp_specialize(std::atoi(argv[6]) != 0);
+    }
     // Each configuration also with the other choice of overlap_products than tilejit's (on where BN >= 128).
-    if (argc != 6)
+    if (argc < 6)
       for (size_t k = 0, n = configs.size(); k < n; ++k) configs.push_back(Config(configs[k]).overlap_products(configs[k].get("BN") < 128));
     const double flops = (causal ? 2.0 : 4.0) * kHeads * kDim * squares;
     auto head = [&](const Config& c) {

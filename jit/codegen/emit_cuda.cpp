@@ -165,7 +165,9 @@ void Emitter::prologue() {
       const bool cluster_empty = sm.cluster_empty >= 0 && b >= sm.cluster_empty && b < sm.exchange_barrier;
       const bool both = L_.cluster.multicast() && sm.cluster_empty < 0 && L_.roles.serves(L_.cluster.loop);  // ClusterPlan
       line("tj::mbarrier_init(&tj_bar[" + str(b) + "], " +
-           (arrivals == sm.barrier_arrivals.end() ? "1);"
+           (b == sm.built_barrier ? str(arrivals == sm.barrier_arrivals.end() ? 1 : arrivals->second) +
+                                        ");  // descriptors built: one arrival per build the producer warpgroup awaits"
+            : arrivals == sm.barrier_arrivals.end() ? "1);"
             : cluster_empty ? str(arrivals->second) + ");  // a cluster empty barrier: one arrival per program of the cluster"
             : both          ? str(arrivals->second) + ");  // an empty barrier: one arrival per consumer warp of the cluster's two programs"
                             : str(arrivals->second) + ");  // an empty barrier: one arrival per consumer warp"));
@@ -177,7 +179,7 @@ void Emitter::prologue() {
   for (const auto& [id, lp] : sm.loads) others_wait = others_wait || lp.all_threads_wait;
   auto it = builds_.find(ir::kNoNode);
   if (it != builds_.end()) {
-    build_descriptors(it->second);  // ends with __syncthreads()
+    build_descriptors(ir::kNoNode, it->second);  // ends with __syncthreads()
   } else if (others_wait || L_.roles.on()) {
     sync("barriers initialised before any thread waits on them");
   }
@@ -275,7 +277,7 @@ void Emitter::emit_node(NodeId id) {
       break;
   }
   auto b = builds_.find(id);
-  if (b != builds_.end()) build_descriptors(b->second);
+  if (b != builds_.end() && !producer_) build_descriptors(id, b->second);  // the producer awaits the consumers' build
 }
 
 void Emitter::emit_elementwise(NodeId id) {

@@ -144,6 +144,7 @@ void Emitter::emit_producer(NodeId f, int stages) {
        (r.loops.size() > 1 ? "s" : "") + " at " + at_lines);
   if (r.producer_registers > 0) line("tj::setmaxnreg_dec<" + str(r.producer_registers) + ">();  // registers to the consumers");
   open("if (tid == " + str(r.consumer_threads) + ")");
+  producer_ = true;
   line("int " + p + " = 0;  // ring position: loads issued, in every run of the loop" + std::string(r.loops.size() > 1 ? "s" : ""));
   // The loops and branches around the pipelined loop, each with the nodes of its body that the loads need.
   const auto nodes_in = [&](uint32_t region) {
@@ -168,6 +169,11 @@ void Emitter::emit_producer(NodeId f, int stages) {
     if (iv != ir::kNoNode) name_[static_cast<size_t>(iv)] = v;
     open("for (int " + v + " = " + at(ops[0]) + "; " + v + " < " + at(ops[1]) + "; " + v + " += " + at(ops[2]) + ")", x);
     nodes_in(ir::loop_body(g_, x));
+  }
+  if (!r.awaited_builds.empty()) {
+    line(mbarrier_wait(str(L_.smem.built_barrier), "0", f, "the producer warpgroup, for the consumers to build its descriptors") +
+         "  // consumer warp 0 has built the descriptors of the loads");
+    for (int slot : r.awaited_slots) line("tj::fence_proxy_tensormap_acquire(tj_desc" + str(slot) + ");");
   }
   // Each loop of the ring in turn, the ring position running on from one to the next.
   for (NodeId l : r.loops) {
@@ -196,6 +202,7 @@ void Emitter::emit_producer(NodeId f, int stages) {
     }
   }
   for (size_t i = 0; i < r.enclosing.size(); ++i) close();
+  producer_ = false;
   close();
   line("return;");
   close();

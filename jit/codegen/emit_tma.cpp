@@ -1,11 +1,13 @@
 // TMA: descriptors built on the device, and tiles loaded and stored by the TMA unit.
+#include <algorithm>
+
 #include "codegen/emitter.h"
 
 namespace tilejit::codegen::detail {
 
 // ---- descriptors built on the device ----------------------------------------------------
 
-void Emitter::build_descriptors(const std::vector<const Descriptor*>& ds) {
+void Emitter::build_descriptors(NodeId at, const std::vector<const Descriptor*>& ds) {
   bool wait_stores = false;
   for (const Descriptor* d : ds) wait_stores = wait_stores || (d->rebuilt_in_loop && d->used_by_store);
   line("// device-built TMA descriptor(s): warp 0 writes each one in shared memory, then releases it to its workspace slot");
@@ -60,6 +62,12 @@ void Emitter::build_descriptors(const std::vector<const Descriptor*>& ds) {
   }
   line("tj::bulk_commit_group();");
   line("tj::bulk_wait_group_read<0>();");
+  const std::vector<NodeId>& awaited = L_.roles.awaited_builds;
+  if (L_.roles.on() && std::find(awaited.begin(), awaited.end(), at) != awaited.end()) {
+    line("__syncwarp();");
+    line("if (tid == 0) tj::mbarrier_arrive(&tj_bar[" + str(L_.smem.built_barrier) +
+         "]);  // released: the producer warpgroup loads with them");
+  }
   close();
   sync();
 }

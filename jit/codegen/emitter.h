@@ -165,7 +165,9 @@ class Emitter {
   std::string desc_addr(NodeId op) const;
   /// TMA coordinates of op `op` (operands 1..rank), innermost first.
   std::string coords(NodeId op, int rank) const;
-  void build_descriptors(const std::vector<const Descriptor*>& ds);
+  /// Builds the device descriptors `ds` after node `at` (kNoNode: at the kernel's start); with warp roles, a
+  /// build the producer awaits (WarpRoles::awaited_builds) ends with an arrival on SmemPlan::built_barrier.
+  void build_descriptors(NodeId at, const std::vector<const Descriptor*>& ds);
 
   // ---- checked kernels (Options::debug_checks; emit_debug.cpp) ----------------
   /// The statement `if (cond) tj::debug_fail(...)`: one line naming the kernel, op `op`'s source line, the
@@ -295,6 +297,7 @@ class Emitter {
   std::map<std::string, std::string> helpers_;  ///< per-kernel device functions (wgmma instructions), by name
   bool stores_ = false;
   bool consumers_only_ = false;  ///< printing past warp.producer: only the consumer threads run what follows
+  bool producer_ = false;        ///< printing the producer warpgroup's code: nodes only, no descriptor builds
   std::map<NodeId, std::vector<const Descriptor*>> builds_;
   std::map<NodeId, std::vector<const Descriptor*>> array_prefetch_;
   std::map<NodeId, std::string> loop_bounds_;  ///< pipelined For -> "lo, hi, step" names

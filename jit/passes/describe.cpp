@@ -148,13 +148,23 @@ std::string describe_warp_roles(const Lowered& l) {
   std::string loops = r.loops.size() > 1 ? "loops" : "loop";
   for (size_t k = 0; k < r.loops.size(); ++k)
     loops += (k ? ", %" : " %") + std::to_string(r.loops[k]) + " (" + source_line(l.graph, r.loops[k]) + ")";
+  std::string awaited;
+  if (!r.awaited_builds.empty()) {
+    awaited = "; the producer waits on mbarrier " + std::to_string(l.smem.built_barrier) + " for consumer warp 0's build" +
+              (r.awaited_builds.size() > 1 ? "s" : "") + " at";
+    for (size_t k = 0; k < r.awaited_builds.size(); ++k)
+      awaited += (k ? ", %" : " %") + std::to_string(r.awaited_builds[k]) + " (" + source_line(l.graph, r.awaited_builds[k]) + ")";
+    awaited += " (descriptor slot" + std::string(r.awaited_slots.size() > 1 ? "s" : "");
+    for (size_t k = 0; k < r.awaited_slots.size(); ++k) awaited += (k ? ", " : " ") + std::to_string(r.awaited_slots[k]);
+    awaited += ")";
+  }
   return "warp roles: producer warpgroup, threads " + std::to_string(r.consumer_threads) + "-" +
          std::to_string(r.threads() - 1) + regs(r.producer_registers) + ": thread " + std::to_string(r.consumer_threads) +
          " issues every TMA load of " + loops + ", refilling a stage once its empty mbarrier completes (mbarriers " + std::to_string(l.smem.empty_barriers.at(r.loop)) + "-" +
          std::to_string(l.smem.empty_barriers.at(r.loop) + stages - 1) + ", one arrival per consumer warp" +
          (l.cluster.multicast() && l.cluster.loop == r.loop ? " of both programs of the cluster" : "") + "); consumers, threads 0-" +
          std::to_string(r.consumer_threads - 1) + regs(r.consumer_registers) +
-         ": every other op, no CTA barrier in the loop\n";
+         ": every other op, no CTA barrier in the loop" + awaited + "\n";
 }
 
 std::string describe_turns(const Lowered& l) {

@@ -467,6 +467,10 @@ SmemPlan allocate_shared(const ir::Graph& g, const GraphInfo& info, const ValueL
     plan.exchange_barrier = plan.num_barriers++;
     plan.exchange_offset = 8 * static_cast<int>(std::max<size_t>(1, cluster.keys.size()));  // placed by allocate_regions
   }
+  if (roles.on() && !roles.awaited_builds.empty()) {
+    plan.built_barrier = plan.num_barriers++;
+    plan.barrier_arrivals[plan.built_barrier] = static_cast<int>(roles.awaited_builds.size());
+  }
   allocate_regions(g, info, layout, tma, mma, pipe, tiles.order(), plan);
   return plan;
 }

@@ -114,13 +114,32 @@ WarpRoles plan_warp_roles(const ir::Graph& g, const GraphInfo& info, const Value
     return refuse("programs_per_sm=" + std::to_string(g.min_programs_per_sm) + " programs of " +
                   std::to_string(roles.consumer_threads + roles.producer_threads) +
                   " threads (the producer warpgroup included) exceed an SM's 2048");
+  // Descriptors built on the device after the kernel's start: the consumers build them, the producer awaits them.
+  std::vector<NodeId> builds;
+  std::vector<int> slots;
   for (NodeId l : loops)
     for (NodeId load : pipe.loops.at(l).loads) {
       const Descriptor& d = tma.descriptors[static_cast<size_t>(tma.of.at(load))];
-      if (d.kind == DescKind::Device && d.build_at != ir::kNoNode)
-        return refuse("the descriptor of the TMA load at " + source_line(g, load) +
-                      " is built on the device after the kernel's start, where the producer does not wait for it");
+      if (d.kind != DescKind::Device || d.build_at == ir::kNoNode) continue;
+      for (NodeId x = g.region(g.node(d.build_at).region).owner; x != ir::kNoNode; x = g.region(g.node(x).region).owner)
+        if (g.node(x).op == ir::Op::For)
+          return refuse("the descriptor of the TMA load at " + source_line(g, load) + " is built on the device in the loop at " +
+                        source_line(g, x) + ", once per iteration; the producer warpgroup awaits descriptors built once " +
+                        "per program (make the view outside the loop)");
+      // The producer waits for every build before its first loop: a build after it (between two loops of the ring)
+      // would wait for consumers that wait for the producer's loads.
+      if (info.position[static_cast<size_t>(d.build_at)] > info.position[static_cast<size_t>(loops.front())] ||
+          std::find(bodies.begin(), bodies.end(), g.node(d.build_at).region) == bodies.end())
+        return refuse("the descriptor of the TMA load at " + source_line(g, load) + " is built on the device at " +
+                      source_line(g, d.build_at) + ", after the loop at " + source_line(g, loops.front()) +
+                      " or in a branch the loop is not in; the producer warpgroup awaits descriptors built before its "
+                      "first loop (make the view before it)");
+      if (std::find(builds.begin(), builds.end(), d.build_at) == builds.end()) builds.push_back(d.build_at);
+      if (std::find(slots.begin(), slots.end(), d.slot) == slots.end()) slots.push_back(d.slot);
     }
+  std::sort(builds.begin(), builds.end(),
+            [&](NodeId a, NodeId b) { return info.position[static_cast<size_t>(a)] < info.position[static_cast<size_t>(b)]; });
+  std::sort(slots.begin(), slots.end());
   // What the producer computes: every node outside the loop that its bounds and its loads' coordinates and
   // descriptors need, through the nodes of the loop that issue_stage prints (its index and address nodes).
   const std::vector<int> written = ir::written_params(g);
@@ -165,6 +184,8 @@ WarpRoles plan_warp_roles(const ir::Graph& g, const GraphInfo& info, const Value
   roles.loop = f;
   roles.loops = std::move(loops);
   roles.enclosing = std::move(outer);
+  roles.awaited_builds = std::move(builds);
+  roles.awaited_slots = std::move(slots);
   // Registers: the launch bounds (threads, programs per SM) make ptxas give every thread `start` registers, so a
   // program holds start x threads of them. The producer keeps kProducerRegisters and the consumers take what it
   // gives up, when that is more than they start with: setmaxnreg.inc waits until the program's pool has the

@@ -383,6 +383,11 @@ std::vector<EmitCase> make_cases() {
                            "sample 12's causal attention: two loops sharing one ring, filled by one producer warpgroup, 2 stages",
                            Config{{"BM", 64}, {"BN", 64}, {"D", 64}, {"CAUSAL", 1}}.num_warps(4).num_stages(2).warp_specialize(),
                            traced(tilejit::samples::attention_forward_kernel()), {}});
+  cases.push_back(EmitCase{"jagged_hstu_warp_roles",
+                           "sample 13's causal jagged HSTU with a producer warpgroup: consumer warp 0 builds the views' "
+                           "descriptors, the producer awaits them",
+                           Config{{"BM", 128}, {"BN", 128}, {"D", 128}, {"CAUSAL", 1}}.num_warps(8).num_stages(2).warp_specialize(),
+                           traced(tilejit::samples::jagged_hstu_kernel()), {}});
   cases.push_back(EmitCase{"persistent_gemm",
                            "a tile loop around a pipelined K loop (samples::persistent_matmul_kernel), 3 stages, no warp roles",
                            Config{{"BM", 128}, {"BN", 128}, {"BK", 64}}.num_warps(8).num_stages(3).warp_specialize(false),

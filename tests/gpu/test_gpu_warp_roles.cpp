@@ -4,7 +4,8 @@
 // warpgroups, fp8 and tf32 operands (the threads' K-major copies synchronise the consumers alone), SwiGLU's two
 // products, an accumulator scaled in place, a block-scaled GEMM, attention's loop with two products, a persistent
 // GEMM (the producer runs the tile loop too), tile schedules read from memory, consumer warpgroups taking turns
-// (pingpong) in attention, and kernels the roles do not apply to (they run without them).
+// (pingpong) in attention, jagged HSTU (descriptors built on the device, awaited by the producer), and kernels
+// the roles do not apply to (they run without them).
 #include <doctest/doctest.h>
 
 #include <array>
@@ -285,6 +286,45 @@ TEST_CASE("gpu: consumer warpgroups taking turns at the tensor cores (pingpong) 
       run_both(forward, t.grid(128), Config{{"BM", 128}, {"BN", 128}, {"D", 128}, {"CAUSAL", 1}}.num_warps(8).num_stages(2).pingpong(),
                2e-2, t.q, t.k, t.v, t.g1, lse_out, t.scale);
     }
+}
+
+TEST_CASE("gpu: jagged HSTU with a producer warpgroup awaiting the descriptors the consumers build matches the interpreter") {
+  // Sample 13: each program builds its sequence's views on the device (consumer warp 0); the producer waits for
+  // those builds on an mbarrier before its first load. Sequences of 0, 1 and 17 tokens (one partial block, or
+  // none: the program does nothing, and neither role waits), and longer; dense (one loop) and causal (two loops
+  // sharing the ring); 128 x 128 blocks rotated with turns (tilejit's choice), 128 x 64 at 3 stages, and two
+  // programs per SM.
+  auto kern = tilejit::samples::jagged_hstu_kernel();
+  const std::vector<int32_t> lengths = {1, 17, 130, 0, 64, 200};
+  const int64_t H = 2, seqs = static_cast<int64_t>(lengths.size()), max_len = 200;
+  Twin<i32, 1> offsets({seqs + 1});
+  offsets.host_data()[0] = 0;
+  for (int64_t s = 0; s < seqs; ++s) offsets.host_data()[s + 1] = offsets.host_data()[s] + lengths[static_cast<size_t>(s)];
+  const int64_t tokens = offsets.host_data()[seqs];
+  struct Case {
+    int64_t bm, bn, d;
+    int warps, stages, per_sm;
+  };
+  for (const Case& c : {Case{128, 128, 128, 8, 2, 1}, Case{128, 64, 64, 8, 3, 1}, Case{64, 64, 64, 4, 3, 2}})
+    for (int causal : {0, 1})
+      SUBCASE(("D " + std::to_string(c.d) + (causal ? " causal" : " dense") + ", BM " + std::to_string(c.bm) + " BN " +
+               std::to_string(c.bn) + ", " + std::to_string(c.warps) + " consumer warps, " + std::to_string(c.stages) + " stages, " +
+               std::to_string(c.per_sm) + " per SM").c_str()) {
+        const int64_t hd = H * c.d;
+        Twin<bf16, 2> q({tokens, hd}), k({tokens, hd}), v({tokens, hd}), o({tokens, hd});
+        q.randomize(281, -1, 1);
+        k.randomize(282, -1, 1);
+        v.randomize(283, -1, 1);
+        o.fill_byte(0x55);
+        const float alpha = 1.0f / std::sqrt(static_cast<float>(c.d)), inv_max_len = 1.0f / static_cast<float>(max_len);
+        const Config cfg = Config{{"BM", c.bm}, {"BN", c.bn}, {"D", c.d}, {"CAUSAL", causal}}
+                               .num_warps(c.warps)
+                               .num_stages(c.stages)
+                               .programs_per_sm(c.per_sm)
+                               .warp_specialize();
+        run_both(kern, tilejit::dim3(static_cast<uint32_t>(cdiv(max_len, c.bm)), static_cast<uint32_t>(seqs), static_cast<uint32_t>(H)),
+                 cfg, 2e-2, offsets, q, k, v, o, alpha, inv_max_len);
+      }
 }
 
 TEST_CASE("gpu: kernels warp_specialize does not apply to run without roles and match the interpreter") {

@@ -543,6 +543,46 @@ TEST_CASE("warp_specialize: a configuration field, set by name as the tuner and 
   CHECK(off.hash() != roles.hash());
 }
 
+TEST_CASE("warp roles with descriptors built on the device after the start: the consumers build, the producer awaits") {
+  // Sample 13 (jagged HSTU): the views of the sequence are made inside the `if` around the loops. Consumer warp 0
+  // builds them; the producer waits for the two builds its loads need (k's and v's views, not q's or o's).
+  const Config c = Config{{"BM", 128}, {"BN", 128}, {"D", 128}, {"CAUSAL", 1}}.num_warps(8).num_stages(2).warp_specialize();
+  const auto hstu = tilejit::samples::jagged_hstu_kernel();
+  const auto l = lower(hstu, c);
+  REQUIRE(l.roles.on());
+  CHECK(l.roles.loops.size() == 2);
+  REQUIRE(l.roles.awaited_builds.size() == 2);
+  std::vector<int> slots;
+  for (const auto& d : l.tma.descriptors) {
+    CHECK(d.kind == DescKind::Device);
+    if (std::find(l.roles.awaited_builds.begin(), l.roles.awaited_builds.end(), d.build_at) != l.roles.awaited_builds.end())
+      slots.push_back(d.slot);
+  }
+  CHECK(slots == l.roles.awaited_slots);
+  CHECK(l.roles.awaited_slots == std::vector<int>{1, 2});
+  REQUIRE(l.smem.built_barrier >= 0);
+  CHECK(l.smem.barrier_arrivals.at(l.smem.built_barrier) == 2);
+  const std::string bar = "&tj_bar[" + std::to_string(l.smem.built_barrier) + "]";
+  const std::string src = tilejit::codegen::generate(*hstu.trace(c)).source;
+  const size_t producer = src.find("// the producer warpgroup"), consumers = src.find("tj::setmaxnreg_inc");
+  REQUIRE(producer != std::string::npos);
+  REQUIRE(consumers != std::string::npos);
+  const size_t wait = src.find("tj::mbarrier_wait_parity(" + bar + ", 0);");
+  CHECK(wait > producer);
+  CHECK(wait < src.find("tj::tma_load_2d", producer));
+  CHECK(src.find("tj::fence_proxy_tensormap_acquire(tj_desc1);", wait) < consumers);
+  CHECK(src.find("tj::fence_proxy_tensormap_acquire(tj_desc2);", wait) < consumers);
+  // The producer builds nothing; the consumers arrive once after each awaited build, and only there.
+  CHECK(src.find("tensormap_replace", producer) > consumers);
+  size_t arrivals = 0;
+  for (size_t at = src.find("tj::mbarrier_arrive(" + bar + ")"); at != std::string::npos; at = src.find("tj::mbarrier_arrive(" + bar + ")", at + 1)) {
+    CHECK(at > consumers);
+    ++arrivals;
+  }
+  CHECK(arrivals == 2);
+  CHECK(tilejit::passes::describe_warp_roles(l).find("for consumer warp 0's builds at") != std::string::npos);
+}
+
 TEST_CASE("programs_per_sm: an occupancy target in __launch_bounds__, part of the configuration") {
   auto k = tilejit::kernel("bounded", [](Tensor<f32, 1> x, Tensor<f32, 1> y) {
     auto offs = arange(0, 2048);

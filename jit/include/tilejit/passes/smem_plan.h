@@ -91,6 +91,9 @@ struct SmemPlan {
   /// cluster_empty + s per stage, two arrivals (one per program of the cluster) per phase; -1 when no load may be
   /// multicast or when a producer warpgroup fills the loop (its empty barriers then count both programs' warps).
   int cluster_empty = -1;
+  /// With WarpRoles::awaited_builds: consumer warp 0 arrives on it after each of those builds (its arrival count
+  /// is their number) and the producer waits for its phase 0 before its first load; else -1.
+  int built_barrier = -1;
   int exchange_barrier = -1;  ///< the barrier the other program arrives on once its keys are written, or -1
   int exchange_offset = -1;   ///< 8 bytes per ClusterPlan::keys entry, written by the other program, or -1
   /// DescLoad of a wgmma operand copied K-major (MmaOperand::k_major_copy) -> the buffer of its copies: two

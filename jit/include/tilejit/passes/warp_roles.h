@@ -45,6 +45,13 @@ struct WarpRoles {
   /// the loops' bounds need (uniform scalars, loaded or computed), in program order: the producer computes
   /// them itself.
   std::vector<NodeId> producer_nodes;
+  /// The build points (Descriptor::build_at) of the device-built descriptors that the producer's loads use, in
+  /// program order, and those descriptors' slots. Consumer warp 0 builds them where it would without roles and
+  /// arrives on SmemPlan::built_barrier after each; the producer waits for every arrival and acquires the slots
+  /// before its first load. They lie in the kernel body or in the `if`s around the loop, never in a loop, so
+  /// each is built at most once per program and the barrier's phase 0 is the only one.
+  std::vector<NodeId> awaited_builds;
+  std::vector<int> awaited_slots;
   /// Why Config::warp_specialize was not applied ("" when it was, or was not asked for): a performance note.
   std::string not_applied;
   bool on() const { return loop != ir::kNoNode; }
@@ -57,7 +64,8 @@ struct WarpRoles {
 /// Decides the warp roles of a kernel whose configuration asks for them, or leaves them to tilejit and whose
 /// pipelined loop lies in other loops (a persistent kernel, at most one program per SM). They apply to one
 /// ring of pipelined loops (one loop, or loops that share a ring), in the kernel body or in loops and ifs,
-/// num_warps a multiple of 4, the loads' descriptors host-encoded or built at the kernel's start, and their
+/// num_warps a multiple of 4, the loads' descriptors host-encoded or built once per program (at the kernel's
+/// start, or after it outside any loop: WarpRoles::awaited_builds), and their
 /// coordinates and the loops' bounds computed from uniform scalars (arithmetic, and loads from tensors the
 /// kernel does not write; no values of other loops or ifs).
 WarpRoles plan_warp_roles(const ir::Graph& g, const GraphInfo& info, const ValueLayouts& layout, const TmaPlan& tma,
