@@ -117,7 +117,9 @@ std::optional<PipelinedLoop> consider(const ir::Graph& g, const GraphInfo& info,
       return std::nullopt;
     }
     const Descriptor& d = tma.descriptors[static_cast<size_t>(tma.of.at(l))];
-    if (d.kind == DescKind::Device && d.rebuilt_in_loop) {
+    // A view made in a loop around this one (a persistent kernel's tile loop) is rebuilt before each run of it,
+    // while no load of the ring is in flight: only one made in this loop changes under its pipeline.
+    if (d.kind == DescKind::Device && d.rebuilt_in_loop && info.inside(d.build_at, f)) {
       why = "the descriptor of its TMA load at " + source_line(g, l) + " is built on the device in every iteration " +
             "(make the view before the loop)";
       return std::nullopt;

@@ -1,6 +1,6 @@
 // Schedules users write around products, against the interpreter: a persistent GEMM (a tile loop around a
 // pipelined K loop) at 1-6 stages with K-step counts of every residue and grids smaller and larger than the tile
-// count, a fused SwiGLU (one product split into two halves by reshape, where and sum), SwiGLU with two products
+// count, a persistent jagged GEMM whose views are rebuilt per tile, a fused SwiGLU (one product split into two halves by reshape, where and sum), SwiGLU with two products
 // per K step kept in flight together, an accumulator scaled in place before each product, and loops without
 // products whose loads are issued one iteration ahead.
 #include <doctest/doctest.h>
@@ -53,6 +53,48 @@ TEST_CASE("gpu: a persistent GEMM matches the interpreter at every stage count a
                c);
     }
   }
+}
+
+TEST_CASE("gpu: a persistent jagged GEMM (a view made per tile, its descriptor rebuilt before each K loop) matches the interpreter") {
+  // Each tile is one sequence's rows of A (at most BM of them) times a column block of B; the program walks the
+  // tiles and makes the sequence's views in the tile loop, so consumer warp 0 rebuilds both descriptors before
+  // each run of the pipelined K loop, while no load of the ring is in flight. Empty sequences are skipped (a view
+  // of no rows has no descriptor).
+  auto kern = tilejit::kernel("jagged_persistent_gemm", [](Tensor<i32, 1> offsets, Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> c,
+                                                           Meta<"BM"> BM, Meta<"BN"> BN, Meta<"BK"> BK) {
+    auto seqs = offsets.size(0).to<i32>() - 1;
+    auto n_tiles = (b.size(0).to<i32>() + BN - 1) / BN;
+    for_range(program_id(0), seqs * n_tiles, num_programs(0), [&](Scalar<i32> t) {
+      auto s = t / n_tiles, n = t % n_tiles * BN;
+      auto start = load(offsets, s), end = load(offsets, s + 1);
+      if_then(end > start, [&] {
+        auto as = a.rows(start, end);
+        auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
+          return dot(descriptor_load(as, {0, k}, {BM, BK}), descriptor_load(b, {n, k}, {BN, BK}).trans(), acc);
+        });
+        descriptor_store(c.rows(start, end), {0, n}, acc);
+      });
+    });
+  });
+  const std::vector<int32_t> lengths = {5, 64, 0, 1, 64, 37, 0, 50};
+  const int64_t seqs = static_cast<int64_t>(lengths.size()), N = 128;
+  Twin<i32, 1> offsets({seqs + 1});
+  offsets.host_data()[0] = 0;
+  for (int64_t s = 0; s < seqs; ++s) offsets.host_data()[s + 1] = offsets.host_data()[s] + lengths[static_cast<size_t>(s)];
+  const int64_t tokens = offsets.host_data()[seqs];
+  for (int stages : {2, 3, 4})
+    for (int64_t K : {96, 160, 256})  // 3, 5 and 8 K steps of 32
+      for (uint32_t grid : {3u, 20u}) {  // 16 tiles: programs take several, or none
+        SUBCASE((std::to_string(stages) + " stages, K " + std::to_string(K) + ", " + std::to_string(grid) + " programs").c_str()) {
+          Twin<bf16, 2> a({tokens, K}), b({N, K});
+          Twin<f32, 2> c({tokens, N});
+          a.randomize(55, -1, 1);
+          b.randomize(56, -1, 1);
+          c.fill_byte(0);
+          const Config cfg = Config{{"BM", 64}, {"BN", 64}, {"BK", 32}}.num_warps(4).num_stages(stages);
+          run_both(kern, tilejit::dim3(grid), cfg, 1e-4, offsets, a, b, c);
+        }
+      }
 }
 
 TEST_CASE("gpu: a fused SwiGLU (reshape, where and sum of an accumulator) matches the interpreter") {

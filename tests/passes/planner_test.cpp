@@ -581,6 +581,31 @@ TEST_CASE("warp roles with descriptors built on the device after the start: the 
   }
   CHECK(arrivals == 2);
   CHECK(tilejit::passes::describe_warp_roles(l).find("for consumer warp 0's builds at") != std::string::npos);
+
+  // A view made in a loop around the K loop (a persistent kernel over sequences) is rebuilt before each run of the
+  // K loop, which is pipelined; a producer would have to await every rebuild, so roles are refused, with the reason.
+  auto per_tile = tilejit::kernel("per_tile_views", [](Tensor<i32, 1> offsets, Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> c,
+                                                      Meta<"BM"> BM, Meta<"BN"> BN, Meta<"BK"> BK) {
+    for_range(program_id(0), offsets.size(0).to<i32>() - 1, num_programs(0), [&](Scalar<i32> s) {
+      auto bs = b.rows(load(offsets, s), load(offsets, s + 1));
+      auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
+        return dot(descriptor_load(a, {0, k}, {BM, BK}), descriptor_load(bs, {0, k}, {BN, BK}).trans(), acc);
+      });
+      descriptor_store(c, {s * BM, 0}, acc);
+    });
+  });
+  const Config tiles = Config{{"BM", 128}, {"BN", 128}, {"BK", 64}}.num_warps(8).num_stages(3);
+  const auto lt = lower(per_tile, tiles);
+  CHECK(lt.pipe.loops.size() == 1);
+  CHECK_FALSE(lt.roles.on());
+  CHECK(lt.roles.not_applied.empty());  // left to tilejit: silently
+  const auto la = lower(per_tile, Config(tiles).warp_specialize());
+  CHECK(la.pipe.loops.size() == 1);
+  CHECK_FALSE(la.roles.on());
+  INFO(la.roles.not_applied);
+  CHECK(la.roles.not_applied.find("is built on the device in the loop at") != std::string::npos);
+  CHECK(la.roles.not_applied.find("make the view outside the loop") != std::string::npos);
+  CHECK(la.smem.built_barrier == -1);
 }
 
 TEST_CASE("programs_per_sm: an occupancy target in __launch_bounds__, part of the configuration") {
