@@ -170,11 +170,10 @@ void Emitter::emit_producer(NodeId f, int stages) {
     open("for (int " + v + " = " + at(ops[0]) + "; " + v + " < " + at(ops[1]) + "; " + v + " += " + at(ops[2]) + ")", x);
     nodes_in(ir::loop_body(g_, x));
   }
-  if (!r.awaited_builds.empty()) {
+  if (!r.awaited_builds.empty())
     line(mbarrier_wait(str(L_.smem.built_barrier), "0", f, "the producer warpgroup, for the consumers to build its descriptors") +
-         "  // consumer warp 0 has built the descriptors of the loads");
-    for (int slot : r.awaited_slots) line("tj::fence_proxy_tensormap_acquire(tj_desc" + str(slot) + ");");
-  }
+         "  // the consumers have built the descriptors of the loads");
+  for (int slot : r.acquired_slots) line("tj::fence_proxy_tensormap_acquire(tj_desc" + str(slot) + ");  // before loading with it");
   // Each loop of the ring in turn, the ring position running on from one to the next.
   for (NodeId l : r.loops) {
     const std::string ll = str(l), k = "tj_k" + ll;

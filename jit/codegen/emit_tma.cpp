@@ -10,66 +10,76 @@ namespace tilejit::codegen::detail {
 void Emitter::build_descriptors(NodeId at, const std::vector<const Descriptor*>& ds) {
   bool wait_stores = false;
   for (const Descriptor* d : ds) wait_stores = wait_stores || (d->rebuilt_in_loop && d->used_by_store);
-  line("// device-built TMA descriptor(s): warp 0 writes each one in shared memory, then releases it to its workspace slot");
-  open("if (tid < 32)");
-  if (wait_stores) line("if (tid == 0) tj::bulk_wait_group<0>();  // stores of the previous iteration no longer use the slot");
-  for (const Descriptor* d : ds) {
-    const std::string stage = "tj_desc_stage" + (d->slot ? " + " + str(128 * d->slot) : std::string());
-    const std::string slot = "tj_desc" + str(d->slot);
-    const int r = d->rank;
-    const int64_t esize = ir::size_of(d->dtype);
-    // Fields, outermost first.
-    std::vector<std::string> size(static_cast<size_t>(r)), stride(static_cast<size_t>(r));
-    const NodeId t = d->tensor;
-    const std::string base = tensor_ptr(t);
-    for (int k = 0; k < r; ++k) {
-      size[static_cast<size_t>(k)] = tensor_field(t, passes::TensorField::size, k);
-      stride[static_cast<size_t>(k)] = tensor_field(t, passes::TensorField::stride, k);
+  std::vector<int> warps;  // the warps that write, in order (Descriptor::build_warp)
+  for (const Descriptor* d : ds)
+    if (std::find(warps.begin(), warps.end(), d->build_warp) == warps.end()) warps.push_back(d->build_warp);
+  std::sort(warps.begin(), warps.end());
+  line(std::string("// device-built TMA descriptor(s): ") + (warps.size() > 1 ? "each warp below writes its own" : "warp " + str(warps[0]) + " writes each one") +
+       " in shared memory, then releases it to its workspace slot");
+  for (int w : warps) {
+    open(w == 0 ? "if (tid < 32)" : "if (tid / 32 == " + str(w) + ")");
+    if (w == 0 && wait_stores) line("if (tid == 0) tj::bulk_wait_group<0>();  // stores of the previous iteration no longer use the slot");
+    for (const Descriptor* d : ds) {
+      if (d->build_warp != w) continue;
+      const std::string stage = "tj_desc_stage" + (d->slot ? " + " + str(128 * d->slot) : std::string());
+      const std::string slot = "tj_desc" + str(d->slot);
+      const int r = d->rank;
+      const int64_t esize = ir::size_of(d->dtype);
+      // Fields, outermost first.
+      std::vector<std::string> size(static_cast<size_t>(r)), stride(static_cast<size_t>(r));
+      const NodeId t = d->tensor;
+      const std::string base = tensor_ptr(t);
+      for (int k = 0; k < r; ++k) {
+        size[static_cast<size_t>(k)] = tensor_field(t, passes::TensorField::size, k);
+        stride[static_cast<size_t>(k)] = tensor_field(t, passes::TensorField::stride, k);
+      }
+      const std::string source = d->view != ir::kNoNode ? "view %" + str(d->view)
+                                                        : "param " + g_.params[static_cast<size_t>(d->param)].name;
+      line("reinterpret_cast<unsigned*>(" + stage + ")[tid % 32] = 0u;  // " + slot + ": " + std::string(ir::name_of(d->dtype)) +
+           " " + source + ", first used at " + where(d->first_use));
+      line("__syncwarp();");
+      open("if (tid % 32 == 0)");
+      for (int i = 0; i < r; ++i)
+        line("const long long size" + str(i) + " = " + size[static_cast<size_t>(r - 1 - i)] + ";  // innermost first");
+      for (int i = 0; i + 1 < r; ++i)
+        line("const long long stride" + str(i + 1) + " = " + stride[static_cast<size_t>(r - 2 - i)] + " * " + str(esize) +
+             ";  // bytes");
+      if (opt_.debug_checks) debug_descriptor(*d, base);
+      line("tj::tensormap_replace_global_address(" + stage + ", " + base + ");");
+      line("tj::tensormap_replace_rank(" + stage + ", " + str(r - 1) + ");");
+      for (int i = 0; i < r; ++i)
+        line("tj::tensormap_replace_box_dim<" + str(i) + ">(" + stage + ", " + str(d->box[static_cast<size_t>(r - 1 - i)]) + ");");
+      for (int i = 0; i < r; ++i)
+        line("tj::tensormap_replace_global_dim<" + str(i) + ">(" + stage + ", static_cast<unsigned>(size" + str(i) + "));");
+      for (int i = 0; i + 1 < r; ++i)
+        line("tj::tensormap_replace_global_stride<" + str(i) + ">(" + stage + ", static_cast<unsigned long long>(stride" +
+             str(i + 1) + "));");
+      for (int i = 0; i < r; ++i)
+        line("tj::tensormap_replace_element_stride<" + str(i) + ">(" + stage + ", " +
+             str(d->estride[static_cast<size_t>(r - 1 - i)]) + ");");
+      line("tj::tensormap_replace_elemtype<" + str(detail::ptx_elemtype(d->dtype)) + ">(" + stage + ");  // " +
+           std::string(ir::name_of(d->dtype)));
+      line("tj::tensormap_replace_interleave_layout<0>(" + stage + ");");
+      line("tj::tensormap_replace_swizzle_mode<" + str(d->swizzle_code()) + ">(" + stage + ");");
+      line("tj::tensormap_replace_fill_mode<" + str(d->fill) + ">(" + stage + ");  // " + (d->fill ? "NaN" : "zero"));
+      close();
+      line("__syncwarp();");
+      line("tj::tensormap_cp_fenceproxy(" + slot + ", " + stage + ");");
     }
-    const std::string source = d->view != ir::kNoNode ? "view %" + str(d->view)
-                                                      : "param " + g_.params[static_cast<size_t>(d->param)].name;
-    line("reinterpret_cast<unsigned*>(" + stage + ")[tid] = 0u;  // " + slot + ": " + std::string(ir::name_of(d->dtype)) +
-         " " + source + ", first used at " + where(d->first_use));
-    line("__syncwarp();");
-    open("if (tid == 0)");
-    for (int i = 0; i < r; ++i)
-      line("const long long size" + str(i) + " = " + size[static_cast<size_t>(r - 1 - i)] + ";  // innermost first");
-    for (int i = 0; i + 1 < r; ++i)
-      line("const long long stride" + str(i + 1) + " = " + stride[static_cast<size_t>(r - 2 - i)] + " * " + str(esize) +
-           ";  // bytes");
-    if (opt_.debug_checks) debug_descriptor(*d, base);
-    line("tj::tensormap_replace_global_address(" + stage + ", " + base + ");");
-    line("tj::tensormap_replace_rank(" + stage + ", " + str(r - 1) + ");");
-    for (int i = 0; i < r; ++i)
-      line("tj::tensormap_replace_box_dim<" + str(i) + ">(" + stage + ", " + str(d->box[static_cast<size_t>(r - 1 - i)]) + ");");
-    for (int i = 0; i < r; ++i)
-      line("tj::tensormap_replace_global_dim<" + str(i) + ">(" + stage + ", static_cast<unsigned>(size" + str(i) + "));");
-    for (int i = 0; i + 1 < r; ++i)
-      line("tj::tensormap_replace_global_stride<" + str(i) + ">(" + stage + ", static_cast<unsigned long long>(stride" +
-           str(i + 1) + "));");
-    for (int i = 0; i < r; ++i)
-      line("tj::tensormap_replace_element_stride<" + str(i) + ">(" + stage + ", " +
-           str(d->estride[static_cast<size_t>(r - 1 - i)]) + ");");
-    line("tj::tensormap_replace_elemtype<" + str(detail::ptx_elemtype(d->dtype)) + ">(" + stage + ");  // " +
-         std::string(ir::name_of(d->dtype)));
-    line("tj::tensormap_replace_interleave_layout<0>(" + stage + ");");
-    line("tj::tensormap_replace_swizzle_mode<" + str(d->swizzle_code()) + ">(" + stage + ");");
-    line("tj::tensormap_replace_fill_mode<" + str(d->fill) + ">(" + stage + ");  // " + (d->fill ? "NaN" : "zero"));
+    line("tj::bulk_commit_group();");
+    line("tj::bulk_wait_group_read<0>();");
     close();
-    line("__syncwarp();");
-    line("tj::tensormap_cp_fenceproxy(" + slot + ", " + stage + ");");
-    line("tj::fence_proxy_tensormap_acquire(" + slot + ");");
   }
-  line("tj::bulk_commit_group();");
-  line("tj::bulk_wait_group_read<0>();");
+  sync("every descriptor written and released");
+  // Warp 0 issues the consumers' TMA operations (thread 0): it acquires every descriptor of the step; the producer
+  // warpgroup acquires those it loads with itself, after waiting for its arrival below.
+  open("if (tid < 32)");
+  for (const Descriptor* d : ds) line("tj::fence_proxy_tensormap_acquire(tj_desc" + str(d->slot) + ");");
   const std::vector<NodeId>& awaited = L_.roles.awaited_builds;
-  if (L_.roles.on() && std::find(awaited.begin(), awaited.end(), at) != awaited.end()) {
-    line("__syncwarp();");
+  if (L_.roles.on() && std::find(awaited.begin(), awaited.end(), at) != awaited.end())
     line("if (tid == 0) tj::mbarrier_arrive(&tj_bar[" + str(L_.smem.built_barrier) +
          "]);  // released: the producer warpgroup loads with them");
-  }
   close();
-  sync();
 }
 
 // ---- tiles loaded and stored by TMA --------------------------------------------------------

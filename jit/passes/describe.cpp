@@ -150,12 +150,12 @@ std::string describe_warp_roles(const Lowered& l) {
     loops += (k ? ", %" : " %") + std::to_string(r.loops[k]) + " (" + source_line(l.graph, r.loops[k]) + ")";
   std::string awaited;
   if (!r.awaited_builds.empty()) {
-    awaited = "; the producer waits on mbarrier " + std::to_string(l.smem.built_barrier) + " for consumer warp 0's build" +
+    awaited = "; the producer waits on mbarrier " + std::to_string(l.smem.built_barrier) + " for the consumers' build" +
               (r.awaited_builds.size() > 1 ? "s" : "") + " at";
     for (size_t k = 0; k < r.awaited_builds.size(); ++k)
       awaited += (k ? ", %" : " %") + std::to_string(r.awaited_builds[k]) + " (" + source_line(l.graph, r.awaited_builds[k]) + ")";
-    awaited += " (descriptor slot" + std::string(r.awaited_slots.size() > 1 ? "s" : "");
-    for (size_t k = 0; k < r.awaited_slots.size(); ++k) awaited += (k ? ", " : " ") + std::to_string(r.awaited_slots[k]);
+    awaited += " (descriptor slot" + std::string(r.acquired_slots.size() > 1 ? "s" : "");
+    for (size_t k = 0; k < r.acquired_slots.size(); ++k) awaited += (k ? ", " : " ") + std::to_string(r.acquired_slots[k]);
     awaited += ")";
   }
   return "warp roles: producer warpgroup, threads " + std::to_string(r.consumer_threads) + "-" +

@@ -1,5 +1,6 @@
 // TMA planning: one decision per distinct descriptor (host-encoded, tensor array, or built on the device).
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <tuple>
 
@@ -67,6 +68,41 @@ int decide(const ir::Graph& g, NodeId op) {
 }
 
 }  // namespace
+
+/// The descriptors built at one point, spread over the program's warps (Descriptor::build_warp).
+void assign_build_warps(const ir::Graph& g, const std::vector<Descriptor*>& group) {
+  const bool wait_stores = std::any_of(group.begin(), group.end(), [](const Descriptor* d) { return d->rebuilt_in_loop && d->used_by_store; });
+  for (size_t k = 0; k < group.size(); ++k) group[k]->build_warp = wait_stores ? 0 : static_cast<int>(k) % std::max(1, g.num_warps);
+}
+
+/// Builds views' descriptors together: a descriptor is built after the last of the views made in its region before
+/// the first use of any of them, so that views made one after another (a jagged sequence's q, k, v and output) are
+/// built in one step, by different warps at once, with one barrier (build_descriptors), instead of one step each.
+void group_builds(const ir::Graph& g, const GraphInfo& info, TmaPlan& plan) {
+  const auto pos = [&](NodeId n) { return info.position[static_cast<size_t>(n)]; };
+  std::vector<Descriptor*> views, at_start;
+  for (Descriptor& d : plan.descriptors)
+    if (d.kind == DescKind::Device) (d.build_at != ir::kNoNode ? views : at_start).push_back(&d);
+  assign_build_warps(g, at_start);
+  std::sort(views.begin(), views.end(), [&](const Descriptor* a, const Descriptor* b) { return pos(a->build_at) < pos(b->build_at); });
+  const auto first_use = [&](const Descriptor* d) {
+    int first = std::numeric_limits<int>::max();
+    for (NodeId u : d->uses) first = std::min(first, pos(u));
+    return first;
+  };
+  for (size_t i = 0; i < views.size();) {
+    // The group of views[i]: the views after it in its region made before any member is used.
+    const uint32_t region = g.node(views[i]->build_at).region;
+    int deadline = first_use(views[i]);
+    size_t j = i + 1;
+    for (; j < views.size() && pos(views[j]->build_at) < deadline && g.node(views[j]->build_at).region == region; ++j)
+      deadline = std::min(deadline, first_use(views[j]));
+    const NodeId last = views[j - 1]->build_at;
+    for (size_t k = i; k < j; ++k) views[k]->build_at = last;
+    assign_build_warps(g, std::vector<Descriptor*>(views.begin() + static_cast<std::ptrdiff_t>(i), views.begin() + static_cast<std::ptrdiff_t>(j)));
+    i = j;
+  }
+}
 
 TmaPlan collect_descriptors(const ir::Graph& g, const GraphInfo& info, const MmaPlan* mma, const ValueLayouts* layout) {
   std::vector<NodeId> ops;
@@ -161,6 +197,7 @@ TmaPlan collect_descriptors(const ir::Graph& g, const GraphInfo& info, const Mma
     d.used_by_store = d.used_by_store || n.op == Op::DescStore;
     plan.of[op] = it->second;
   }
+  group_builds(g, info, plan);
   return plan;
 }
 

@@ -120,7 +120,9 @@ WarpRoles plan_warp_roles(const ir::Graph& g, const GraphInfo& info, const Value
   for (NodeId l : loops)
     for (NodeId load : pipe.loops.at(l).loads) {
       const Descriptor& d = tma.descriptors[static_cast<size_t>(tma.of.at(load))];
-      if (d.kind != DescKind::Device || d.build_at == ir::kNoNode) continue;
+      if (d.kind != DescKind::Device) continue;
+      if (std::find(slots.begin(), slots.end(), d.slot) == slots.end()) slots.push_back(d.slot);
+      if (d.build_at == ir::kNoNode) continue;  // built before the roles part: the producer only acquires it
       for (NodeId x = g.region(g.node(d.build_at).region).owner; x != ir::kNoNode; x = g.region(g.node(x).region).owner)
         if (g.node(x).op == ir::Op::For)
           return refuse("the descriptor of the TMA load at " + source_line(g, load) + " is built on the device in the loop at " +
@@ -135,7 +137,6 @@ WarpRoles plan_warp_roles(const ir::Graph& g, const GraphInfo& info, const Value
                       " or in a branch the loop is not in; the producer warpgroup awaits descriptors built before its "
                       "first loop (make the view before it)");
       if (std::find(builds.begin(), builds.end(), d.build_at) == builds.end()) builds.push_back(d.build_at);
-      if (std::find(slots.begin(), slots.end(), d.slot) == slots.end()) slots.push_back(d.slot);
     }
   std::sort(builds.begin(), builds.end(),
             [&](NodeId a, NodeId b) { return info.position[static_cast<size_t>(a)] < info.position[static_cast<size_t>(b)]; });
@@ -185,7 +186,7 @@ WarpRoles plan_warp_roles(const ir::Graph& g, const GraphInfo& info, const Value
   roles.loops = std::move(loops);
   roles.enclosing = std::move(outer);
   roles.awaited_builds = std::move(builds);
-  roles.awaited_slots = std::move(slots);
+  roles.acquired_slots = std::move(slots);
   // Registers: the launch bounds (threads, programs per SM) make ptxas give every thread `start` registers, so a
   // program holds start x threads of them. The producer keeps kProducerRegisters and the consumers take what it
   // gives up, when that is more than they start with: setmaxnreg.inc waits until the program's pool has the

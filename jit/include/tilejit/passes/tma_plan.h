@@ -44,6 +44,9 @@ struct Descriptor : codegen::TensorMapFields {
   NodeId first_use = ir::kNoNode;
   NodeId build_at = ir::kNoNode; ///< Device: the node after which it is built; kNoNode: kernel start
   bool rebuilt_in_loop = false;  ///< Device: the build runs once per loop iteration
+  /// Device: the warp that writes it; the descriptors built at one point are spread over the warps, which write
+  /// them at once (all on warp 0 when a store of an earlier iteration may still read one: its thread 0 waits).
+  int build_warp = 0;
   std::vector<NodeId> uses;      ///< the TMA ops using it, in program order
 };
 

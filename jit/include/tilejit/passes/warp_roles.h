@@ -45,13 +45,15 @@ struct WarpRoles {
   /// the loops' bounds need (uniform scalars, loaded or computed), in program order: the producer computes
   /// them itself.
   std::vector<NodeId> producer_nodes;
-  /// The build points (Descriptor::build_at) of the device-built descriptors that the producer's loads use, in
-  /// program order, and those descriptors' slots. Consumer warp 0 builds them where it would without roles and
-  /// arrives on SmemPlan::built_barrier after each; the producer waits for every arrival and acquires the slots
-  /// before its first load. They lie in the kernel body or in the `if`s around the loop, never in a loop, so
-  /// each is built at most once per program and the barrier's phase 0 is the only one.
+  /// The build points (Descriptor::build_at) of the device-built descriptors that the producer's loads use and
+  /// that are built after the kernel's start, in program order. Consumer warp 0 arrives on
+  /// SmemPlan::built_barrier after each (build_descriptors); the producer waits for every arrival before its
+  /// first load. They lie in the kernel body or in the `if`s around the loop, never in a loop, so each is built at
+  /// most once per program and the barrier's phase 0 is the only one.
   std::vector<NodeId> awaited_builds;
-  std::vector<int> awaited_slots;
+  /// The workspace slots of every device-built descriptor the producer's loads use (also those built at the
+  /// kernel's start): the producer acquires them (fence.proxy.tensormap) before its first load.
+  std::vector<int> acquired_slots;
   /// Why Config::warp_specialize was not applied ("" when it was, or was not asked for): a performance note.
   std::string not_applied;
   bool on() const { return loop != ir::kNoNode; }
