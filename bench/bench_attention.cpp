@@ -1,4 +1,4 @@
-// Attention forward benchmark on the GPU, bf16, batch x heads = 64, sequence 1024 and 4096, head dim 64 and 128:
+// Attention forward benchmark on the GPU, bf16, batch x heads = 64, sequence 1024, 4096 and 16384, head dim 64 and 128:
 // - dense: the samples' attention_kernel (one head per program column, q, k, v and o as [heads * S, D]): per block
 //   of BM queries, a loop over the keys in blocks of BN with two wgmma products per iteration (S = Q K^T, then
 //   O += P V with P in registers) and the online softmax in between; the K and V tiles of the next iterations are
@@ -139,9 +139,10 @@ int main(int argc, char** argv) {
     std::printf("bench_attention: no GPU (%s); nothing to measure\n", tilejit::driver_error().c_str());
     return 0;
   }
-  std::vector<std::pair<int64_t, int64_t>> shapes = {{1024, 64}, {4096, 64}, {1024, 128}, {4096, 128}};
-  std::vector<Config> configs = {cfg(128, 64, 64, 8, 2), cfg(128, 128, 64, 8, 2), cfg(128, 64, 64, 8, 3), cfg(64, 64, 64, 4, 3),
-                                 cfg(128, 64, 128, 8, 2), cfg(128, 64, 128, 8, 3), cfg(128, 128, 128, 8, 2), cfg(64, 64, 128, 4, 3),
+  std::vector<std::pair<int64_t, int64_t>> shapes = {{1024, 64}, {4096, 64}, {16384, 64}, {1024, 128}, {4096, 128}, {16384, 128}};
+  // 128 x 128 blocks on two consumer warpgroups get roles from tilejit (their loop is rotated): here without, to compare.
+  std::vector<Config> configs = {cfg(128, 64, 64, 8, 2), cfg(128, 128, 64, 8, 2).warp_specialize(false), cfg(128, 64, 64, 8, 3), cfg(64, 64, 64, 4, 3),
+                                 cfg(128, 64, 128, 8, 2), cfg(128, 64, 128, 8, 3), cfg(128, 128, 128, 8, 2).warp_specialize(false), cfg(64, 64, 128, 4, 3),
                                  cfg(128, 32, 128, 8, 3), cfg(128, 64, 64, 8, 3).warp_specialize(),
                                  cfg(128, 64, 128, 8, 2).warp_specialize(), cfg(128, 64, 128, 8, 3).warp_specialize(),
                                  cfg(128, 64, 64, 8, 3).warp_specialize().programs_per_sm(2),
@@ -151,6 +152,9 @@ int main(int argc, char** argv) {
   // S) than tilejit's own: on where BN < 128, off where BN >= 128 (passes::kMinOverlapWidth).
   configs.push_back(cfg(128, 128, 128, 8, 2).warp_specialize());
   configs.push_back(cfg(128, 128, 64, 8, 2).warp_specialize());
+  // Three stages of 128 x 128 blocks (229,440 bytes of shared memory at D = 128): the producer a whole iteration ahead.
+  configs.push_back(cfg(128, 128, 128, 8, 3).warp_specialize());
+  configs.push_back(cfg(128, 128, 64, 8, 3).warp_specialize());
   for (size_t k = 0, n = configs.size(); k < n; ++k)
     configs.push_back(Config(configs[k]).overlap_products(configs[k].get("BN") < 128 || configs[k].programs_per_sm() > 0));
   // The two consumer warpgroups of 128 x 128 blocks with roles take turns at the tensor cores (pingpong, tilejit's

@@ -11,8 +11,9 @@
 // configuration's C against a double-precision reference (relative error of the bf16 result).
 // bench/peers.py --gemm times torch (cuBLAS: matmul, _scaled_mm) and a Triton TMA matmul on the same shapes.
 //
-// bench_gemm [bf16|e4m3|tf32|tf32_kn [M N K [BM BN BK num_warps num_stages [warp_specialize]]]]: one type, shape or
-// configuration (under a profiler). num_stages 0 lets tilejit choose; warp_specialize 1 adds the producer warpgroup.
+// bench_gemm [bf16|e4m3|tf32|tf32_kn [M N K [BM BN BK num_warps num_stages [warp_specialize [programs_per_sm]]]]]: one
+// type, shape or configuration (under a profiler). num_stages 0 lets tilejit choose; warp_specialize 1 adds the
+// producer warpgroup; programs_per_sm 0 sets no occupancy target.
 // The bf16 sweep includes clusters of two programs (Config::cluster, TMA multicast of the tile both load).
 #include <algorithm>
 #include <array>
@@ -153,8 +154,9 @@ bool run_shape(const char* dtype, const K& gemm, int64_t M, int64_t N, int64_t K
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 1 && argc != 2 && argc != 5 && argc != 10 && argc != 11) {
-    std::fprintf(stderr, "usage: bench_gemm [bf16|bf16_persistent|e4m3|tf32|tf32_kn [M N K [BM BN BK num_warps num_stages [warp_specialize]]]]\n");
+  if (argc != 1 && argc != 2 && argc != 5 && argc != 10 && argc != 11 && argc != 12) {
+    std::fprintf(stderr, "usage: bench_gemm [bf16|bf16_persistent|e4m3|tf32|tf32_kn [M N K [BM BN BK num_warps num_stages [warp_specialize "
+                         "[programs_per_sm]]]]]\n");
     return 2;
   }
   const std::string only = argc > 1 ? argv[1] : "";
@@ -172,7 +174,9 @@ int main(int argc, char** argv) {
   auto pick = [&](Shapes shapes, std::vector<Config> configs, auto&& run) {
     if (arg.size() >= 3) shapes = {{arg[0], arg[1], arg[2]}};
     if (arg.size() >= 8)
-      configs = {cfg(arg[3], arg[4], arg[5], static_cast<int>(arg[6]), static_cast<int>(arg[7])).warp_specialize(arg.size() == 9 && arg[8] != 0)};
+      configs = {cfg(arg[3], arg[4], arg[5], static_cast<int>(arg[6]), static_cast<int>(arg[7]))
+                     .warp_specialize(arg.size() >= 9 && arg[8] != 0)
+                     .programs_per_sm(arg.size() >= 10 ? static_cast<int>(arg[9]) : 0)};
     bool ok = true;
     for (const auto& s : shapes) ok &= run(s[0], s[1], s[2], configs);
     return ok;

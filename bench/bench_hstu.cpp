@@ -72,11 +72,12 @@ int main(int argc, char** argv) {
   bool ok = true;
   for (int causal : {0, 1}) {
     if (argc >= 6 && std::atoi(argv[1]) != causal) continue;
-    std::vector<Config> configs = {cfg(128, 64, 8, 2, causal), cfg(128, 64, 8, 3, causal), cfg(128, 128, 8, 2, causal),
+    // 128 x 128 blocks on two consumer warpgroups get roles from tilejit (their loop is rotated): here also without.
+    std::vector<Config> configs = {cfg(128, 64, 8, 2, causal), cfg(128, 64, 8, 3, causal), cfg(128, 128, 8, 2, causal).warp_specialize(false),
                                    cfg(64, 64, 4, 3, causal), cfg(64, 64, 4, 2, causal), cfg(128, 32, 8, 3, causal)};
     // With a producer warpgroup (consumer warp 0 builds the views' descriptors, the producer awaits them): at
     // 128 x 128 tilejit rotates the loop and the two consumer warpgroups take turns at the products.
-    for (const Config& c : {cfg(128, 128, 8, 2, causal), cfg(128, 64, 8, 3, causal), cfg(128, 64, 8, 2, causal)})
+    for (const Config& c : {cfg(128, 128, 8, 2, causal), cfg(128, 128, 8, 3, causal), cfg(128, 64, 8, 3, causal), cfg(128, 64, 8, 2, causal)})
       configs.push_back(Config(c).warp_specialize());
     configs.push_back(cfg(64, 64, 4, 3, causal).warp_specialize().programs_per_sm(2));
     if (argc >= 6) {

@@ -8,6 +8,7 @@ The workloads match bench/bench_tma.cpp exactly (sizes, dtypes, the jagged lengt
 """
 import json
 import math
+import os
 import sys
 
 import torch
@@ -307,7 +308,9 @@ def attention_fwd(q_desc, k_desc, v_desc, o_desc, seq, scale, BM: tl.constexpr, 
 
 # The shapes and configurations of bench/bench_attention.cpp (BM, BN, D, num_warps, num_stages).
 ATTENTION_HEADS = 64
-ATTENTION_SHAPES = [(1024, 64), (4096, 64), (1024, 128), (4096, 128)]
+ATTENTION_SHAPES = [(1024, 64), (4096, 64), (16384, 64), (1024, 128), (4096, 128), (16384, 128)]
+if os.environ.get("ATTENTION_SHAPES"):  # e.g. "4096:128,16384:128": a subset, as bench_attention's S D arguments
+    ATTENTION_SHAPES = [tuple(int(x) for x in sd.split(":")) for sd in os.environ["ATTENTION_SHAPES"].split(",")]
 ATTENTION_CONFIGS = [(128, 64, 64, 8, 2), (128, 128, 64, 8, 2), (128, 64, 64, 8, 3), (64, 64, 64, 4, 3),
                      (128, 64, 128, 8, 2), (128, 64, 128, 8, 3), (128, 128, 128, 8, 2), (64, 64, 128, 4, 3),
                      (128, 32, 128, 8, 3)]

@@ -265,7 +265,7 @@ TEST_CASE("gpu: consumer warpgroups taking turns at the tensor cores (pingpong) 
     int64_t bm, bn, d;
     int warps, stages;
   };
-  for (const Case& c : {Case{128, 128, 64, 8, 2}, Case{128, 64, 128, 8, 3}, Case{256, 32, 64, 16, 2}})
+  for (const Case& c : {Case{128, 128, 64, 8, 2}, Case{128, 64, 128, 8, 3}, Case{256, 32, 64, 16, 2}, Case{128, 128, 128, 8, 3}})
     for (int64_t blocks : {1, 2, 5})
       for (bool overlap : {true, false}) {
         const int64_t S = blocks * c.bm;

@@ -364,7 +364,18 @@ TEST_CASE("schedule ops: consumer warpgroups take turns issuing attention's prod
     const passes::Lowered rotated = lower_with(tilejit::Config(base).warp_specialize());
     CHECK(rotated.turns.on());
     CHECK(turn_ops(rotated.graph) == std::vector<size_t>{1, 1, 1});
-    for (const tilejit::Config& c : {tilejit::Config(base).warp_specialize().overlap_products(false), base}) {
+    // Nothing asked: tilejit rotates the loop of 128-key blocks, which brings the roles (two consumer warpgroups)
+    // and so the turns: FlashAttention-3's schedule.
+    const passes::Lowered chosen = lower_with(base);
+    CHECK(chosen.roles.on());
+    CHECK(chosen.turns.on());
+    CHECK(turn_ops(chosen.graph) == std::vector<size_t>{1, 1, 1});
+    // One consumer warpgroup (no turns to take) keeps the rotated loop without roles.
+    const passes::Lowered one = lower_with(tilejit::Config(base).num_warps(4));
+    CHECK(one.pipe.loops.at(only_loop(one)).first != tilejit::ir::kNoNode);
+    CHECK_FALSE(one.roles.on());
+    CHECK(one.roles.not_applied.empty());
+    for (const tilejit::Config& c : {tilejit::Config(base).warp_specialize().overlap_products(false), tilejit::Config(base).warp_specialize(false)}) {
       const passes::Lowered l = lower_with(c);
       CHECK_FALSE(l.turns.on());
       CHECK(l.turns.not_applied.empty());
