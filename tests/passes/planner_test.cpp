@@ -233,6 +233,56 @@ TEST_CASE("loads in loops are repeated; device views built in loops are rebuilt"
   for (const auto& [id, sp] : l.smem.stores) CHECK(sp.repeated);
 }
 
+TEST_CASE("views made one after another are built in one step, one warp each; a use in between starts a new step") {
+  // a, b and c before any use: one step on warps 0, 1, 2; d after a's load: a step of its own. With 2 warps the
+  // third descriptor of a step goes back to warp 0.
+  auto k = tilejit::kernel("steps", [](Tensor<f32, 2> x, Tensor<i32, 1> offs, Tensor<f32, 2> y) {
+    auto start = load(offs, 0), end = load(offs, 1);
+    auto a = x.rows(start, end), b = y.rows(start, end), c = x.rows(end, end + 64);
+    auto t = descriptor_load(a, {0, 0}, {32, 32});
+    auto d = y.rows(end, end + 64);
+    descriptor_store(b, {0, 0}, t + descriptor_load(c, {0, 0}, {32, 32}));
+    descriptor_store(d, {0, 0}, t);
+  });
+  for (int warps : {4, 2}) {
+    const auto l = lower(k, Config{}.num_warps(warps));
+    REQUIRE(l.tma.descriptors.size() == 4);
+    std::map<tilejit::ir::NodeId, std::vector<int>> steps;  // build point -> the build warps of its descriptors
+    for (const auto& d : l.tma.descriptors) {
+      REQUIRE(d.kind == DescKind::Device);
+      steps[d.build_at].push_back(d.build_warp);
+    }
+    REQUIRE(steps.size() == 2);
+    std::vector<std::vector<int>> warps_of;
+    for (auto& [at, w] : steps) {
+      std::sort(w.begin(), w.end());  // descriptors come in the order of their first use, warps in that of their views
+      warps_of.push_back(w);
+    }
+    std::sort(warps_of.begin(), warps_of.end(), [](const auto& p, const auto& q) { return p.size() > q.size(); });
+    CHECK(warps_of[0] == (warps == 4 ? std::vector<int>{0, 1, 2} : std::vector<int>{0, 0, 1}));
+    CHECK(warps_of[1] == std::vector<int>{0});
+    const std::string src = tilejit::codegen::generate(*k.trace(Config{}.num_warps(warps))).source;
+    CHECK(src.find("if (tid / 32 == 1) {") != std::string::npos);
+    CHECK((src.find("if (tid / 32 == 2) {") != std::string::npos) == (warps == 4));
+    // The first step ends with one barrier and warp 0's acquires, before the first load.
+    const size_t acquire_c = src.find("tj::fence_proxy_tensormap_acquire(tj_desc2);");
+    CHECK(acquire_c < src.find("tj::tma_load_2d"));
+    CHECK(src.find("every descriptor written and released") < acquire_c);
+  }
+  // A view rebuilt in a loop whose store of the previous iteration may still read its slot: the step stays on
+  // warp 0, whose thread 0 waits for its stores first.
+  auto loop = tilejit::kernel("rebuilt", [](Tensor<f32, 2> x, Tensor<i32, 1> offs, Tensor<f32, 2> y, Scalar<i32> n) {
+    for_range(0, n, 1, [&](Scalar<i32> i) {
+      auto src = x.rows(load(offs, i), load(offs, i + 1)), dst = y.rows(load(offs, i), load(offs, i + 1));
+      descriptor_store(dst, {0, 0}, descriptor_load(src, {0, 0}, {32, 32}) * 2.0f);
+    });
+  });
+  const auto ll = lower(loop, Config{}.num_warps(4));
+  REQUIRE(ll.tma.descriptors.size() == 2);
+  CHECK(ll.tma.descriptors[0].build_at == ll.tma.descriptors[1].build_at);
+  for (const auto& d : ll.tma.descriptors) CHECK(d.build_warp == 0);
+}
+
 TEST_CASE("register layout: 16-byte vectors of the narrowest type a group moves, enough vectors for the threads") {
   auto k = tilejit::kernel("layout", [](Tensor<bf16, 2> x, Tensor<bf16, 2> y, Tensor<f32, 1> z) {
     auto a = descriptor_load(x, {0, 0}, {64, 64});
