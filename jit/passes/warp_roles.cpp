@@ -100,16 +100,17 @@ WarpRoles plan_warp_roles(const ir::Graph& g, const GraphInfo& info, const Value
     bodies.push_back(g.node(inner).region);
   }
   const bool loop_nest = std::any_of(outer.begin(), outer.end(), [&](NodeId x) { return g.node(x).op == ir::Op::For; });
-  // A loop overlap_products rotated (attention's S_j issued before P_{j-1} V_{j-1}) on two or more consumer
-  // warpgroups: with roles the warpgroups also take turns at the tensor cores (plan_warpgroup_turns), which is
-  // FlashAttention-3's schedule (H200, S = 4096, 128 x 128 blocks, 8 warps: D = 128 attention 603 TFLOP/s with roles
-  // at 3 stages, HSTU 393 against 352 without; docs/schedules.md).
+  // A loop overlap_products rotated (attention's S_j issued before P_{j-1} V_{j-1}) on two consumer warpgroups:
+  // with roles they also take turns at the tensor cores (plan_warpgroup_turns), which is FlashAttention-3's
+  // schedule (H200, S = 4096, 128 x 128 blocks, 8 warps: D = 128 attention 525 -> 601 TFLOP/s at 3 stages, HSTU
+  // 355 -> 395; docs/schedules.md). With more consumer warpgroups the producer's registers would come out of
+  // fewer per consumer thread (112 instead of 128 at 16 warps), which was not measured: there it is asked for.
   const bool rotated = std::any_of(loops.begin(), loops.end(), [&](NodeId l) { return pipe.loops.at(l).first != ir::kNoNode; });
   // Left to tilejit, a loop nest gets roles (the producer loads the next run's first stages while the consumers
-  // finish the last run: a persistent GEMM ran 23-26% faster on an H100), and so does a rotated loop on two or more
+  // finish the last run: a persistent GEMM ran 23-26% faster on an H100), and so does a rotated loop on two
   // consumer warpgroups, at one program per SM, which such kernels are launched for. A loop that runs once per
   // program gains little otherwise (docs/schedules.md).
-  const bool worth_it = loop_nest || (rotated && g.num_warps >= 8);
+  const bool worth_it = loop_nest || (rotated && g.num_warps == 8);
   if (!asked && (!worth_it || g.min_programs_per_sm > 1)) return roles;
   if (g.num_warps % 4 != 0)
     return refuse("the consumers are whole warpgroups: num_warps must be a multiple of 4, not " +
