@@ -69,6 +69,8 @@ int decide(const ir::Graph& g, NodeId op) {
 
 }  // namespace
 
+namespace {
+
 /// The descriptors built at one point, spread over the program's warps (Descriptor::build_warp).
 void assign_build_warps(const ir::Graph& g, const std::vector<Descriptor*>& group) {
   const bool wait_stores = std::any_of(group.begin(), group.end(), [](const Descriptor* d) { return d->rebuilt_in_loop && d->used_by_store; });
@@ -103,6 +105,8 @@ void group_builds(const ir::Graph& g, const GraphInfo& info, TmaPlan& plan) {
     i = j;
   }
 }
+
+}  // namespace
 
 TmaPlan collect_descriptors(const ir::Graph& g, const GraphInfo& info, const MmaPlan* mma, const ValueLayouts* layout) {
   std::vector<NodeId> ops;

@@ -2,6 +2,7 @@
 // producer computes before its loop, and how many registers each role keeps (setmaxnreg).
 #include <algorithm>
 
+#include "passes/overlap_products.h"
 #include "passes/tensor_source.h"
 #include "tilejit/ir/effects.h"
 #include "tilejit/ir/op_cases.h"
@@ -105,7 +106,14 @@ WarpRoles plan_warp_roles(const ir::Graph& g, const GraphInfo& info, const Value
   // schedule (H200, S = 4096, 128 x 128 blocks, 8 warps: D = 128 attention 525 -> 601 TFLOP/s at 3 stages, HSTU
   // 355 -> 395; docs/schedules.md). With more consumer warpgroups the producer's registers would come out of
   // fewer per consumer thread (112 instead of 128 at 16 warps), which was not measured: there it is asked for.
-  const bool rotated = std::any_of(loops.begin(), loops.end(), [&](NodeId l) { return pipe.loops.at(l).first != ir::kNoNode; });
+  // Blocks of fewer keys rotated by request at two stages lost with roles (HSTU, 128 x 64: 348 -> 299): only the
+  // width overlap_products itself rotates at (kMinOverlapWidth) counts.
+  const bool rotated = std::any_of(loops.begin(), loops.end(), [&](NodeId l) {
+    const PipelinedLoop& p = pipe.loops.at(l);
+    if (p.first == ir::kNoNode || p.dots.empty()) return false;
+    const ir::Shape& s = g.node(p.dots.front()).shape;  // S_j, the first product of an iteration
+    return s.rank == 2 && s[1] >= kMinOverlapWidth;
+  });
   // Left to tilejit, a loop nest gets roles (the producer loads the next run's first stages while the consumers
   // finish the last run: a persistent GEMM ran 23-26% faster on an H100), and so does a rotated loop on two
   // consumer warpgroups, at one program per SM, which such kernels are launched for. A loop that runs once per
@@ -122,7 +130,12 @@ WarpRoles plan_warp_roles(const ir::Graph& g, const GraphInfo& info, const Value
     return refuse("programs_per_sm=" + std::to_string(g.min_programs_per_sm) + " programs of " +
                   std::to_string(roles.consumer_threads + roles.producer_threads) +
                   " threads (the producer warpgroup included) exceed an SM's 2048");
-  // Descriptors built on the device after the kernel's start: the consumers build them, the producer awaits them.
+  // Descriptors built on the device after the kernel's start: the consumers build them, the producer awaits them
+  // before its first load, which is the block before the first loop when overlap_products peeled one.
+  NodeId earliest = loops.front();
+  if (const NodeId first = pipe.loops.at(loops.front()).first;
+      first != ir::kNoNode && info.position[static_cast<size_t>(first)] < info.position[static_cast<size_t>(earliest)])
+    earliest = first;
   std::vector<NodeId> builds;
   std::vector<int> slots;
   for (NodeId l : loops)
@@ -138,7 +151,7 @@ WarpRoles plan_warp_roles(const ir::Graph& g, const GraphInfo& info, const Value
                         "per program (make the view outside the loop)");
       // The producer waits for every build before its first loop: a build after it (between two loops of the ring)
       // would wait for consumers that wait for the producer's loads.
-      if (info.position[static_cast<size_t>(d.build_at)] > info.position[static_cast<size_t>(loops.front())] ||
+      if (info.position[static_cast<size_t>(d.build_at)] > info.position[static_cast<size_t>(earliest)] ||
           std::find(bodies.begin(), bodies.end(), g.node(d.build_at).region) == bodies.end())
         return refuse("the descriptor of the TMA load at " + source_line(g, load) + " is built on the device at " +
                       source_line(g, d.build_at) + ", after the loop at " + source_line(g, loops.front()) +

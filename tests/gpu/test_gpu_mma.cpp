@@ -161,6 +161,10 @@ TEST_CASE("gpu: wgmma dots match the interpreter") {
       run_attention_bhsd(3, 384, d, Config{{"BM", bm}, {"BN", bn}, {"D", d}}.num_warps(warps).num_stages(stages), 37);
     }
   }
+  // 128 x 128 blocks on 8 warps get roles and turns from tilejit (their loop is rotated); rotated without them too.
+  SUBCASE("attention loop, BM 128 BN 128 D 64 warps 8 stages 3, rotated without warp roles") {
+    run_attention(2, 384, 64, Config{{"BM", 128}, {"BN", 128}, {"D", 64}}.num_warps(8).num_stages(3).warp_specialize(false), 33);
+  }
   // Sample 09's GEMM with a bias row (loaded before the K loop, awaited after it) and a GELU epilogue, bf16 out.
   for (const Tiles& t : {Tiles{128, 128, 64, 8, 3}, Tiles{64, 128, 64, 4, 2}}) {
     SUBCASE(name("bias + GELU epilogue", 256, 256, 256, t).c_str()) {

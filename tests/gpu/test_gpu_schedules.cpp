@@ -220,12 +220,9 @@ TEST_CASE("gpu: sample 12's attention (dense and causal, two loops, rank-3 tiles
             o.fill_byte(0);
             lse.fill_byte(0);
             float scale = 1.0f / std::sqrt(static_cast<float>(d));
-            Config cfg = Config{{"BM", bm}, {"BN", bn}, {"D", d}, {"CAUSAL", causal}}.num_warps(warps).num_stages(stages).overlap_products(overlap);
-            // A rotated loop on two consumer warpgroups gets roles (and turns) from tilejit; at S = 200 they are kept
-            // off, so that the rotated loop without roles runs too.
-            if (overlap && S == 200) cfg.warp_specialize(false);
-            run_both(kern, tilejit::dim3(static_cast<uint32_t>(tilejit::cdiv(S, bm)), static_cast<uint32_t>(heads)), cfg, 2e-2, q, k, v, o,
-                     lse, scale);
+            run_both(kern, tilejit::dim3(static_cast<uint32_t>(tilejit::cdiv(S, bm)), static_cast<uint32_t>(heads)),
+                     Config{{"BM", bm}, {"BN", bn}, {"D", d}, {"CAUSAL", causal}}.num_warps(warps).num_stages(stages).overlap_products(overlap),
+                     2e-2, q, k, v, o, lse, scale);
           }
 }
 
@@ -286,10 +283,8 @@ TEST_CASE("gpu: sample 13's jagged HSTU attention (device-built views, an empty 
           v.randomize(103, -1, 1);
           o.fill_byte(0x55);  // rows no program writes keep this on both sides
           float alpha = 1.0f / std::sqrt(static_cast<float>(d)), inv_max_len = 1.0f / 257;
-          Config cfg = Config{{"BM", bm}, {"BN", bn}, {"D", d}, {"CAUSAL", causal}}.num_warps(warps).num_stages(stages).overlap_products(overlap);
-          // Rotated on two consumer warpgroups, tilejit adds roles; the causal kernels keep them off (both are run).
-          if (overlap && causal) cfg.warp_specialize(false);
-          run_both(kern, tilejit::dim3(static_cast<uint32_t>(tilejit::cdiv(257, bm)), static_cast<uint32_t>(seqs), static_cast<uint32_t>(H)), cfg,
+          run_both(kern, tilejit::dim3(static_cast<uint32_t>(tilejit::cdiv(257, bm)), static_cast<uint32_t>(seqs), static_cast<uint32_t>(H)),
+                   Config{{"BM", bm}, {"BN", bn}, {"D", d}, {"CAUSAL", causal}}.num_warps(warps).num_stages(stages).overlap_products(overlap),
                    2e-2, offsets, q, k, v, o, alpha, inv_max_len);
         }
 }

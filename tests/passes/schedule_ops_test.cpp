@@ -379,6 +379,10 @@ TEST_CASE("schedule ops: consumer warpgroups take turns issuing attention's prod
     const passes::Lowered four = lower_with(tilejit::Config{{"BM", 256}, {"BN", 128}, {"D", 64}}.num_warps(16).num_stages(2));
     CHECK(four.pipe.loops.at(only_loop(four)).first != tilejit::ir::kNoNode);
     CHECK_FALSE(four.roles.on());
+    // Blocks of 64 keys rotated by request: no roles either (they lost there at two stages).
+    const passes::Lowered narrow = lower_with(tilejit::Config{{"BM", 128}, {"BN", 64}, {"D", 64}}.num_warps(8).num_stages(2).overlap_products());
+    CHECK(narrow.pipe.loops.at(only_loop(narrow)).first != tilejit::ir::kNoNode);
+    CHECK_FALSE(narrow.roles.on());
     for (const tilejit::Config& c : {tilejit::Config(base).warp_specialize().overlap_products(false), tilejit::Config(base).warp_specialize(false)}) {
       const passes::Lowered l = lower_with(c);
       CHECK_FALSE(l.turns.on());
