@@ -75,7 +75,7 @@ int main(int argc, char** argv) {
     // 128 x 128 blocks on two consumer warpgroups get roles from tilejit (their loop is rotated): here also without.
     std::vector<Config> configs = {cfg(128, 64, 8, 2, causal), cfg(128, 64, 8, 3, causal), cfg(128, 128, 8, 2, causal).warp_specialize(false),
                                    cfg(64, 64, 4, 3, causal), cfg(64, 64, 4, 2, causal), cfg(128, 32, 8, 3, causal)};
-    // With a producer warpgroup (consumer warp 0 builds the views' descriptors, the producer awaits them): at
+    // With a producer warpgroup (the consumers build the views' descriptors, one warp each, the producer awaits them): at
     // 128 x 128 tilejit rotates the loop and the two consumer warpgroups take turns at the products.
     for (const Config& c : {cfg(128, 128, 8, 2, causal), cfg(128, 128, 8, 3, causal), cfg(128, 64, 8, 3, causal), cfg(128, 64, 8, 2, causal)})
       configs.push_back(Config(c).warp_specialize());

@@ -384,7 +384,7 @@ std::vector<EmitCase> make_cases() {
                            Config{{"BM", 64}, {"BN", 64}, {"D", 64}, {"CAUSAL", 1}}.num_warps(4).num_stages(2).warp_specialize(),
                            traced(tilejit::samples::attention_forward_kernel()), {}});
   cases.push_back(EmitCase{"jagged_hstu_warp_roles",
-                           "sample 13's causal jagged HSTU with a producer warpgroup: consumer warp 0 builds the views' "
+                           "sample 13's causal jagged HSTU with a producer warpgroup: the consumers build the views' "
                            "descriptors, the producer awaits them",
                            Config{{"BM", 128}, {"BN", 128}, {"D", 128}, {"CAUSAL", 1}}.num_warps(8).num_stages(2).warp_specialize(),
                            traced(tilejit::samples::jagged_hstu_kernel()), {}});

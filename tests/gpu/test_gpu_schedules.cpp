@@ -57,7 +57,7 @@ TEST_CASE("gpu: a persistent GEMM matches the interpreter at every stage count a
 
 TEST_CASE("gpu: a persistent jagged GEMM (a view made per tile, its descriptor rebuilt before each K loop) matches the interpreter") {
   // Each tile is one sequence's rows of A (at most BM of them) times a column block of B; the program walks the
-  // tiles and makes the sequence's views in the tile loop, so consumer warp 0 rebuilds both descriptors before
+  // tiles and makes the sequence's views in the tile loop, so the program rebuilds both descriptors before
   // each run of the pipelined K loop, while no load of the ring is in flight. Empty sequences are skipped (a view
   // of no rows has no descriptor).
   auto kern = tilejit::kernel("jagged_persistent_gemm", [](Tensor<i32, 1> offsets, Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> c,

@@ -289,7 +289,7 @@ TEST_CASE("gpu: consumer warpgroups taking turns at the tensor cores (pingpong) 
 }
 
 TEST_CASE("gpu: jagged HSTU with a producer warpgroup awaiting the descriptors the consumers build matches the interpreter") {
-  // Sample 13: each program builds its sequence's views on the device (consumer warp 0); the producer waits for
+  // Sample 13: each program builds its sequence's views on the device (the consumers, one warp per view); the producer waits for
   // those builds on an mbarrier before its first load. Sequences of 0, 1 and 17 tokens (one partial block, or
   // none: the program does nothing, and neither role waits), and longer; dense (one loop) and causal (two loops
   // sharing the ring); 128 x 128 blocks rotated with turns (tilejit's choice), 128 x 64 at 3 stages, and two
