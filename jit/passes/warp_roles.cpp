@@ -172,7 +172,11 @@ WarpRoles plan_warp_roles(const ir::Graph& g, const GraphInfo& info, const Value
   for (NodeId l : loops) {
     const PipelinedLoop& p = pipe.loops.at(l);
     worklist.insert(worklist.end(), g.operands(l).begin(), g.operands(l).begin() + 3);  // lo, hi, step (not the carried values)
-    for (NodeId n : p.loads) worklist.insert(worklist.end(), g.operands(n).begin(), g.operands(n).end());
+    for (NodeId n : p.loads) {
+      // A device-built descriptor is named by its workspace slot: the producer needs none of its view's fields.
+      const bool device = tma.descriptors[static_cast<size_t>(tma.of.at(n))].kind == DescKind::Device;
+      worklist.insert(worklist.end(), g.operands(n).begin() + (device ? 1 : 0), g.operands(n).end());
+    }
     for (NodeId n : p.address_nodes) worklist.insert(worklist.end(), g.operands(n).begin(), g.operands(n).end());
   }
   while (!worklist.empty()) {
