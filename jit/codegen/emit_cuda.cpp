@@ -165,8 +165,7 @@ void Emitter::prologue() {
       const bool cluster_empty = sm.cluster_empty >= 0 && b >= sm.cluster_empty && b < sm.exchange_barrier;
       const bool both = L_.cluster.multicast() && sm.cluster_empty < 0 && L_.roles.serves(L_.cluster.loop);  // ClusterPlan
       line("tj::mbarrier_init(&tj_bar[" + str(b) + "], " +
-           (b == sm.built_barrier ? str(arrivals == sm.barrier_arrivals.end() ? 1 : arrivals->second) +
-                                        ");  // descriptors built: one arrival per build the producer warpgroup awaits"
+           (b == sm.built_barrier ? str(sm.barrier_arrivals.at(b)) + ");  // descriptors built: one arrival per build the producer warpgroup awaits"
             : arrivals == sm.barrier_arrivals.end() ? "1);"
             : cluster_empty ? str(arrivals->second) + ");  // a cluster empty barrier: one arrival per program of the cluster"
             : both          ? str(arrivals->second) + ");  // an empty barrier: one arrival per consumer warp of the cluster's two programs"
@@ -277,7 +276,7 @@ void Emitter::emit_node(NodeId id) {
       break;
   }
   auto b = builds_.find(id);
-  if (b != builds_.end() && !producer_) build_descriptors(id, b->second);  // the producer awaits the consumers' build
+  if (b != builds_.end()) build_descriptors(id, b->second);
 }
 
 void Emitter::emit_elementwise(NodeId id) {

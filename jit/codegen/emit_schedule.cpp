@@ -144,7 +144,6 @@ void Emitter::emit_producer(NodeId f, int stages) {
        (r.loops.size() > 1 ? "s" : "") + " at " + at_lines);
   if (r.producer_registers > 0) line("tj::setmaxnreg_dec<" + str(r.producer_registers) + ">();  // registers to the consumers");
   open("if (tid == " + str(r.consumer_threads) + ")");
-  producer_ = true;
   line("int " + p + " = 0;  // ring position: loads issued, in every run of the loop" + std::string(r.loops.size() > 1 ? "s" : ""));
   // The loops and branches around the pipelined loop, each with the nodes of its body that the loads need.
   const auto nodes_in = [&](uint32_t region) {
@@ -201,7 +200,6 @@ void Emitter::emit_producer(NodeId f, int stages) {
     }
   }
   for (size_t i = 0; i < r.enclosing.size(); ++i) close();
-  producer_ = false;
   close();
   line("return;");
   close();

@@ -1,5 +1,6 @@
 // TMA: descriptors built on the device, and tiles loaded and stored by the TMA unit.
 #include <algorithm>
+#include <set>
 
 #include "codegen/emitter.h"
 
@@ -8,13 +9,10 @@ namespace tilejit::codegen::detail {
 // ---- descriptors built on the device ----------------------------------------------------
 
 void Emitter::build_descriptors(NodeId at, const std::vector<const Descriptor*>& ds) {
-  bool wait_stores = false;
-  for (const Descriptor* d : ds) wait_stores = wait_stores || (d->rebuilt_in_loop && d->used_by_store);
-  std::vector<int> warps;  // the warps that write, in order (Descriptor::build_warp)
-  for (const Descriptor* d : ds)
-    if (std::find(warps.begin(), warps.end(), d->build_warp) == warps.end()) warps.push_back(d->build_warp);
-  std::sort(warps.begin(), warps.end());
-  line(std::string("// device-built TMA descriptor(s): ") + (warps.size() > 1 ? "each warp below writes its own" : "warp " + str(warps[0]) + " writes each one") +
+  const bool wait_stores = std::any_of(ds.begin(), ds.end(), [](const Descriptor* d) { return d->waits_for_stores(); });
+  std::set<int> warps;  // the warps that write (Descriptor::build_warp)
+  for (const Descriptor* d : ds) warps.insert(d->build_warp);
+  line(std::string("// device-built TMA descriptor(s): ") + (warps.size() > 1 ? "each warp below writes its own" : "warp " + str(*warps.begin()) + " writes each one") +
        " in shared memory, then releases it to its workspace slot");
   for (int w : warps) {
     open(w == 0 ? "if (tid < 32)" : "if (tid / 32 == " + str(w) + ")");

@@ -297,7 +297,6 @@ class Emitter {
   std::map<std::string, std::string> helpers_;  ///< per-kernel device functions (wgmma instructions), by name
   bool stores_ = false;
   bool consumers_only_ = false;  ///< printing past warp.producer: only the consumer threads run what follows
-  bool producer_ = false;        ///< printing the producer warpgroup's code: nodes only, no descriptor builds
   std::map<NodeId, std::vector<const Descriptor*>> builds_;
   std::map<NodeId, std::vector<const Descriptor*>> array_prefetch_;
   std::map<NodeId, std::string> loop_bounds_;  ///< pipelined For -> "lo, hi, step" names

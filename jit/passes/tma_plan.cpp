@@ -73,7 +73,7 @@ namespace {
 
 /// The descriptors built at one point, spread over the program's warps (Descriptor::build_warp).
 void assign_build_warps(const ir::Graph& g, const std::vector<Descriptor*>& group) {
-  const bool wait_stores = std::any_of(group.begin(), group.end(), [](const Descriptor* d) { return d->rebuilt_in_loop && d->used_by_store; });
+  const bool wait_stores = std::any_of(group.begin(), group.end(), [](const Descriptor* d) { return d->waits_for_stores(); });
   for (size_t k = 0; k < group.size(); ++k) group[k]->build_warp = wait_stores ? 0 : static_cast<int>(k) % std::max(1, g.num_warps);
 }
 

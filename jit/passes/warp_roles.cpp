@@ -4,6 +4,7 @@
 
 #include "passes/overlap_products.h"
 #include "passes/tensor_source.h"
+#include "tilejit/error.h"
 #include "tilejit/ir/effects.h"
 #include "tilejit/ir/op_cases.h"
 #include "tilejit/passes/graph_info.h"
@@ -82,8 +83,8 @@ WarpRoles plan_warp_roles(const ir::Graph& g, const GraphInfo& info, const Value
                     "another in the same block with the same TMA loads share one)");
     loops.push_back(l);
   }
-  std::sort(loops.begin(), loops.end(),
-            [&](NodeId a, NodeId b) { return info.position[static_cast<size_t>(a)] < info.position[static_cast<size_t>(b)]; });
+  const auto earlier = [&](NodeId a, NodeId b) { return info.position[static_cast<size_t>(a)] < info.position[static_cast<size_t>(b)]; };
+  std::sort(loops.begin(), loops.end(), earlier);
   const auto inside_loops = [&](NodeId n) {
     return std::any_of(loops.begin(), loops.end(), [&](NodeId l) { return info.inside(n, l); });
   };
@@ -159,8 +160,7 @@ WarpRoles plan_warp_roles(const ir::Graph& g, const GraphInfo& info, const Value
                       "first loop (make the view before it)");
       if (std::find(builds.begin(), builds.end(), d.build_at) == builds.end()) builds.push_back(d.build_at);
     }
-  std::sort(builds.begin(), builds.end(),
-            [&](NodeId a, NodeId b) { return info.position[static_cast<size_t>(a)] < info.position[static_cast<size_t>(b)]; });
+  std::sort(builds.begin(), builds.end(), earlier);
   std::sort(slots.begin(), slots.end());
   // What the producer computes: every node outside the loop that its bounds and its loads' coordinates and
   // descriptors need, through the nodes of the loop that issue_stage prints (its index and address nodes).
@@ -205,8 +205,13 @@ WarpRoles plan_warp_roles(const ir::Graph& g, const GraphInfo& info, const Value
   for (size_t n = 0; n < g.size(); ++n)
     if (needed[n] && ir::yields_value(g.node(static_cast<NodeId>(n)).op) && g.node(static_cast<NodeId>(n)).op != ir::Op::LoopIndex)
       roles.producer_nodes.push_back(static_cast<NodeId>(n));
-  std::sort(roles.producer_nodes.begin(), roles.producer_nodes.end(),
-            [&](NodeId a, NodeId b) { return info.position[static_cast<size_t>(a)] < info.position[static_cast<size_t>(b)]; });
+  std::sort(roles.producer_nodes.begin(), roles.producer_nodes.end(), earlier);
+  // The consumers build every device descriptor: the producer's nodes (which skip the views of device-built
+  // descriptors, above) hold no build point, whose barrier the producer would never reach.
+  for (const Descriptor& d : tma.descriptors)
+    check_internal(d.kind != DescKind::Device || d.build_at == ir::kNoNode ||
+                       std::find(roles.producer_nodes.begin(), roles.producer_nodes.end(), d.build_at) == roles.producer_nodes.end(),
+                   "plan_warp_roles: a descriptor build point among the producer's nodes");
   roles.loop = f;
   roles.loops = std::move(loops);
   roles.enclosing = std::move(outer);

@@ -91,11 +91,11 @@ class Config {
   /// rounds every product and sum on its own (fma() in a kernel is always one fused operation).
   Config& fp_contract(bool on = true);
 
-  /// The fields set by name besides block values (TuneSpace, heuristics, saved decisions):
-  /// "num_warps", "num_stages", "programs_per_sm", "warp_specialize", "overlap_products", "pingpong", "cluster_x",
-  /// "cluster_y", "fp_contract".
+  /// Whether `name` is one of field_names(): a field set by name besides block values (TuneSpace, heuristics,
+  /// saved decisions).
   static bool is_field(std::string_view name);
-  /// Those names, in the order above (what is_field accepts).
+  /// The fields set by name: "num_warps", "num_stages", "programs_per_sm", "warp_specialize", "overlap_products",
+  /// "pingpong", "cluster_x", "cluster_y", "fp_contract".
   static std::span<const std::string_view> field_names();
   /// Sets field `name` (is_field) or, for any other name, the block value (set()).
   Config& set_field(std::string_view name, int64_t value, std::source_location loc = std::source_location::current());

@@ -48,6 +48,8 @@ struct Descriptor : codegen::TensorMapFields {
   /// them at once (all on warp 0 when a store of an earlier iteration may still read one: its thread 0 waits).
   int build_warp = 0;
   std::vector<NodeId> uses;      ///< the TMA ops using it, in program order
+  /// Device: a rebuild must wait until the stores of the previous iteration no longer read its slot.
+  bool waits_for_stores() const { return rebuilt_in_loop && used_by_store; }
 };
 
 struct TmaPlan {
