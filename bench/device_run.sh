@@ -121,6 +121,7 @@ rm -rf "$TILEJIT_CACHE_DIR"
   "$BUILD/bench/bench_attention"
   "$BUILD/bench/bench_attention_backward"
   "$BUILD/bench/bench_hstu"
+  "$BUILD/bench/bench_jagged_attention"
   "$BUILD/bench/bench_moe"
   "$BUILD/bench/bench_prefetch"
   for run in 1 2 3; do
@@ -137,6 +138,7 @@ TILEJIT_DEBUG=1 "$BUILD/bench/bench_tma" 2>&1 | sed 's/"impl": "tilejit"/"impl":
   python3 bench/peers.py --attention
   python3 bench/peers.py --attention-backward
   python3 bench/peers.py --hstu
+  python3 bench/peers.py --jagged-attention
   python3 bench/peers.py --moe; } 2>&1 | tee "$OUT/bench_peers.jsonl"
 # The autotuner: launch cost, and tuning cost in new processes (each side uses cache folders of its own).
 { "$BUILD/bench/bench_autotune"; python3 bench/peers.py --autotune; } 2>&1 | tee "$OUT/bench_autotune.jsonl"

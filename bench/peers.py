@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Peer timings for the tilejit benchmarks: torch copy, Triton TMA copy / axpb, Triton jagged (device descriptors),
-row reductions, GEMM, attention (--attention, --attention-backward), a mixture-of-experts grouped GEMM (--moe), and Triton's @autotune on
+row reductions, GEMM, attention (--attention, --attention-backward, --hstu, --jagged-attention), a mixture-of-experts grouped GEMM (--moe), and Triton's @autotune on
 the GEMM (--autotune).
 
 Prints one JSON object per line: {"bench": ..., "impl": ..., "ms": ..., "gbps": ...}.
@@ -643,6 +643,147 @@ def hstu_peers():
                               "rel_err": float((got - ref).norm() / ref.norm())}), flush=True)
 
 
+JAGGED_ATTENTION_HEADS, JAGGED_ATTENTION_D = 8, 128
+JAGGED_ATTENTION_CONFIGS = [(128, 128, 8, 2), (128, 128, 8, 3), (128, 64, 8, 3), (128, 64, 4, 2), (64, 64, 4, 3), (64, 128, 4, 2)]
+
+
+def jagged_attention_lengths(which):
+    """bench_jagged_attention.cpp's sequence lengths: uniform (32 of 256-4095) or skewed (60 short, then 4 of 8192)."""
+    if which == "uniform":
+        return [256 + (s * 7919) % 3840 for s in range(32)]
+    return [128 + (s * 7919) % 384 for s in range(60)] + [8192] * 4
+
+
+@triton.jit
+def jagged_attention_fwd(offsets, Q, K, V, O, scale2, HD: tl.constexpr, D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+                         CAUSAL: tl.constexpr):
+    """A plain Triton varlen softmax attention forward (Triton tutorial 06's loop over pointer loads masked at the
+    sequence's end, the causal mask on every block it visits): program (i, h, s), queries from i * BM."""
+    h = tl.program_id(1)
+    s = tl.program_id(2)
+    start = tl.load(offsets + s)
+    length = tl.load(offsets + s + 1) - start
+    m0 = tl.program_id(0) * BM
+    rows = m0 + tl.arange(0, BM)
+    cols = tl.arange(0, D)
+    q = tl.load(Q + (start + rows)[:, None] * HD + h * D + cols[None, :], mask=(rows < length)[:, None], other=0.0)
+    m_i = tl.full((BM,), -1e30, dtype=tl.float32)
+    l_i = tl.zeros((BM,), dtype=tl.float32)
+    acc = tl.zeros((BM, D), dtype=tl.float32)
+    hi = tl.minimum(m0 + BM, length) if CAUSAL else length
+    hi = tl.where(m0 < length, hi, 0)
+    for j in range(0, hi, BN):
+        keys = j + tl.arange(0, BN)
+        kt = tl.load(K + (start + keys)[None, :] * HD + h * D + cols[:, None], mask=(keys < length)[None, :], other=0.0)
+        qk = tl.dot(q, kt)
+        keep = (keys < length)[None, :]
+        if CAUSAL:
+            keep = keep & (keys[None, :] <= rows[:, None])
+        qk = tl.where(keep, qk, -1e30)
+        m_new = tl.maximum(m_i, tl.max(qk, 1) * scale2)
+        p = tl.math.exp2(qk * scale2 - m_new[:, None])
+        alpha = tl.math.exp2(m_i - m_new)
+        v = tl.load(V + (start + keys)[:, None] * HD + h * D + cols[None, :], mask=(keys < length)[:, None], other=0.0)
+        acc = tl.dot(p.to(tl.bfloat16), v, acc * alpha[:, None])
+        l_i = l_i * alpha + tl.sum(p, 1)
+        m_i = m_new
+    acc = acc / l_i[:, None]
+    tl.store(O + (start + rows)[:, None] * HD + h * D + cols[None, :], acc.to(tl.bfloat16), mask=(rows < length)[:, None])
+
+
+def jagged_attention_peers():
+    """bench_jagged_attention.cpp's workloads: torch's varlen attention (FlashAttention, packed sequences), SDPA on the
+    sequences padded to the longest (cuDNN where it runs; dense needs a key mask), and the Triton loop above, dense and
+    causal, each checked against a float64 reference on 32 rows. TFLOP/s count the packed sequences' flops only."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    try:
+        from torch.nn.attention.varlen import varlen_attn
+    except ImportError:
+        varlen_attn = None
+    import inspect
+    H, D = JAGGED_ATTENTION_HEADS, JAGGED_ATTENTION_D
+    for which in ("uniform", "skewed"):
+        lengths = jagged_attention_lengths(which)
+        seqs = len(lengths)
+        offs = [0]
+        for n in lengths:
+            offs.append(offs[-1] + n)
+        tokens, HD, max_len = offs[-1], H * D, max(lengths)
+        offsets = torch.tensor(offs, device="cuda", dtype=torch.int32)
+        q, k, v = (torch.rand(tokens, HD, device="cuda", dtype=torch.bfloat16) * 2 - 1 for _ in range(3))
+        o = torch.empty_like(q)
+        scale = 1.0 / math.sqrt(D)
+        squares = sum(n * n for n in lengths)
+        # The padded form, made once outside the timing: [B, H, max_len, D], and the key mask of the dense case.
+        def padded(x):
+            out = torch.zeros(seqs, max_len, H, D, device="cuda", dtype=x.dtype)
+            for s in range(seqs):
+                out[s, :lengths[s]] = x[offs[s]:offs[s + 1]].view(-1, H, D)
+            return out.transpose(1, 2).contiguous()
+        qp, kp, vp = padded(q), padded(k), padded(v)
+        key_ok = (torch.arange(max_len, device="cuda")[None, :] < torch.tensor(lengths, device="cuda")[:, None]).view(seqs, 1, 1, max_len)
+        for causal in (0, 1):
+            flops = (2.0 if causal else 4.0) * H * D * squares
+            picks = [((i * 5) % seqs, (i * 3) % H, (i * 104729) % lengths[(i * 5) % seqs]) for i in range(32)]
+            refs = []
+            for s, h, r in picks:
+                keys = r + 1 if causal else lengths[s]
+                cs = slice(h * D, (h + 1) * D)
+                x = (k[offs[s]:offs[s] + keys, cs].double() @ q[offs[s] + r, cs].double()) * scale
+                refs.append(torch.softmax(x, 0) @ v[offs[s]:offs[s] + keys, cs].double())
+            ref = torch.stack(refs)
+
+            def out(impl, ms, rows_of, config=""):
+                got = torch.stack([rows_of(s, h, r) for s, h, r in picks]).double()
+                print(json.dumps({"bench": "jagged_attention", "impl": impl, "lengths": which, "causal": causal, "seqs": seqs, "heads": H,
+                                  "d": D, "config": config, "ms": ms, "tflops": flops / ms / 1e9,
+                                  "rel_err": float((got - ref).norm() / ref.norm())}), flush=True)
+
+            packed_rows = lambda res: (lambda s, h, r: res.view(tokens, HD)[offs[s] + r, h * D:(h + 1) * D])  # noqa: E731
+            if varlen_attn is not None:
+                q3, k3, v3 = (x.view(tokens, H, D) for x in (q, k, v))
+                params = inspect.signature(varlen_attn).parameters
+                kw = {}
+                if causal and "is_causal" in params:
+                    kw["is_causal"] = True
+                elif causal:
+                    kw["window_size"] = (-1, 0)
+                fn = lambda: varlen_attn(q3, k3, v3, offsets, offsets, max_len, max_len, **kw)  # noqa: E731
+                try:
+                    out("torch_varlen", time_ms(fn), packed_rows(fn()))
+                except Exception as e:  # noqa: BLE001 - not available on this build
+                    print(json.dumps({"bench": "jagged_attention", "impl": "torch_varlen", "lengths": which, "causal": causal,
+                                      "refused": str(e)[:160]}), flush=True)
+            for name, backend in (("cudnn", SDPBackend.CUDNN_ATTENTION), ("flash", SDPBackend.FLASH_ATTENTION),
+                                  ("efficient", SDPBackend.EFFICIENT_ATTENTION)):
+                if causal:
+                    fn = lambda: torch.nn.functional.scaled_dot_product_attention(qp, kp, vp, is_causal=True)  # noqa: E731
+                else:
+                    fn = lambda: torch.nn.functional.scaled_dot_product_attention(qp, kp, vp, attn_mask=key_ok)  # noqa: E731
+                try:
+                    with sdpa_kernel(backend):
+                        res = fn()
+                        ms = time_ms(fn)
+                except Exception as e:  # noqa: BLE001 - a backend that does not take this case
+                    print(json.dumps({"bench": "jagged_attention", "impl": "torch_sdpa_padded_" + name, "lengths": which, "causal": causal,
+                                      "refused": str(e)[:160]}), flush=True)
+                    continue
+                out("torch_sdpa_padded_" + name, ms, lambda s, h, r, res=res: res[s, h, r])
+            for BM, BN, warps, stages in JAGGED_ATTENTION_CONFIGS:
+                config = f"BM={BM}, BN={BN}, CAUSAL={causal}, D={D}, num_warps={warps}, num_stages={stages}"
+                grid = (triton.cdiv(max_len, BM), H, seqs)
+                try:
+                    ms = time_ms(lambda: jagged_attention_fwd[grid](offsets, q, k, v, o, scale * LOG2E, HD, D, BM, BN, causal,
+                                                                    num_warps=warps, num_stages=stages))
+                except Exception as e:  # noqa: BLE001 - a configuration Triton refuses
+                    print(json.dumps({"bench": "jagged_attention", "impl": "triton", "lengths": which, "causal": causal, "config": config,
+                                      "refused": str(e)[:120]}), flush=True)
+                    continue
+                out("triton", ms, packed_rows(o), config)
+        del q, k, v, o, qp, kp, vp
+        torch.cuda.empty_cache()
+
+
 # bench_autotune.cpp's 8 configurations (BM, BN, BK, num_warps, num_stages).
 AUTOTUNE_CONFIGS = [(128, 256, 64, 8, 3), (128, 128, 64, 8, 4), (128, 128, 64, 4, 4), (128, 256, 64, 8, 2), (64, 256, 64, 4, 4),
                     (256, 128, 64, 8, 3), (64, 128, 64, 4, 4), (128, 64, 64, 4, 4)]
@@ -766,6 +907,8 @@ def main():
         return moe_peers()
     if "--hstu" in sys.argv:
         return hstu_peers()
+    if "--jagged-attention" in sys.argv:
+        return jagged_attention_peers()
     if "--rows-only" in sys.argv:
         return row_peers()
     row_peers()

@@ -262,6 +262,38 @@ def hstu_table(rows):
                       "Jagged HSTU attention (bf16; TFLOP/s; peer: a plain Triton HSTU kernel, pointer loads)")
 
 
+def jagged_attention_table(rows):
+    """Jagged softmax attention (sample 15's kernel, sequences longest first): tilejit's best configuration against
+    torch's varlen attention, SDPA on padded sequences (the fastest backend that ran) and a plain Triton varlen kernel;
+    and tilejit's best with the sequences in their packed order."""
+    t = Table("jagged_attention", "Jagged softmax attention (bf16, H=8, D=128; TFLOP/s of the packed sequences; ratio: tilejit's best to each)",
+              ["lengths", "tilejit best", "packed order", "torch varlen", "ratio", "SDPA padded", "ratio", "Triton best", "ratio", "config"])
+    mine_all = [r for r in rows if r["bench"] == "jagged_attention" and "tflops" in r]
+    groups = []
+    for key in dict.fromkeys((r["lengths"], r["causal"]) for r in mine_all):
+        mine = [r for r in mine_all if (r["lengths"], r["causal"]) == key]
+        best = next((r for r in mine if r["impl"] == "tilejit_best"), None)
+        if best is None:
+            continue
+        packed = max((r for r in mine if r["impl"] == "tilejit" and r.get("order") == "packed"), key=lambda r: r["tflops"], default=None)
+        peers = [("torch varlen", [r for r in mine if r["impl"] == "torch_varlen"]),
+                 ("SDPA padded", [r for r in mine if r["impl"].startswith("torch_sdpa_padded")]),
+                 ("Triton best", [r for r in mine if r["impl"] == "triton"])]
+        cells, bars = [], [("tilejit", best["tflops"])]
+        for what, rs in peers:
+            r = max(rs, key=lambda r: r["tflops"], default=None)
+            cells += [f"{r['tflops']:.0f}" + (f" ({r['impl'][18:]})" if r["impl"].startswith("torch_sdpa_padded_") else ""),
+                      ratio(best["tflops"], r["tflops"])] if r else ["-", "-"]
+            if r:
+                bars.append((what, r["tflops"]))
+        label = f"{key[0]}" + (", causal" if key[1] else "")
+        t.add(label, f"{best['tflops']:.0f}", f"{packed['tflops']:.0f}" if packed else "-", *cells,
+              best["config"] + ("  WRONG" if "error" in best else ""))
+        groups.append((label, bars))
+    t.chart = ("TFLOP/s", True, groups)
+    return t
+
+
 def moe_table(rows):
     """Per MoE shape: tilejit's best grouped GEMM configuration (bench_moe) against a loop of torch.mm and
     torch._grouped_mm (peers.py --moe)."""
@@ -324,7 +356,7 @@ def debug_table(rows):
 def tables(rows):
     out = [bandwidth_table(rows), debug_table(rows), row_table(rows), launch_table(rows), first_launch_table(rows)]
     out += autotune_tables(rows)
-    out += [gemm_table(rows), attention_table(rows), attention_causal_table(rows), *attention_backward_tables(rows), hstu_table(rows), moe_table(rows), prefetch_table(rows)]
+    out += [gemm_table(rows), attention_table(rows), attention_causal_table(rows), *attention_backward_tables(rows), hstu_table(rows), jagged_attention_table(rows), moe_table(rows), prefetch_table(rows)]
     return [t for t in out if t.rows]
 
 

@@ -572,6 +572,64 @@ inline auto jagged_hstu_kernel() {
   });
 }
 
+/// Sample 15: jagged (variable-length) softmax attention, o = softmax(scale q k^T) v per sequence and head, with
+/// the sequences packed one after another as in sample 13 (sequence s holds rows offsets[s] .. offsets[s + 1] of q,
+/// k, v and o, each [tokens, H * D], head h in columns h * D ..), and lse[h, row] = ln(sum_j exp(scale q k_j)) as
+/// sample 12 writes it. Sequences of very different lengths are balanced by the order the programs take them:
+/// program (i, h, r) works on sequence order[r] (the caller lists the longest first, so that the long ones start
+/// first and the short ones fill the GPU's last gaps) and, causal, on its query blocks from the last one (the longest
+/// first too). A program past its sequence's end (an empty sequence included) does nothing. Keys past the end read
+/// zeros through the views, so the last block of keys is masked (key < length), and causal the blocks that meet
+/// the diagonal too.
+inline auto jagged_attention_kernel() {
+  return tilejit::kernel("jagged_attention", [](Tensor<i32, 1> offsets, Tensor<i32, 1> order, Tensor<bf16, 2> q, Tensor<bf16, 2> k,
+                                                 Tensor<bf16, 2> v, Tensor<bf16, 2> o, Tensor<f32, 2> lse, Scalar<f32> scale,
+                                                 Meta<"BM"> BM, Meta<"BN"> BN, Meta<"D"> D, Meta<"CAUSAL"> CAUSAL) {
+    auto s = load(order, program_id(2));
+    auto h = program_id(1);
+    auto col = h * D;  // the head's columns
+    auto start = load(offsets, s);
+    auto end = load(offsets, s + 1);
+    auto len = end - start;
+    auto blocks = (len + BM - 1) / BM;
+    auto m0 = (CAUSAL ? blocks - 1 - program_id(0) : program_id(0)) * BM;
+    if_then(program_id(0) < blocks, [&] {
+      auto qs = q.rows(start, end), ks = k.rows(start, end), vs = v.rows(start, end);
+      auto qt = descriptor_load(qs, {m0, col}, {BM, D});
+      auto scale2 = scale * 1.4426950408889634f;  // scores in base 2: the softmax's exponentials are exp2
+      auto rows = m0 + arange(0, BM);
+      // One block of keys from j: the running maximum m, sum l and output acc, updated (the online softmax).
+      auto block = [&](Scalar<i32> j, Value<f32, 1> m_i, Value<f32, 1> l_i, Value<f32, 2> acc, bool masked) {
+        auto qk = dot(qt, descriptor_load(ks, {j, col}, {BN, D}).trans());
+        if (masked) {
+          auto cols = j + arange(0, BN);
+          auto keep = cols.expand_dims<0>() < len;
+          if (CAUSAL) keep = keep & (cols.expand_dims<0>() <= rows.expand_dims<1>());
+          qk = where(keep, qk, -1e30f);
+        }
+        auto m_new = maximum(m_i, max(qk, 1) * scale2);
+        auto p = exp2(qk * scale2 - m_new.expand_dims<1>());
+        auto alpha = exp2(m_i - m_new);
+        auto pv = dot(p.to<bf16>(), descriptor_load(vs, {j, col}, {BN, D}), acc * alpha.expand_dims<1>());
+        return std::tuple{m_new, l_i * alpha + sum(p, 1), pv};
+      };
+      auto init = std::tuple{full<f32>({BM}, -1e30), zeros<f32>({BM}), zeros<f32>({BM, D})};
+      // The blocks no mask touches (causal: those wholly before the query block), then the masked ones.
+      auto unmasked_end = (CAUSAL ? m0 : len) / BN * BN;
+      auto masked_end = CAUSAL ? minimum(m0 + BM, len) : len;
+      auto [m1, l1, acc1] = for_range(0, unmasked_end, BN, init, [&](Scalar<i32> j, Value<f32, 1> m_i, Value<f32, 1> l_i, Value<f32, 2> acc) {
+        return block(j, m_i, l_i, acc, false);
+      });
+      auto [m, l, acc] = for_range(unmasked_end, masked_end, BN, std::tuple{m1, l1, acc1},
+                                   [&](Scalar<i32> j, Value<f32, 1> m_i, Value<f32, 1> l_i, Value<f32, 2> acc) {
+                                     return block(j, m_i, l_i, acc, true);
+                                   });
+      descriptor_store(o.rows(start, end), {m0, col}, (acc / l.expand_dims<1>()).to<bf16>());
+      store(lse, h * lse.stride(0).to<i32>() + start + rows, (m + log2(l)) * 0.6931471805599453f, rows < len);
+    });
+  });
+}
+
 /// Sample 11, step 1: the tile schedule of a mixture-of-experts grouped GEMM, built on the device from the
 /// expert offsets. The rows of x are tokens sorted by expert: expert e owns rows offsets[e] .. offsets[e + 1] - 1
 /// (offsets has E + 1 entries, the last one the row count; an expert may own none). Each expert's rows are cut
