@@ -1,4 +1,4 @@
-// Attention backward benchmark on the GPU, bf16, batch x heads = 64, sequence 1024 and 4096, head dim 64 and 128,
+// Attention backward benchmark on the GPU, bf16, batch x heads = 64, sequence 1024, 4096 and 16384, head dim 64 and 128,
 // dense and causal: sample 14's three kernels (delta = rowsum(o * do); dK and dV per block of keys; dQ per block of
 // queries) from the output and log-sum-exp of sample 12's forward kernel. Each kernel's configurations are swept on
 // their own (one JSON line each, TFLOP/s of the products that kernel runs: 4 per block pair for dK/dV, 3 for dQ);
@@ -187,7 +187,7 @@ int main(int argc, char** argv) {
     std::printf("bench_attention_backward: no GPU (%s); nothing to measure\n", tilejit::driver_error().c_str());
     return 0;
   }
-  std::vector<std::pair<int64_t, int64_t>> shapes = {{1024, 64}, {4096, 64}, {1024, 128}, {4096, 128}};
+  std::vector<std::pair<int64_t, int64_t>> shapes = {{1024, 64}, {4096, 64}, {16384, 64}, {1024, 128}, {4096, 128}, {16384, 128}};
   if (argc == 3) shapes = {{std::atoll(argv[1]), std::atoll(argv[2])}};
   bool ok = true;
   std::vector<bool> masks = {false, true};

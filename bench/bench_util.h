@@ -1,5 +1,5 @@
 // Helpers shared by the benchmarks: host time per launch of two launchers measured side by side, and the sweep of
-// kernel configurations the GEMM and attention benchmarks print.
+// kernel configurations the GEMM and attention benchmarks print, and the sequence lengths of the jagged ones.
 #pragma once
 
 #include <algorithm>
@@ -102,6 +102,18 @@ inline void fill_random(std::initializer_list<std::vector<tilejit::bfloat16>*> v
       state = state * 6364136223846793005ull + 1442695040888963407ull;
       x = tilejit::bfloat16(static_cast<float>(static_cast<int>(state >> 40) % 2001 - 1000) / 1000.0f);
     }
+}
+
+/// The jagged attention benchmarks' sequence lengths (bench_hstu, bench_jagged_attention; peers.py's
+/// sequence_lengths()): "uniform", 32 sequences of 256 + (s * 7919) % 3840 tokens, or "skewed", 60 short ones of
+/// 128 + (s * 7919) % 384 tokens packed first and then 4 of 8192 (most of the work, in the last programs).
+inline std::vector<int32_t> sequence_lengths(const std::string& set) {
+  std::vector<int32_t> l;
+  if (set == "uniform")
+    for (int64_t s = 0; s < 32; ++s) l.push_back(static_cast<int32_t>(256 + (s * 7919) % 3840));
+  else
+    for (int64_t s = 0; s < 64; ++s) l.push_back(s < 60 ? static_cast<int32_t>(128 + (s * 7919) % 384) : 8192);
+  return l;
 }
 
 }  // namespace bench

@@ -516,13 +516,19 @@ def attention_backward_peers():
             if best:
                 out("attention_backward" + suffix, "torch_sdpa", best[0], best[1], best[2])
             # Triton: o and lse from SDPA's forward in float32 (the kernels only read them).
+            # Head by head: at S = 16384 the scores of all heads would take 64 GiB.
             with torch.no_grad():
-                sc = (q.view(H, S, D).float() @ k.view(H, S, D).float().transpose(1, 2)) * scale
-                if causal:
-                    sc = sc.masked_fill(torch.ones(S, S, device="cuda", dtype=torch.bool).triu(1), float("-inf"))
-                lse = torch.logsumexp(sc, dim=2).reshape(H * S).contiguous()
-                o = (torch.softmax(sc, dim=2) @ v.view(H, S, D).float()).to(torch.bfloat16).reshape(H * S, D)
-                del sc
+                lse = torch.empty(H * S, device="cuda", dtype=torch.float32)
+                o = torch.empty(H * S, D, device="cuda", dtype=torch.bfloat16)
+                hide = torch.ones(S, S, device="cuda", dtype=torch.bool).triu(1) if causal else None
+                for h in range(H):
+                    rs = slice(h * S, (h + 1) * S)
+                    sc = (q[rs].float() @ k[rs].float().T) * scale
+                    if causal:
+                        sc = sc.masked_fill(hide, float("-inf"))
+                    lse[rs] = torch.logsumexp(sc, dim=1)
+                    o[rs] = (torch.softmax(sc, dim=1) @ v[rs].float()).to(torch.bfloat16)
+                del sc, hide
             delta = torch.empty(H * S, device="cuda", dtype=torch.float32)
             dq, dk, dv = (torch.empty_like(q) for _ in range(3))
             c = int(causal)
@@ -567,20 +573,24 @@ def attention_backward_peers():
             torch.cuda.empty_cache()
 
 
-HSTU_SEQS, HSTU_HEADS, HSTU_D = 32, 8, 128
+HSTU_HEADS, HSTU_D, HSTU_REACH = 8, 128, 128  # REACH: bench_hstu.cpp's kReach
 HSTU_CONFIGS = [(128, 64, 8, 2), (128, 64, 8, 3), (128, 128, 8, 2), (64, 64, 4, 3), (64, 64, 4, 2), (128, 32, 8, 3)]
 
 
-def hstu_lengths():
-    """bench_hstu.cpp's sequence lengths: 256 + (s * 7919) % 3840 tokens."""
-    return [256 + (s * 7919) % 3840 for s in range(HSTU_SEQS)]
+def sequence_lengths(which):
+    """bench_util.h's sequence_lengths (bench_hstu, bench_jagged_attention): uniform (32 of 256-4095) or skewed (60 of
+    128-511 packed first, then 4 of 8192)."""
+    if which == "uniform":
+        return [256 + (s * 7919) % 3840 for s in range(32)]
+    return [128 + (s * 7919) % 384 for s in range(60)] + [8192] * 4
 
 
 @triton.jit
-def hstu_fwd(offsets, Q, K, V, O, alpha, inv_max_len, HD: tl.constexpr, D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
-             CAUSAL: tl.constexpr):
-    """A plain Triton HSTU forward: o = (silu(alpha q k^T) / max_len) v per sequence and head, pointer loads masked at
-    the sequence's end, the causal mask applied to every block of keys it visits."""
+def hstu_fwd(offsets, Q, K, V, O, RAB, alpha, inv_max_len, HD: tl.constexpr, D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+             CAUSAL: tl.constexpr, BIAS: tl.constexpr, REACH: tl.constexpr):
+    """A plain Triton HSTU forward: o = (silu(alpha q k^T + rab) / max_len) v per sequence and head, pointer loads masked at
+    the sequence's end, the causal mask applied to every block of keys it visits; BIAS: the relative attention bias
+    rab[h, clamp(key - query, -REACH, REACH) + REACH] gathered per score."""
     s = tl.program_id(1)
     h = tl.program_id(2)
     start = tl.load(offsets + s)
@@ -596,6 +606,9 @@ def hstu_fwd(offsets, Q, K, V, O, alpha, inv_max_len, HD: tl.constexpr, D: tl.co
         keys = j + tl.arange(0, BN)
         kt = tl.load(K + (start + keys)[None, :] * HD + h * D + cols[:, None], mask=(keys < length)[None, :], other=0.0)
         x = tl.dot(q, kt) * alpha
+        if BIAS:
+            rel = tl.minimum(tl.maximum(keys[None, :] - rows[:, None], -REACH), REACH) + REACH
+            x += tl.load(RAB + h * (2 * REACH + 1) + rel)
         p = x * tl.sigmoid(x) * inv_max_len
         if CAUSAL:
             p = tl.where(keys[None, :] <= rows[:, None], p, 0.0)
@@ -605,53 +618,55 @@ def hstu_fwd(offsets, Q, K, V, O, alpha, inv_max_len, HD: tl.constexpr, D: tl.co
 
 
 def hstu_peers():
-    """bench_hstu.cpp's workload with the Triton kernel above, every configuration, dense and causal, checked against a
-    float64 reference on 32 rows."""
-    lengths = hstu_lengths()
-    offs = [0]
-    for n in lengths:
-        offs.append(offs[-1] + n)
-    tokens, HD = offs[-1], HSTU_HEADS * HSTU_D
-    offsets = torch.tensor(offs, device="cuda", dtype=torch.int32)
-    q, k, v = (torch.rand(tokens, HD, device="cuda", dtype=torch.bfloat16) * 2 - 1 for _ in range(3))
-    o = torch.empty_like(q)
-    alpha, max_len = 1.0 / math.sqrt(HSTU_D), max(lengths)
-    squares = sum(n * n for n in lengths)
-    for causal in (0, 1):
-        flops = (2.0 if causal else 4.0) * HSTU_HEADS * HSTU_D * squares
-        picks = [((i * 5) % HSTU_SEQS, (i * 3) % HSTU_HEADS, (i * 104729) % lengths[(i * 5) % HSTU_SEQS]) for i in range(32)]
-        refs = []
-        for s, h, r in picks:
-            keys = r + 1 if causal else lengths[s]
-            cs = slice(h * HSTU_D, (h + 1) * HSTU_D)
-            x = (k[offs[s]:offs[s] + keys, cs].double() @ q[offs[s] + r, cs].double()) * alpha
-            refs.append((x * torch.sigmoid(x) / max_len) @ v[offs[s]:offs[s] + keys, cs].double())
-        for BM, BN, warps, stages in HSTU_CONFIGS:
-            config = f"BM={BM}, BN={BN}, CAUSAL={causal}, D={HSTU_D}, num_warps={warps}, num_stages={stages}"
-            grid = (triton.cdiv(max_len, BM), HSTU_SEQS, HSTU_HEADS)
-            try:
-                ms = time_ms(lambda: hstu_fwd[grid](offsets, q, k, v, o, alpha, 1.0 / max_len, HD, HSTU_D, BM, BN, causal,
-                                                    num_warps=warps, num_stages=stages))
-            except Exception as e:  # noqa: BLE001 - a configuration Triton refuses
-                print(json.dumps({"bench": "hstu", "impl": "triton", "causal": causal, "config": config, "refused": str(e)[:120]}),
-                      flush=True)
-                continue
-            got = torch.stack([o[offs[s] + r, h * HSTU_D:(h + 1) * HSTU_D].double() for s, h, r in picks])
-            ref = torch.stack(refs)
-            print(json.dumps({"bench": "hstu", "impl": "triton", "causal": causal, "seqs": HSTU_SEQS, "heads": HSTU_HEADS, "d": HSTU_D,
-                              "config": config, "ms": ms, "tflops": flops / ms / 1e9,
-                              "rel_err": float((got - ref).norm() / ref.norm())}), flush=True)
+    """bench_hstu.cpp's workloads (both sets of lengths) with the Triton kernel above, every configuration, dense and
+    causal, checked against a float64 reference on 32 rows."""
+    for which in ("uniform", "skewed"):
+        lengths = sequence_lengths(which)
+        seqs = len(lengths)
+        offs = [0]
+        for n in lengths:
+            offs.append(offs[-1] + n)
+        tokens, HD = offs[-1], HSTU_HEADS * HSTU_D
+        offsets = torch.tensor(offs, device="cuda", dtype=torch.int32)
+        q, k, v = (torch.rand(tokens, HD, device="cuda", dtype=torch.bfloat16) * 2 - 1 for _ in range(3))
+        o = torch.empty_like(q)
+        alpha, max_len = 1.0 / math.sqrt(HSTU_D), max(lengths)
+        rab = 0.5 * torch.cos(0.05 * torch.arange(HSTU_HEADS * (2 * HSTU_REACH + 1), device="cuda", dtype=torch.float64))
+        rab32 = rab.float()
+        squares = sum(n * n for n in lengths)
+        for causal, bias in ((0, 0), (1, 0), (0, 1), (1, 1)):
+            flops = (2.0 if causal else 4.0) * HSTU_HEADS * HSTU_D * squares
+            picks = [((i * 5) % seqs, (i * 3) % HSTU_HEADS, (i * 104729) % lengths[(i * 5) % seqs]) for i in range(32)]
+            refs = []
+            for s, h, r in picks:
+                keys = r + 1 if causal else lengths[s]
+                cs = slice(h * HSTU_D, (h + 1) * HSTU_D)
+                x = (k[offs[s]:offs[s] + keys, cs].double() @ q[offs[s] + r, cs].double()) * alpha
+                if bias:
+                    rel = (torch.arange(keys, device="cuda") - r).clamp(-HSTU_REACH, HSTU_REACH) + HSTU_REACH
+                    x = x + rab[h * (2 * HSTU_REACH + 1) + rel]
+                refs.append((x * torch.sigmoid(x) / max_len) @ v[offs[s]:offs[s] + keys, cs].double())
+            for BM, BN, warps, stages in HSTU_CONFIGS:
+                config = f"BIAS={bias}, BM={BM}, BN={BN}, CAUSAL={causal}, D={HSTU_D}, num_warps={warps}, num_stages={stages}"
+                grid = (triton.cdiv(max_len, BM), seqs, HSTU_HEADS)
+                try:
+                    ms = time_ms(lambda: hstu_fwd[grid](offsets, q, k, v, o, rab32, alpha, 1.0 / max_len, HD, HSTU_D, BM, BN, causal, bias, HSTU_REACH,
+                                                        num_warps=warps, num_stages=stages))
+                except Exception as e:  # noqa: BLE001 - a configuration Triton refuses
+                    print(json.dumps({"bench": "hstu", "impl": "triton", "lengths": which, "causal": causal, "bias": bias, "config": config,
+                                      "refused": str(e)[:120]}), flush=True)
+                    continue
+                got = torch.stack([o[offs[s] + r, h * HSTU_D:(h + 1) * HSTU_D].double() for s, h, r in picks])
+                ref = torch.stack(refs)
+                print(json.dumps({"bench": "hstu", "impl": "triton", "lengths": which, "causal": causal, "bias": bias, "seqs": seqs, "heads": HSTU_HEADS,
+                                  "d": HSTU_D, "config": config, "ms": ms, "tflops": flops / ms / 1e9,
+                                  "rel_err": float((got - ref).norm() / ref.norm())}), flush=True)
+        del q, k, v, o
+        torch.cuda.empty_cache()
 
 
 JAGGED_ATTENTION_HEADS, JAGGED_ATTENTION_D = 8, 128
 JAGGED_ATTENTION_CONFIGS = [(128, 128, 8, 2), (128, 128, 8, 3), (128, 64, 8, 3), (128, 64, 4, 2), (64, 64, 4, 3), (64, 128, 4, 2)]
-
-
-def jagged_attention_lengths(which):
-    """bench_jagged_attention.cpp's sequence lengths: uniform (32 of 256-4095) or skewed (60 short, then 4 of 8192)."""
-    if which == "uniform":
-        return [256 + (s * 7919) % 3840 for s in range(32)]
-    return [128 + (s * 7919) % 384 for s in range(60)] + [8192] * 4
 
 
 @triton.jit
@@ -703,7 +718,7 @@ def jagged_attention_peers():
     import inspect
     H, D = JAGGED_ATTENTION_HEADS, JAGGED_ATTENTION_D
     for which in ("uniform", "skewed"):
-        lengths = jagged_attention_lengths(which)
+        lengths = sequence_lengths(which)
         seqs = len(lengths)
         offs = [0]
         for n in lengths:

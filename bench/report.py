@@ -256,9 +256,13 @@ def attention_backward_tables(rows):
 
 
 def hstu_table(rows):
-    """Jagged HSTU attention (sample 13's kernel): tilejit's best configuration against a plain Triton HSTU kernel."""
-    return peer_table(rows, "hstu", ("causal", "seqs", "heads", "d"),
-                      lambda k: f"{k[1]} sequences of 256-4095, H={k[2]} D={k[3]}" + (", causal" if k[0] else ""), (),
+    """Jagged HSTU attention (sample 13's kernel): tilejit's best configuration against a plain Triton HSTU kernel, per
+    set of lengths and with or without the relative bias (rows without those fields, from earlier runs, are the
+    uniform set without bias)."""
+    rows = [dict(r, lengths=r.get("lengths", "uniform"), bias=r.get("bias", 0)) if r.get("bench") == "hstu" else r for r in rows]
+    return peer_table(rows, "hstu", ("lengths", "causal", "bias", "seqs", "heads", "d"),
+                      lambda k: f"{k[0]}: {k[3]} sequences of " + ("256-4095" if k[0] == "uniform" else "128-511 and 8192") +
+                      f", H={k[4]} D={k[5]}" + (", causal" if k[1] else "") + (", relative bias" if k[2] else ""), (),
                       "Jagged HSTU attention (bf16; TFLOP/s; peer: a plain Triton HSTU kernel, pointer loads)")
 
 

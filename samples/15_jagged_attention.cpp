@@ -1,13 +1,14 @@
-// Sample 15: jagged (variable-length) softmax attention: sequences of different lengths packed one after another,
-// o = softmax(q k^T / sqrt(D)) v for every sequence and head, dense and causal, with the log-sum-exp of each row.
+// Sample 15: jagged (variable-length) softmax attention: sequences of different lengths packed one after
+// another, o = softmax(q k^T / sqrt(D)) v for every sequence and head, dense and causal, with the log-sum-exp
+// of each row.
 //
-// The kernel is jagged_attention_kernel() in sample_kernels.h. Each program reads its own sequence through views
-// rows(start, end) of q, k, v and o, whose TMA descriptors are built on the device; the programs take the sequences
-// longest first (the order tensor, sorted here on the host), so that sequences of very different lengths keep the
-// GPU busy to the end. On a Hopper GPU both products run on the tensor cores and the K and V tiles stream through a
-// ring of TMA buffers; without one, the CPU interpreter runs the same kernel. One sequence is empty, one has a
-// single token, and the others are not multiples of the tiles. The result is checked against a plain C++ loop in
-// double precision.
+// The kernel is jagged_attention_kernel() in sample_kernels.h. Each program reads its own sequence through
+// views rows(start, end) of q, k, v and o, whose TMA descriptors are built on the device; the programs take
+// the sequences longest first (the order tensor, sorted here on the host), so that sequences of very
+// different lengths keep the GPU busy to the end. On a Hopper GPU both products run on the tensor cores and
+// the K and V tiles stream through a ring of TMA buffers; without one, the CPU interpreter runs the same
+// kernel. One sequence is empty, one has a single token, and the others are not multiples of the tiles. The
+// result is checked against a plain C++ loop in double precision.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -26,7 +27,9 @@ int main() try {
   SampleBuffer<int32_t> offsets(lengths.size() + 1), order(lengths.size());
   for (size_t s = 0; s < lengths.size(); ++s) offsets[s + 1] = offsets[s] + lengths[s];
   std::iota(&order[0], &order[0] + seqs, 0);
-  std::stable_sort(&order[0], &order[0] + seqs, [&](int32_t a, int32_t b) { return lengths[static_cast<size_t>(a)] > lengths[static_cast<size_t>(b)]; });
+  std::stable_sort(&order[0], &order[0] + seqs, [&](int32_t a, int32_t b) {
+    return lengths[static_cast<size_t>(a)] > lengths[static_cast<size_t>(b)];
+  });
   const int64_t tokens = offsets[lengths.size()];
   const int32_t max_len = *std::max_element(lengths.begin(), lengths.end());
   const size_t n = static_cast<size_t>(tokens * HD);
@@ -47,16 +50,19 @@ int main() try {
   bool ok = true;
   for (int causal : {0, 1}) {
     // 64 queries x 64 keys per block on one warpgroup; K and V tiles in a ring of 2 stages.
-    const tilejit::Config config = tilejit::Config{{"BM", 64}, {"BN", 64}, {"D", D}, {"CAUSAL", causal}}.num_warps(4).num_stages(2);
-    const auto grid = tilejit::dim3(static_cast<uint32_t>(tilejit::cdiv(max_len, 64)), static_cast<uint32_t>(H), static_cast<uint32_t>(seqs));
+    const tilejit::Config config =
+        tilejit::Config{{"BM", 64}, {"BN", 64}, {"D", D}, {"CAUSAL", causal}}.num_warps(4).num_stages(2);
+    const auto grid = tilejit::dim3(static_cast<uint32_t>(tilejit::cdiv(max_len, 64)),
+                                    static_cast<uint32_t>(H), static_cast<uint32_t>(seqs));
     for (size_t i = 0; i < n; ++i) o[i] = tilejit::bfloat16(-7.0f);  // rows no program writes would show
     for (size_t i = 0; i < lse.size(); ++i) lse[i] = -7.0f;
     o.to_device();
     lse.to_device();
     attention.launch(nullptr, grid, config, tilejit::TensorView<i32, 1>(offsets.kernel_ptr(), {seqs + 1}),
-                     tilejit::TensorView<i32, 1>(order.kernel_ptr(), {seqs}), T2(q.kernel_ptr(), {tokens, HD}), T2(k.kernel_ptr(), {tokens, HD}),
-                     T2(v.kernel_ptr(), {tokens, HD}), T2(o.kernel_ptr(), {tokens, HD}), tilejit::TensorView<f32, 2>(lse.kernel_ptr(), {H, tokens}),
-                     scale);
+                     tilejit::TensorView<i32, 1>(order.kernel_ptr(), {seqs}),
+                     T2(q.kernel_ptr(), {tokens, HD}), T2(k.kernel_ptr(), {tokens, HD}),
+                     T2(v.kernel_ptr(), {tokens, HD}), T2(o.kernel_ptr(), {tokens, HD}),
+                     tilejit::TensorView<f32, 2>(lse.kernel_ptr(), {H, tokens}), scale);
     if (tilejit::has_gpu()) tilejit::synchronize(nullptr);
     o.to_host();
     lse.to_host();
@@ -79,12 +85,15 @@ int main() try {
           }
           double total = 0;
           for (double& e : x) total += (e = std::exp(e - top));
-          lse_err = std::max(lse_err, std::abs(static_cast<double>(lse[static_cast<size_t>(h * tokens + row)]) - (top + std::log(total))));
+          lse_err =
+              std::max(lse_err, std::abs(static_cast<double>(lse[static_cast<size_t>(h * tokens + row)]) -
+                                         (top + std::log(total))));
           for (int64_t c = 0; c < D; ++c) {
             double want = 0;
             for (int64_t j = 0; j < keys; ++j)
               want += x[static_cast<size_t>(j)] / total *
-                      static_cast<double>(static_cast<float>(v[static_cast<size_t>((offsets[static_cast<size_t>(s)] + j) * HD + h * D + c)]));
+                      static_cast<double>(static_cast<float>(
+                          v[static_cast<size_t>((offsets[static_cast<size_t>(s)] + j) * HD + h * D + c)]));
             const double got = static_cast<float>(o[static_cast<size_t>(row * HD + h * D + c)]);
             err2 += (got - want) * (got - want);
             ref2 += want * want;
@@ -92,10 +101,13 @@ int main() try {
         }
     const double rel = std::sqrt(err2 / ref2);
     const bool good = rel < 1e-2 && lse_err < 1e-3;  // P and O are rounded to bf16 (2^-9 relative each)
-    std::printf("%s sample_15_jagged_attention on %s: %s, %lld sequences of 0-%d tokens, H %lld x D %lld, relative error %.2e, "
-                "largest lse error %.2e\n",
-                good ? "PASS" : "FAIL", run_target().c_str(), causal ? "causal" : "dense", static_cast<long long>(seqs), max_len,
-                static_cast<long long>(H), static_cast<long long>(D), rel, lse_err);
+    std::printf(
+        "%s sample_15_jagged_attention on %s: %s, %lld sequences of 0-%d tokens, H %lld x D %lld, relative "
+        "error %.2e, "
+        "largest lse error %.2e\n",
+        good ? "PASS" : "FAIL", run_target().c_str(), causal ? "causal" : "dense",
+        static_cast<long long>(seqs), max_len, static_cast<long long>(H), static_cast<long long>(D), rel,
+        lse_err);
     ok = ok && good;
   }
   return ok ? 0 : 1;

@@ -539,14 +539,18 @@ inline auto attention_backward_dq_kernel() {
 /// q, k, v and o, each [tokens, H * D], head h in columns h * D ..). Program (i, s, h) computes the BM queries from
 /// i * BM of sequence s, head h; a program past its sequence's end does nothing. Each
 /// program reads its sequence through views rows(start, end), whose TMA descriptors tilejit builds on the device:
-/// keys past the end read zeros, whose silu is 0, so no mask is needed but the causal one (CAUSAL 1: key <= query,
-/// on the blocks of keys that meet the query block only). The product P V accumulates in place.
+/// keys past the end read zeros (and their v rows are zeros), so no mask is needed but the causal one (CAUSAL 1:
+/// key <= query, on the blocks of keys that meet the query block only). The product P V accumulates in place.
+/// BIAS 1 adds HSTU's relative attention bias before the silu: rab[h, clamp(key - query, -R, R) + R] from the
+/// [H, 2R + 1] table rab (learned per head and relative position; positions R or more apart share the last
+/// entries). BIAS 0 leaves rab unread (any [H, 1] tensor will do).
 inline auto jagged_hstu_kernel() {
   return tilejit::kernel("jagged_hstu", [](Tensor<i32, 1> offsets, Tensor<bf16, 2> q, Tensor<bf16, 2> k, Tensor<bf16, 2> v,
-                                            Tensor<bf16, 2> o, Scalar<f32> alpha, Scalar<f32> inv_max_len, Meta<"BM"> BM, Meta<"BN"> BN,
-                                            Meta<"D"> D, Meta<"CAUSAL"> CAUSAL) {
+                                            Tensor<bf16, 2> o, Tensor<f32, 2> rab, Scalar<f32> alpha, Scalar<f32> inv_max_len,
+                                            Meta<"BM"> BM, Meta<"BN"> BN, Meta<"D"> D, Meta<"CAUSAL"> CAUSAL, Meta<"BIAS"> BIAS) {
     auto s = program_id(1);
-    auto col = program_id(2) * D;  // the head's columns
+    auto h = program_id(2);
+    auto col = h * D;  // the head's columns
     auto start = load(offsets, s);
     auto end = load(offsets, s + 1);
     auto len = end - start;
@@ -559,6 +563,11 @@ inline auto jagged_hstu_kernel() {
       auto block = [&](Scalar<i32> j, Value<f32, 2> acc, bool masked) {
         auto kt = descriptor_load(ks, {j, col}, {BN, D});
         auto x = dot(qt, kt.trans()) * alpha;
+        if (BIAS) {
+          auto reach = (rab.size(1).to<i32>() - 1) / 2;
+          auto rel = (j + arange(0, BN)).expand_dims<0>() - rows.expand_dims<1>();  // key position - query position
+          x = x + load(rab, h * rab.stride(0).to<i32>() + minimum(maximum(rel, -reach), reach) + reach);
+        }
         auto p = x * sigmoid(x) * inv_max_len;
         if (masked) p = where((j + arange(0, BN)).expand_dims<0>() <= rows.expand_dims<1>(), p, 0.0f);
         return dot(p.to<bf16>(), descriptor_load(vs, {j, col}, {BN, D}), acc);

@@ -386,7 +386,7 @@ std::vector<EmitCase> make_cases() {
   cases.push_back(EmitCase{"jagged_hstu_warp_roles",
                            "sample 13's causal jagged HSTU with a producer warpgroup: the consumers build the views' "
                            "descriptors, the producer awaits them",
-                           Config{{"BM", 128}, {"BN", 128}, {"D", 128}, {"CAUSAL", 1}}.num_warps(8).num_stages(2).warp_specialize(),
+                           Config{{"BM", 128}, {"BN", 128}, {"D", 128}, {"CAUSAL", 1}, {"BIAS", 0}}.num_warps(8).num_stages(2).warp_specialize(),
                            traced(tilejit::samples::jagged_hstu_kernel()), {}});
   cases.push_back(EmitCase{"persistent_gemm",
                            "a tile loop around a pipelined K loop (samples::persistent_matmul_kernel), 3 stages, no warp roles",

@@ -282,10 +282,12 @@ TEST_CASE("gpu: sample 13's jagged HSTU attention (device-built views, an empty 
           k.randomize(102, -1, 1);
           v.randomize(103, -1, 1);
           o.fill_byte(0x55);  // rows no program writes keep this on both sides
+          Twin<f32, 2> rab({H, 1});  // BIAS 0: not read
+          rab.fill_byte(0);
           float alpha = 1.0f / std::sqrt(static_cast<float>(d)), inv_max_len = 1.0f / 257;
           run_both(kern, tilejit::dim3(static_cast<uint32_t>(tilejit::cdiv(257, bm)), static_cast<uint32_t>(seqs), static_cast<uint32_t>(H)),
-                   Config{{"BM", bm}, {"BN", bn}, {"D", d}, {"CAUSAL", causal}}.num_warps(warps).num_stages(stages).overlap_products(overlap),
-                   2e-2, offsets, q, k, v, o, alpha, inv_max_len);
+                   Config{{"BM", bm}, {"BN", bn}, {"D", d}, {"CAUSAL", causal}, {"BIAS", 0}}.num_warps(warps).num_stages(stages).overlap_products(overlap),
+                   2e-2, offsets, q, k, v, o, rab, alpha, inv_max_len);
         }
 }
 

@@ -293,7 +293,8 @@ TEST_CASE("gpu: jagged HSTU with a producer warpgroup awaiting the descriptors t
   // those builds on an mbarrier before its first load. Sequences of 0, 1 and 17 tokens (one partial block, or
   // none: the program does nothing, and neither role waits), and longer; dense (one loop) and causal (two loops
   // sharing the ring); 128 x 128 blocks rotated with turns (tilejit's choice), 128 x 64 at 3 stages, and two
-  // programs per SM.
+  // programs per SM; each without and with the relative attention bias (a [H, 81] table: keys more than 40
+  // positions away from the query share its end entries, which lengths of 130 and 200 reach).
   auto kern = tilejit::samples::jagged_hstu_kernel();
   const std::vector<int32_t> lengths = {1, 17, 130, 0, 64, 200};
   const int64_t H = 2, seqs = static_cast<int64_t>(lengths.size()), max_len = 200;
@@ -307,24 +308,27 @@ TEST_CASE("gpu: jagged HSTU with a producer warpgroup awaiting the descriptors t
   };
   for (const Case& c : {Case{128, 128, 128, 8, 2, 0}, Case{128, 64, 64, 8, 3, 0}, Case{64, 64, 64, 4, 3, 2}})
     for (int causal : {0, 1})
-      SUBCASE(("D " + std::to_string(c.d) + (causal ? " causal" : " dense") + ", BM " + std::to_string(c.bm) + " BN " +
-               std::to_string(c.bn) + ", " + std::to_string(c.warps) + " consumer warps, " + std::to_string(c.stages) + " stages, " +
-               (c.per_sm ? std::to_string(c.per_sm) + " per SM" : std::string("no occupancy target"))).c_str()) {
-        const int64_t hd = H * c.d;
-        Twin<bf16, 2> q({tokens, hd}), k({tokens, hd}), v({tokens, hd}), o({tokens, hd});
-        q.randomize(281, -1, 1);
-        k.randomize(282, -1, 1);
-        v.randomize(283, -1, 1);
-        o.fill_byte(0x55);
-        const float alpha = 1.0f / std::sqrt(static_cast<float>(c.d)), inv_max_len = 1.0f / static_cast<float>(max_len);
-        const Config cfg = Config{{"BM", c.bm}, {"BN", c.bn}, {"D", c.d}, {"CAUSAL", causal}}
-                               .num_warps(c.warps)
-                               .num_stages(c.stages)
-                               .programs_per_sm(c.per_sm)
-                               .warp_specialize();
-        run_both(kern, tilejit::dim3(static_cast<uint32_t>(cdiv(max_len, c.bm)), static_cast<uint32_t>(seqs), static_cast<uint32_t>(H)),
-                 cfg, 2e-2, offsets, q, k, v, o, alpha, inv_max_len);
-      }
+      for (int bias : {0, 1})
+        SUBCASE(("D " + std::to_string(c.d) + (causal ? " causal" : " dense") + (bias ? " with bias" : "") + ", BM " + std::to_string(c.bm) +
+                 " BN " + std::to_string(c.bn) + ", " + std::to_string(c.warps) + " consumer warps, " + std::to_string(c.stages) + " stages, " +
+                 (c.per_sm ? std::to_string(c.per_sm) + " per SM" : std::string("no occupancy target"))).c_str()) {
+          const int64_t hd = H * c.d;
+          Twin<bf16, 2> q({tokens, hd}), k({tokens, hd}), v({tokens, hd}), o({tokens, hd});
+          Twin<f32, 2> rab({H, 81});
+          q.randomize(281, -1, 1);
+          k.randomize(282, -1, 1);
+          v.randomize(283, -1, 1);
+          rab.randomize(284, -2, 2);
+          o.fill_byte(0x55);
+          const float alpha = 1.0f / std::sqrt(static_cast<float>(c.d)), inv_max_len = 1.0f / static_cast<float>(max_len);
+          const Config cfg = Config{{"BM", c.bm}, {"BN", c.bn}, {"D", c.d}, {"CAUSAL", causal}, {"BIAS", bias}}
+                                 .num_warps(c.warps)
+                                 .num_stages(c.stages)
+                                 .programs_per_sm(c.per_sm)
+                                 .warp_specialize();
+          run_both(kern, tilejit::dim3(static_cast<uint32_t>(cdiv(max_len, c.bm)), static_cast<uint32_t>(seqs), static_cast<uint32_t>(H)),
+                   cfg, 2e-2, offsets, q, k, v, o, rab, alpha, inv_max_len);
+        }
 }
 
 TEST_CASE("gpu: jagged softmax attention (sample 15) matches the interpreter, with and without a producer warpgroup") {
