@@ -388,6 +388,11 @@ std::vector<EmitCase> make_cases() {
                            "descriptors, the producer awaits them",
                            Config{{"BM", 128}, {"BN", 128}, {"D", 128}, {"CAUSAL", 1}, {"BIAS", 0}}.num_warps(8).num_stages(2).warp_specialize(),
                            traced(tilejit::samples::jagged_hstu_kernel()), {}});
+  cases.push_back(EmitCase{"jagged_hstu_bias",
+                           "sample 13's jagged HSTU with the relative attention bias (a gathered pointer load of the table "
+                           "per score), 128 x 64 blocks, 3 stages, a producer warpgroup",
+                           Config{{"BM", 128}, {"BN", 64}, {"D", 128}, {"CAUSAL", 0}, {"BIAS", 1}}.num_warps(8).num_stages(3).warp_specialize(),
+                           traced(tilejit::samples::jagged_hstu_kernel()), {}});
   cases.push_back(EmitCase{"persistent_gemm",
                            "a tile loop around a pipelined K loop (samples::persistent_matmul_kernel), 3 stages, no warp roles",
                            Config{{"BM", 128}, {"BN", 128}, {"BK", 64}}.num_warps(8).num_stages(3).warp_specialize(false),
