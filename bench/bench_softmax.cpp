@@ -1,6 +1,8 @@
 // Row-reduction benchmarks on the GPU over 32768 rows of N columns, N in {256, 1024, 4096, 16384}:
 // the Triton tutorial's softmax (pointer loads with a mask) in fp32 and bf16, the TMA form (rows over
-// 256 are one box split into 256-wide operations), layer normalisation forward (bf16, fp32 statistics) and an fp32 row sum.
+// 256 are one box split into 256-wide operations), the online forms over blocks of a row (two reductions per
+// block, one combine reduction, and two reductions with cache hints: Evict::last on the first read, Evict::first
+// on the second and on the store), layer normalisation forward (bf16, fp32 statistics) and an fp32 row sum.
 // Prints one JSON line per result (the best warp count); bench/peers.py times torch and Triton.
 // Every result is checked on 64 rows against a double-precision reference.
 #include <algorithm>
@@ -95,6 +97,7 @@ int main(int argc, char** argv) {
   auto softmax_tma = tilejit::samples::softmax_tma_kernel();
   auto softmax_online = tilejit::samples::softmax_online_kernel();
   auto softmax_online_combine = tilejit::samples::softmax_online_combine_kernel();
+  auto softmax_online_evict = tilejit::samples::softmax_online_evict_kernel();
   auto softmax_bf16 = softmax_bf16_kernel();
   auto layernorm = tilejit::samples::layernorm_kernel();
   auto rowsum = rowsum_kernel();
@@ -211,6 +214,9 @@ int main(int argc, char** argv) {
           false, n, softmax_ref, 1e-5, 0);
       run("softmax_online_combine", "fp32", fp32_rw, blocks,
           [&](const Config& c) { softmax_online_combine.launch(nullptr, rows, c, X, Y); }, y32, false, n, softmax_ref, 1e-5, 0);
+      // The two-reduction form with cache hints: the first read kept in L2 for the second, the output streamed.
+      run("softmax_online_evict", "fp32", fp32_rw, blocks,
+          [&](const Config& c) { softmax_online_evict.launch(nullptr, rows, c, X, Y); }, y32, false, n, softmax_ref, 1e-5, 0);
     }
     run("softmax", "bf16", bf16_rw, warps_for({{"BN", n}}), [&](const Config& c) { softmax_bf16.launch(nullptr, rows, c, XH, YH); },
         y16, true, n, softmax_ref, 1.0 / 128, 0);

@@ -63,7 +63,7 @@ def load(paths):
     return rows
 
 
-ROW_BENCHES = ("softmax", "softmax_tma", "softmax_online", "softmax_online_combine", "layernorm", "rowsum")
+ROW_BENCHES = ("softmax", "softmax_tma", "softmax_online", "softmax_online_combine", "softmax_online_evict", "layernorm", "rowsum")
 
 
 def bandwidth_table(rows):

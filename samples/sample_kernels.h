@@ -165,34 +165,44 @@ inline auto softmax_tma_kernel() {
 /// Sample 07, online form (for rows of any length, never held whole): a first loop over blocks of BN
 /// columns carries the running maximum m and the sum s of exp(x - m), each block folded in by
 /// `fold(v, m, s)` (v: the block, -inf where masked); a second loop writes exp(x - m) / s. Each row is
-/// read twice (the second time mostly from L2) and written once.
+/// read twice (the second time mostly from L2) and written once. `hints`: the cache hints of
+/// softmax_online_evict_kernel().
 template <class Fold>
-auto softmax_online(const char* name, Fold fold) {
-  return tilejit::kernel(name, [fold](Tensor<f32, 2> x, Tensor<f32, 2> y, Meta<"BN"> BN) {
+auto softmax_online(const char* name, Fold fold, bool hints = false) {
+  return tilejit::kernel(name, [fold, hints](Tensor<f32, 2> x, Tensor<f32, 2> y, Meta<"BN"> BN) {
     constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+    const Evict again = hints ? Evict::last : Evict::normal, once = hints ? Evict::first : Evict::normal;
     auto row = program_id(0).to<i64>();
     auto n = x.size(1).to<i32>();
     auto cols = arange(0, BN);
     Scalar<f32> m0 = kNegInf, s0 = 0.0f;
     auto [m, s] = for_range(0, n, BN, std::tuple{m0, s0}, [&](Scalar<i32> k, Scalar<f32> m, Scalar<f32> s) {
       auto c = k + cols;
-      return fold(load(x, row * x.stride(0) + c, c < n, kNegInf), m, s);
+      return fold(load(x, row * x.stride(0) + c, c < n, kNegInf, again), m, s);
     });
     for_range(0, n, BN, [&](Scalar<i32> k) {
       auto c = k + cols;
       auto mask = c < n;
-      store(y, row * y.stride(0) + c, exp(load(x, row * x.stride(0) + c, mask) - m) / s, mask);
+      store(y, row * y.stride(0) + c, exp(load(x, row * x.stride(0) + c, mask, 0.0f, once) - m) / s, mask, once);
     });
   });
 }
 
-/// The online softmax with two reductions per block: its maximum, then the sum of exp(x - maximum),
-/// rescaling s by exp(m_old - m_new) whenever the maximum grows.
-inline auto softmax_online_kernel() {
-  return softmax_online("softmax_online", [](const Value<f32, 1>& v, const Scalar<f32>& m, const Scalar<f32>& s) {
-    auto m_new = maximum(m, max(v, 0));
-    return std::tuple{m_new, s * exp(m - m_new) + sum(exp(v - m_new), 0)};
-  });
+/// How the online softmax folds a block v into the running (maximum, sum) with two reductions: the block's
+/// maximum, then the sum of exp(x - maximum), rescaling s by exp(m_old - m_new) whenever the maximum grows.
+inline std::tuple<Scalar<f32>, Scalar<f32>> softmax_fold(const Value<f32, 1>& v, const Scalar<f32>& m, const Scalar<f32>& s) {
+  auto m_new = maximum(m, max(v, 0));
+  return {m_new, s * exp(m - m_new) + sum(exp(v - m_new), 0)};
+}
+
+/// The online softmax with two reductions per block (softmax_fold).
+inline auto softmax_online_kernel() { return softmax_online("softmax_online", softmax_fold); }
+
+/// softmax_online_kernel with cache hints (Triton's eviction_policy): the first loop's reads ask L2 to keep
+/// the row (Evict::last) for the second loop, whose reads are the row's last and whose stores are never read
+/// again (Evict::first), so that the output does not push the rows still to be read a second time out of L2.
+inline auto softmax_online_evict_kernel() {
+  return softmax_online("softmax_online_evict", softmax_fold, true);
 }
 
 /// How two partial softmax statistics (maximum, sum of exp(x - maximum)) combine: the pair with the

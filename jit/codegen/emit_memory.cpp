@@ -24,17 +24,26 @@ void Emitter::plan_loads_as_f32() {
   }
 }
 
+namespace {
+/// The eviction hint of a pointer access as the prelude's template argument E (tj::kEvictFirst or
+/// tj::kEvictLast), and ", E" after a vector width (nothing for a plain access, whose text stays as it was).
+std::string evict_arg(ir::Evict e) { return e == ir::Evict::first ? "tj::kEvictFirst" : "tj::kEvictLast"; }
+std::string evict_targ(ir::Evict e) { return e == ir::Evict::normal ? std::string() : ", " + evict_arg(e); }
+}  // namespace
+
 void Emitter::emit_load(NodeId id) {
   const ir::Node& n = g_.node(id);
   const auto ops = g_.operands(id);
   const bool masked = ir::attrs<ir::AccessAttrs>(g_, id).masked;
+  const ir::Evict evict = ir::attrs<ir::AccessAttrs>(g_, id).evict;
   const std::string p = tensor_ptr(ops[0]);
   if (opt_.debug_checks) debug_pointer(id);
   if (ir::attrs<ir::AccessAttrs>(g_, id).ahead == ir::LoadAhead::next_iteration)
     line("// " + note(id) + ": the next iteration's elements, loaded while this one computes (prefetch_loads)");
   if (ir::attrs<ir::AccessAttrs>(g_, id).ahead == ir::LoadAhead::first_iteration)
     line("// " + note(id) + ": the loop's first elements, loaded before it (prefetch_loads)");
-  std::string e = load_elem(p, at(ops[1]), n.dtype);
+  std::string e = evict == ir::Evict::normal ? load_elem(p, at(ops[1]), n.dtype)
+                                             : hinted_load_elem(p, at(ops[1]), n.dtype, evict_arg(evict));
   if (masked) e = "(" + at(ops[2]) + " ? " + e + " : " + at(ops[3]) + ")";
   if (uniform(id)) {
     line("const " + decl(id) + " = " + e + ";", id);
@@ -49,7 +58,7 @@ void Emitter::emit_load(NodeId id) {
       line(decl_stmt(cast) + "  // " + note(id) + " and " + note(cast) + ", " + str(v) + " elements per access");
       vector_loop(id, v, [&] {
         const std::string to = "&" + var(cast) + "[i], " + p + " + " + at(ops[1]);
-        line("tj::ldg_bf16_f32<" + str(v) + ">(" + to + (masked ? ", " + at(ops[2]) + ", " + at(ops[3]) : std::string()) + ");");
+        line("tj::ldg_bf16_f32<" + str(v) + evict_targ(evict) + ">(" + to + (masked ? ", " + at(ops[2]) + ", " + at(ops[3]) : std::string()) + ");");
       });
       return;
     }
@@ -58,9 +67,10 @@ void Emitter::emit_load(NodeId id) {
     const bool one_fill = masked && this->one_fill(id, v);
     vector_loop(id, v, [&] {
       const std::string to = "&" + var(id) + "[i], " + p + " + " + at(ops[1]);
-      if (!masked) return line("tj::ldg<" + str(v) + ">(" + to + ");");
-      if (one_fill) return line("tj::ldg_or<" + str(v) + ">(" + to + ", " + at(ops[2]) + ", " + at(ops[3]) + ");");
-      line("if (" + at(ops[2]) + ") tj::ldg<" + str(v) + ">(" + to + ");");
+      const std::string targs = str(v) + evict_targ(evict);
+      if (!masked) return line("tj::ldg<" + targs + ">(" + to + ");");
+      if (one_fill) return line("tj::ldg_or<" + targs + ">(" + to + ", " + at(ops[2]) + ", " + at(ops[3]) + ");");
+      line("if (" + at(ops[2]) + ") tj::ldg<" + targs + ">(" + to + ");");
       line("else for (int j = 0; j < " + str(v) + "; ++j) " + var(id) + "[i + j] = " + at(ops[3], "i + j") + ";");
     });
     return;
@@ -83,13 +93,16 @@ void Emitter::emit_store(NodeId id) {
   const ir::Node& n = g_.node(id);
   const auto ops = g_.operands(id);
   const bool masked = ir::attrs<ir::AccessAttrs>(g_, id).masked;
+  const ir::Evict evict = ir::attrs<ir::AccessAttrs>(g_, id).evict;
   const std::string p = tensor_ptr(ops[0]);
   const NodeId offs = ops[1];
   if (opt_.debug_checks) debug_pointer(id);
   std::string s;
   if (n.op == Op::Store) {
-    s = p + "[" + at(offs) + "] = " +
-        (n.dtype == DType::i1 ? "static_cast<unsigned char>(" + at(ops[2]) + ")" : at(ops[2])) + ";";
+    const std::string value = n.dtype == DType::i1 ? "static_cast<unsigned char>(" + at(ops[2]) + ")" : at(ops[2]);
+    s = evict == ir::Evict::normal
+            ? p + "[" + at(offs) + "] = " + value + ";"
+            : "tj::stg1<" + evict_arg(evict) + ">(" + p + " + " + at(offs) + ", " + value + ");";
   } else {
     const std::string addr = p + " + " + at(offs);
     if (n.dtype == DType::f16) s = "tj::red_add_f16(" + addr + ", " + at(ops[2]) + ");";
@@ -105,7 +118,7 @@ void Emitter::emit_store(NodeId id) {
   if (v > 1) {
     line("// " + note(id) + ", " + str(v) + " elements per access");
     vector_loop(offs, v, [&] {
-      const std::string st = "tj::stg<" + str(v) + ">(" + p + " + " + at(offs) + ", &" + name_[static_cast<size_t>(ops[2])] + "[i]);";
+      const std::string st = "tj::stg<" + str(v) + evict_targ(evict) + ">(" + p + " + " + at(offs) + ", &" + name_[static_cast<size_t>(ops[2])] + "[i]);";
       line(masked ? "if (" + at(ops[3]) + ") " + st : st);
     });
     return;

@@ -309,6 +309,11 @@ std::string Emitter::load_elem(const std::string& ptr, const std::string& idx, D
   return t == DType::i1 ? "(" + ptr + "[" + idx + "] != 0)" : ptr + "[" + idx + "]";
 }
 
+std::string Emitter::hinted_load_elem(const std::string& ptr, const std::string& idx, DType t, const std::string& evict) const {
+  const std::string e = "tj::ldg1<" + evict + ">(" + ptr + " + " + idx + ")";
+  return t == DType::i1 ? "(" + e + " != 0)" : e;
+}
+
 std::string Emitter::tensor_ptr(NodeId tensor) const {
   const ir::Node& n = g_.node(tensor);
   switch (n.op) {

@@ -156,6 +156,8 @@ class Emitter {
   std::pair<std::string, bool> shared_source(NodeId user, NodeId v, int offset, const layout::SharedLayout* staging = nullptr,
                                              bool first = true);
   std::string load_elem(const std::string& ptr, const std::string& idx, DType t) const;
+  /// load_elem through the prelude's ldg1 with eviction hint `evict` (tj::kEvictFirst or tj::kEvictLast).
+  std::string hinted_load_elem(const std::string& ptr, const std::string& idx, DType t, const std::string& evict) const;
 
   // ---- tensors and descriptors ----------------------------------------------
   std::string tensor_ptr(NodeId tensor) const;

@@ -132,11 +132,20 @@ std::vector<int64_t> DotAttrs::encode(Op) const {
   return {static_cast<int64_t>(*precision)};
 }
 AccessAttrs AccessAttrs::decode(Op op, std::span<const int64_t> v) {
-  return {at(op, v, 0) != 0, v.size() > 1 ? static_cast<LoadAhead>(v[1]) : LoadAhead::none};
+  AccessAttrs a{at(op, v, 0) != 0};
+  if (op == Op::Load) {
+    if (v.size() > 1) a.ahead = static_cast<LoadAhead>(v[1]);
+    if (v.size() > 2) a.evict = static_cast<Evict>(v[2]);
+  } else if (op == Op::Store && v.size() > 1) {
+    a.evict = static_cast<Evict>(v[1]);
+  }
+  return a;
 }
 std::vector<int64_t> AccessAttrs::encode(Op op) const {
-  if (op == Op::Load && ahead != LoadAhead::none) return {masked ? 1 : 0, static_cast<int64_t>(ahead)};
-  return {masked ? 1 : 0};
+  std::vector<int64_t> v{masked ? 1 : 0};
+  if (op == Op::Load && (ahead != LoadAhead::none || evict != Evict::normal)) v.push_back(static_cast<int64_t>(ahead));
+  if ((op == Op::Load || op == Op::Store) && evict != Evict::normal) v.push_back(static_cast<int64_t>(evict));
+  return v;
 }
 TmaAttrs TmaAttrs::decode(Op op, std::span<const int64_t> v) {
   TmaAttrs a;
@@ -242,7 +251,10 @@ bool well_formed(Op op, std::span<const int64_t> v) {
     case AttrsKind::IndexAttrs: return n == 1 && v[0] >= 0;
     case AttrsKind::DotAttrs: return n == 0 || (n == 1 && in(v[0], 0, 1));
     case AttrsKind::AccessAttrs:
-      return (n == 1 || (n == 2 && op == Op::Load && in(v[1], 0, 2))) && in(v[0], 0, 1);
+      if (n < 1 || !in(v[0], 0, 1)) return false;
+      if (op == Op::Load) return n == 1 || (n == 2 && in(v[1], 0, 2)) || (n == 3 && in(v[1], 0, 2) && in(v[2], 1, 2));
+      if (op == Op::Store) return n == 1 || (n == 2 && in(v[1], 1, 2));
+      return n == 1;
     case AttrsKind::TmaAttrs: {
       if (n < 1 || !in(v[0], 1, kMaxRank)) return false;
       const auto r = static_cast<size_t>(v[0]);
@@ -275,8 +287,12 @@ std::string attributes_text(const Graph& g, NodeId id) {
     case AttrsKind::ReduceAttrs: return fixed(v.first(1), {"axis"});  // then the combine region
     case AttrsKind::IndexAttrs: return fixed(v, {"index"});
     case AttrsKind::DotAttrs: return v.empty() ? std::string() : "precision=" + word(v[0], {"ieee", "tf32"});
-    case AttrsKind::AccessAttrs:
-      return word(v[0], {"unmasked", "masked"}) + (v.size() == 2 && v[1] > 0 ? ", ahead=" + word(v[1], {"", "next", "first"}) : "");
+    case AttrsKind::AccessAttrs: {
+      const AccessAttrs a = attrs<AccessAttrs>(g, id);
+      return word(v[0], {"unmasked", "masked"}) +
+             (a.ahead != LoadAhead::none ? ", ahead=" + word(static_cast<int64_t>(a.ahead), {"", "next", "first"}) : "") +
+             (a.evict != Evict::normal ? ", evict=" + word(static_cast<int64_t>(a.evict), {"normal", "first", "last"}) : "");
+    }
     case AttrsKind::TmaAttrs: return tma(op, v);
     case AttrsKind::ScheduleAttrs: return schedule(g, id);
   }

@@ -221,10 +221,9 @@ class Prefetcher {
       const auto ops = g_.operands(l);
       std::vector<NodeId> load_ops{mapped(ops[0]), mapped(ops[1])};
       if (ir::attrs<ir::AccessAttrs>(g_, l).masked) load_ops.insert(load_ops.end(), {mapped(ops[2]), mapped(ops[3])});
-      loads.push_back(add(r, l, Op::Load, n.dtype, n.shape, load_ops,
-                         ir::AccessAttrs{ir::attrs<ir::AccessAttrs>(g_, l).masked,
-                                         fallback.empty() ? ir::LoadAhead::first_iteration : ir::LoadAhead::next_iteration}
-                             .encode(Op::Load)));
+      ir::AccessAttrs access = ir::attrs<ir::AccessAttrs>(g_, l);  // masked and evict as the program wrote them
+      access.ahead = fallback.empty() ? ir::LoadAhead::first_iteration : ir::LoadAhead::next_iteration;
+      loads.push_back(add(r, l, Op::Load, n.dtype, n.shape, load_ops, access.encode(Op::Load)));
     }
     add(r, loop, Op::Yield, DType::i32, scalar, loads);
     dst.pop_region();

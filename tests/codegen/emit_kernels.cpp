@@ -409,6 +409,10 @@ std::vector<EmitCase> make_cases() {
                            traced(tilejit::samples::block_scaled_matmul_kernel()), {}});
   cases.push_back(EmitCase{"softmax_online", "the online softmax over blocks of 4096 (samples::softmax_online_kernel), 8 warps",
                            Config{{"BN", 4096}}.num_warps(8).num_stages(0), traced(tilejit::samples::softmax_online_kernel()), {}});
+  cases.push_back(EmitCase{"softmax_online_evict",
+                           "the online softmax with cache hints (samples::softmax_online_evict_kernel): the first read kept "
+                           "in L2, the second read and the store evicted first",
+                           Config{{"BN", 4096}}.num_warps(8).num_stages(0), traced(tilejit::samples::softmax_online_evict_kernel()), {}});
   cases.push_back(EmitCase{"moe_grouped_gemm",
                            "sample 11's grouped GEMM: a K loop inside an if, the store's view made after the loop (moved before it)",
                            Config{{"BM", 128}, {"BN", 256}, {"BK", 64}, {"GM", 8}}.num_warps(8).num_stages(4),
@@ -612,6 +616,22 @@ std::vector<EmitCase> make_cases() {
         atomic_add(c, program_id(0), Scalar<i64>(int64_t{1}));
       },
       Config{});
+
+  add("evict_hints", "cache hints (Evict) on pointer loads and stores: vectors, gathers and scatters of f32, i32, bf16, u8, i1",
+      [](Tensor<f32, 1> x, Tensor<i32, 1> idx, Tensor<bf16, 1> table, Tensor<u8, 1> flags, Tensor<i1, 1> keep,
+         Tensor<f32, 1> y, Tensor<bf16, 1> out, Tensor<i1, 1> kept) {
+        auto offs = arange(0, 512);
+        auto mask = offs < x.size(0).to<i32>();
+        auto i = load(idx, offs, Evict::first);                       // i32 vectors
+        auto t = load(table, i, Evict::last).to<f32>();               // a bf16 gather
+        auto f = load(flags, i, mask, 7, Evict::first).to<f32>();     // a masked u8 gather
+        auto k = load(keep, i, Evict::last);                          // an i1 gather
+        auto v = load(x, offs, mask, 0.0f, Evict::last);              // masked f32 vectors
+        store(y, offs, where(k, v + t + f, 0.0f), mask, Evict::first);  // masked f32 vectors
+        store(out, i, t.to<bf16>(), Evict::last);                      // a bf16 scatter
+        store(kept, i, k, Evict::first);                               // an i1 scatter
+      },
+      Config{}.num_warps(4));
 
   // ---- arithmetic ------------------------------------------------------------------------------------------
   add("casts", "conversions between every element type",

@@ -131,6 +131,47 @@ TEST_CASE("gpu: masked pointer loads and stores (vector add)") {
   }
 }
 
+TEST_CASE("gpu: pointer accesses with cache hints (Evict) give the values plain ones give") {
+  // Each width of the prelude's hinted accesses: 16-byte vectors of f32 (masked, the fill merged), 8- and 4-byte
+  // vectors of bf16 and i64, and element gathers and scatters of f32, bf16, u8 and i1 through a permutation.
+  auto k = tilejit::kernel("hinted_access", [](Tensor<i32, 1> perm, Tensor<f32, 1> x, Tensor<bf16, 1> h, Tensor<u8, 1> u,
+                                               Tensor<i1, 1> b, Tensor<i64, 1> w, Tensor<f32, 1> y, Tensor<bf16, 1> hy,
+                                               Tensor<u8, 1> uy, Tensor<i1, 1> by, Tensor<i64, 1> wy, Meta<"B"> B) {
+    auto offs = program_id(0) * B + arange(0, B);
+    auto mask = offs < x.size(0).to<i32>();
+    auto p = load(perm, offs, mask, 0, Evict::first);
+    auto xv = load(x, offs, mask, -1.5f, Evict::last);
+    auto hv = load(h, offs, mask, 0, Evict::first).to<f32>();
+    auto xg = load(x, p, mask, 0.0f, Evict::first);
+    auto hg = load(h, p, Evict::last).to<f32>();
+    auto ug = load(u, p, mask, 3, Evict::last);
+    auto bg = load(b, p, Evict::first);
+    store(y, offs, where(bg, xv + hg, xg - hv), mask, Evict::first);
+    store(hy, p, (xv * 0.5f).to<bf16>(), mask, Evict::last);
+    store(uy, p, ug + ug, mask, Evict::first);
+    store(by, p, !bg, mask, Evict::last);
+    store(wy, offs, load(w, offs, mask, 0, Evict::last) * 3, mask, Evict::first);
+  });
+  for (int64_t n : {1, 300, 1024, 4099}) {
+    SUBCASE(("n = " + std::to_string(n)).c_str()) {
+      Twin<i32, 1> perm({n});
+      for (int64_t i = 0; i < n; ++i) perm.host_data()[i] = static_cast<int32_t>((i * 37 + 11) % n);  // 37 is prime to every n here
+      Twin<f32, 1> x({n}), y({n});
+      Twin<bf16, 1> h({n}), hy({n});
+      Twin<u8, 1> u({n}), uy({n});
+      Twin<i1, 1> b({n}), by({n});
+      Twin<i64, 1> w({n}), wy({n});
+      x.randomize(11);
+      h.randomize(12);
+      u.randomize(13, 0, 100);
+      b.randomize(14, 0, 2);
+      w.randomize(15, -1000, 1000);
+      fill_bytes(0x5a, y, hy, uy, by, wy);
+      run_both(k, dim3(static_cast<uint32_t>(cdiv(n, 256))), Config{{"B", 256}}, 1e-6, perm, x, h, u, b, w, y, hy, uy, by, wy);
+    }
+  }
+}
+
 TEST_CASE("gpu: jagged sequences with device-built descriptors") {
   const std::vector<std::vector<int32_t>> layouts = {{0, 5, 5, 70, 71, 200}, {0, 64, 128}, {0, 1}, {0, 300, 301, 333}};
   for (size_t li = 0; li < layouts.size(); ++li) {

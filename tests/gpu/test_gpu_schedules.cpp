@@ -363,6 +363,7 @@ TEST_CASE("gpu: loops without products load one iteration ahead (prefetch_loads)
   // Rows of every residue of the block, shorter than one block, and with 1 stage (no prefetch) for comparison.
   auto online = tilejit::samples::softmax_online_kernel();
   auto combine = tilejit::samples::softmax_online_combine_kernel();
+  auto hinted = tilejit::samples::softmax_online_evict_kernel();  // with cache hints: the same results
   for (int64_t n : {1, 700, 1024, 3000, 4096, 5000}) {
     for (int stages : {0, 1}) {
       for (int warps : {4, 8}) {
@@ -376,9 +377,12 @@ TEST_CASE("gpu: loops without products load one iteration ahead (prefetch_loads)
           const Config cfg = Config{{"BN", 1024}}.num_warps(warps).num_stages(stages);
           run_both(online, tilejit::dim3(static_cast<uint32_t>(rows)), cfg, 1e-5, x, y);
           run_both(combine, tilejit::dim3(static_cast<uint32_t>(rows)), cfg, 1e-5, x, y2);
-          Twin<f32, 2> z({rows, n});
+          run_both(hinted, tilejit::dim3(static_cast<uint32_t>(rows)), cfg, 1e-5, x, y);
+          Twin<f32, 2> z({rows, n}), z2({rows, n});
           z.randomize(74, -8, 8);
+          z2.randomize(74, -8, 8);
           run_both(online, tilejit::dim3(static_cast<uint32_t>(rows)), cfg, 1e-5, z, z);  // in place: y = x
+          run_both(hinted, tilejit::dim3(static_cast<uint32_t>(rows)), cfg, 1e-5, z2, z2);
         }
       }
     }

@@ -100,6 +100,10 @@ TEST_CASE("typed attributes: every node of the codegen suite's kernels, traced a
   CHECK(rt.sizes.count({Op::MakeView, 2}));  // tensor.rows
   CHECK(rt.sizes.count({Op::Dot, 0}));       // operands other than f32
   CHECK(rt.sizes.count({Op::Dot, 1}));       // f32 operands: their precision
+  CHECK(rt.sizes.count({Op::Load, 1}));      // a plain load
+  CHECK(rt.sizes.count({Op::Load, 2}));      // issued ahead (prefetch_loads)
+  CHECK(rt.sizes.count({Op::Load, 3}));      // with a cache hint (evict_hints, softmax_online_evict)
+  CHECK(rt.sizes.count({Op::Store, 2}));     // a store with a cache hint
 }
 
 TEST_CASE("typed attributes: one encoding each") {
@@ -111,4 +115,18 @@ TEST_CASE("typed attributes: one encoding each") {
   CHECK(ir::DotAttrs{}.encode(Op::Dot).empty());
   CHECK(ir::DotAttrs{ir::DotPrecision::ieee}.encode(Op::Dot) == std::vector<int64_t>{0});
   CHECK(ir::DotAttrs{ir::DotPrecision::tf32}.encode(Op::Dot) == std::vector<int64_t>{1});
+  // A cache hint is written after `ahead` on a load (which then writes ahead too), after the mask flag on a
+  // store; an atomic takes none, and a pool with the default hint written out is not the one encoding.
+  CHECK(ir::AccessAttrs{true, ir::LoadAhead::none, ir::Evict::last}.encode(Op::Load) == std::vector<int64_t>{1, 0, 2});
+  CHECK(ir::AccessAttrs{false, ir::LoadAhead::next_iteration, ir::Evict::first}.encode(Op::Load) == std::vector<int64_t>{0, 1, 1});
+  CHECK(ir::AccessAttrs{false, ir::LoadAhead::none, ir::Evict::first}.encode(Op::Store) == std::vector<int64_t>{0, 1});
+  CHECK(ir::AccessAttrs{true}.encode(Op::AtomicAdd) == std::vector<int64_t>{1});
+  CHECK(ir::AccessAttrs::decode(Op::Load, std::vector<int64_t>{0, 2, 2}).evict == ir::Evict::last);
+  CHECK(ir::AccessAttrs::decode(Op::Store, std::vector<int64_t>{1, 1}).evict == ir::Evict::first);
+  CHECK(ir::well_formed(Op::Load, std::vector<int64_t>{1, 0, 1}));
+  CHECK_FALSE(ir::well_formed(Op::Load, std::vector<int64_t>{1, 0, 0}));   // the default written out
+  CHECK_FALSE(ir::well_formed(Op::Load, std::vector<int64_t>{1, 0, 3}));   // no such hint
+  CHECK_FALSE(ir::well_formed(Op::Store, std::vector<int64_t>{1, 0}));
+  CHECK(ir::well_formed(Op::Store, std::vector<int64_t>{1, 2}));
+  CHECK_FALSE(ir::well_formed(Op::AtomicAdd, std::vector<int64_t>{1, 1}));
 }

@@ -318,6 +318,9 @@ TEST_CASE("printer: attributes by name; a pool that does not match its op's layo
   g.add(Op::DescPrefetch, DType::f32, Shape{}, {0}, {2, 64});  // too short for a rank-2 box
   const ir::NodeId offs = g.add(Op::Arange, DType::i32, Shape{16}, {}, {0});
   g.add(Op::Load, DType::f32, Shape{16}, {0, offs}, {0, 1});  // issued one iteration ahead
+  g.add(Op::Load, DType::f32, Shape{16}, {0, offs}, {0, 0, 2});  // evicted last
+  const ir::NodeId v = g.add(Op::Arange, DType::i32, Shape{16}, {}, {1});
+  g.add(Op::Store, DType::i32, Shape{16}, {0, offs, v}, {0, 1});  // evicted first
   const std::string text = ir::print(g);
   INFO(text);
   CHECK(contains(text, "param.tensor {param=0, rank=2}"));
@@ -328,6 +331,8 @@ TEST_CASE("printer: attributes by name; a pool that does not match its op's layo
   CHECK(contains(text, "tma.prefetch %0 {2, 64}"));
   CHECK(contains(text, "arange {start=0}"));
   CHECK(contains(text, "load %0, %6 {unmasked, ahead=next}"));
+  CHECK(contains(text, "load %0, %6 {unmasked, evict=last}"));
+  CHECK(contains(text, "store %0, %6, %9 {unmasked, evict=first}"));
 }
 
 TEST_CASE("ops.def: every op's properties agree with each other") {

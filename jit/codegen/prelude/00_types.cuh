@@ -82,15 +82,153 @@ __device__ __forceinline__ void sts(S* dst, const T* src) {
   }
 }
 
-/// Global-memory vector reads and writes: the copies of lds / sts through a global address
-/// (ld.global.v4 / st.global.v4 for 16 bytes); the address is aligned to the vector's size.
-template <int N, class T, class S>
-__device__ __forceinline__ void ldg(T* dst, const S* src) {
-  lds<N>(dst, src);
+/// Cache eviction hints of pointer accesses (ir::Evict, the template argument E of the global accesses below):
+/// 0 none (plain C++ accesses), 1 evict first, 2 evict last. A hinted access is one PTX instruction with the
+/// L1 priority and an L2 policy (createpolicy, which ptxas hoists); its "memory" clobber keeps it in
+/// program order with the kernel's other memory accesses, as a plain access is to its own address.
+enum : int { kEvictFirst = 1, kEvictLast = 2 };
+
+template <int E>
+__device__ __forceinline__ unsigned long long l2_policy() {
+  static_assert(E == 1 || E == 2, "l2_policy: evict first (1) or last (2)");
+  unsigned long long p;
+  if constexpr (E == 1) asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
+  else asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
+  return p;
 }
-template <int N, class T, class S>
+
+/// One vector word (a VecOf type) read from global memory with eviction hint E.
+template <int E, class V>
+__device__ __forceinline__ V ldg_word(const V* p) {
+  if constexpr (E == 0) {
+    return *p;
+  } else {
+    const unsigned long long pol = l2_policy<E>();
+    V v;
+    if constexpr (sizeof(V) == 16) {
+      if constexpr (E == 1)
+        asm("ld.global.L1::evict_first.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+            : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p), "l"(pol) : "memory");
+      else
+        asm("ld.global.L1::evict_last.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+            : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p), "l"(pol) : "memory");
+    } else if constexpr (sizeof(V) == 8) {
+      if constexpr (E == 1)
+        asm("ld.global.L1::evict_first.L2::cache_hint.v2.u32 {%0, %1}, [%2], %3;" : "=r"(v.x), "=r"(v.y) : "l"(p), "l"(pol) : "memory");
+      else
+        asm("ld.global.L1::evict_last.L2::cache_hint.v2.u32 {%0, %1}, [%2], %3;" : "=r"(v.x), "=r"(v.y) : "l"(p), "l"(pol) : "memory");
+    } else if constexpr (sizeof(V) == 4) {
+      if constexpr (E == 1)
+        asm("ld.global.L1::evict_first.L2::cache_hint.u32 %0, [%1], %2;" : "=r"(v) : "l"(p), "l"(pol) : "memory");
+      else
+        asm("ld.global.L1::evict_last.L2::cache_hint.u32 %0, [%1], %2;" : "=r"(v) : "l"(p), "l"(pol) : "memory");
+    } else {
+      unsigned short h;  // 8- and 16-bit words through a 16-bit register
+      if constexpr (sizeof(V) == 2 && E == 1)
+        asm("ld.global.L1::evict_first.L2::cache_hint.u16 %0, [%1], %2;" : "=h"(h) : "l"(p), "l"(pol) : "memory");
+      else if constexpr (sizeof(V) == 2)
+        asm("ld.global.L1::evict_last.L2::cache_hint.u16 %0, [%1], %2;" : "=h"(h) : "l"(p), "l"(pol) : "memory");
+      else if constexpr (E == 1)
+        asm("ld.global.L1::evict_first.L2::cache_hint.u8 %0, [%1], %2;" : "=h"(h) : "l"(p), "l"(pol) : "memory");
+      else
+        asm("ld.global.L1::evict_last.L2::cache_hint.u8 %0, [%1], %2;" : "=h"(h) : "l"(p), "l"(pol) : "memory");
+      v = static_cast<V>(h);
+    }
+    return v;
+  }
+}
+
+/// One vector word written to global memory with eviction hint E (evict first: not allocated in L1).
+template <int E, class V>
+__device__ __forceinline__ void stg_word(V* p, V v) {
+  if constexpr (E == 0) {
+    *p = v;
+  } else {
+    const unsigned long long pol = l2_policy<E>();
+    if constexpr (sizeof(V) == 16) {
+      if constexpr (E == 1)
+        asm volatile("st.global.L1::no_allocate.L2::cache_hint.v4.u32 [%0], {%1, %2, %3, %4}, %5;"
+                     :: "l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w), "l"(pol) : "memory");
+      else
+        asm volatile("st.global.L1::evict_last.L2::cache_hint.v4.u32 [%0], {%1, %2, %3, %4}, %5;"
+                     :: "l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w), "l"(pol) : "memory");
+    } else if constexpr (sizeof(V) == 8) {
+      if constexpr (E == 1)
+        asm volatile("st.global.L1::no_allocate.L2::cache_hint.v2.u32 [%0], {%1, %2}, %3;" :: "l"(p), "r"(v.x), "r"(v.y), "l"(pol) : "memory");
+      else
+        asm volatile("st.global.L1::evict_last.L2::cache_hint.v2.u32 [%0], {%1, %2}, %3;" :: "l"(p), "r"(v.x), "r"(v.y), "l"(pol) : "memory");
+    } else if constexpr (sizeof(V) == 4) {
+      if constexpr (E == 1)
+        asm volatile("st.global.L1::no_allocate.L2::cache_hint.u32 [%0], %1, %2;" :: "l"(p), "r"(v), "l"(pol) : "memory");
+      else
+        asm volatile("st.global.L1::evict_last.L2::cache_hint.u32 [%0], %1, %2;" :: "l"(p), "r"(v), "l"(pol) : "memory");
+    } else {
+      const unsigned short h = static_cast<unsigned short>(v);
+      if constexpr (sizeof(V) == 2 && E == 1)
+        asm volatile("st.global.L1::no_allocate.L2::cache_hint.u16 [%0], %1, %2;" :: "l"(p), "h"(h), "l"(pol) : "memory");
+      else if constexpr (sizeof(V) == 2)
+        asm volatile("st.global.L1::evict_last.L2::cache_hint.u16 [%0], %1, %2;" :: "l"(p), "h"(h), "l"(pol) : "memory");
+      else if constexpr (E == 1)
+        asm volatile("st.global.L1::no_allocate.L2::cache_hint.u8 [%0], %1, %2;" :: "l"(p), "h"(h), "l"(pol) : "memory");
+      else
+        asm volatile("st.global.L1::evict_last.L2::cache_hint.u8 [%0], %1, %2;" :: "l"(p), "h"(h), "l"(pol) : "memory");
+    }
+  }
+}
+
+/// One element of storage type S read / written with eviction hint E (the accesses that are not vectors).
+template <int E, class S>
+__device__ __forceinline__ S ldg1(const S* p) {
+  typedef typename VecOf<sizeof(S)>::type V;
+  union {
+    V v;
+    S e;
+  } u;
+  u.v = ldg_word<E>(reinterpret_cast<const V*>(p));
+  return u.e;
+}
+template <int E, class S, class T>
+__device__ __forceinline__ void stg1(S* p, T value) {
+  typedef typename VecOf<sizeof(S)>::type V;
+  union {
+    V v;
+    S e;
+  } u;
+  u.e = static_cast<S>(value);
+  stg_word<E>(reinterpret_cast<V*>(p), u.v);
+}
+
+/// Global-memory vector reads and writes: the copies of lds / sts through a global address
+/// (ld.global.v4 / st.global.v4 for 16 bytes); the address is aligned to the vector's size. E: the eviction
+/// hint (0: none, the accesses of lds / sts).
+template <int N, int E = 0, class T, class S>
+__device__ __forceinline__ void ldg(T* dst, const S* src) {
+  if constexpr (E == 0) {
+    lds<N>(dst, src);
+  } else {
+    typedef VecShape<N, S> Shape;
+#pragma unroll
+    for (int i = 0; i < Shape::kCount; ++i)
+      unpack<Shape::kPer, T, S>(dst + i * Shape::kPer, ldg_word<E>(reinterpret_cast<const typename Shape::V*>(src) + i));
+  }
+}
+template <int N, int E = 0, class T, class S>
 __device__ __forceinline__ void stg(S* dst, const T* src) {
-  sts<N>(dst, src);
+  if constexpr (E == 0) {
+    sts<N>(dst, src);
+  } else {
+    typedef VecShape<N, S> Shape;
+#pragma unroll
+    for (int i = 0; i < Shape::kCount; ++i) {
+      union {
+        typename Shape::V v;
+        S e[Shape::kPer];
+      } u;
+#pragma unroll
+      for (int j = 0; j < Shape::kPer; ++j) u.e[j] = static_cast<S>(src[i * Shape::kPer + j]);
+      stg_word<E>(reinterpret_cast<typename Shape::V*>(dst) + i, u.v);
+    }
+  }
 }
 
 /// A masked ldg: the N elements when `pred`, else N copies of `other` (a storage bit pattern). The choice is
@@ -98,7 +236,7 @@ __device__ __forceinline__ void stg(S* dst, const T* src) {
 /// the union and overwritten by the load on purpose: the same choice made on a separate vector variable
 /// (or built by a helper shared with sts) compiles differently, e.g. 8 bytes of spills in layer norm
 /// over 16384 columns at 8 warps x 2 programs per SM, where this form has none.
-template <int N, class T, class S>
+template <int N, int E = 0, class T, class S>
 __device__ __forceinline__ void ldg_or(T* dst, const S* src, bool pred, S other) {
   typedef VecShape<N, S> Shape;
 #pragma unroll
@@ -109,7 +247,7 @@ __device__ __forceinline__ void ldg_or(T* dst, const S* src, bool pred, S other)
     } u;
 #pragma unroll
     for (int j = 0; j < Shape::kPer; ++j) u.e[j] = other;
-    if (pred) u.v = reinterpret_cast<const typename Shape::V*>(src)[i];
+    if (pred) u.v = ldg_word<E>(reinterpret_cast<const typename Shape::V*>(src) + i);
     unpack<Shape::kPer, T, S>(dst + i * Shape::kPer, u.v);
   }
 }
@@ -118,7 +256,7 @@ __device__ __forceinline__ void ldg_or(T* dst, const S* src, bool pred, S other)
 /// 32-bit word gives its low element as w << 16 and its high one as w & 0xffff0000, one instruction each
 /// (through 16-bit registers the high one takes an extract and a shift). The fill of ldg_or is a word of two
 /// `other`s.
-template <int N>
+template <int N, int E = 0>
 __device__ __forceinline__ void ldg_bf16_f32(float* dst, const bf16_t* src, bool pred = true, bf16_t other = 0) {
   typedef VecShape<N, bf16_t> Shape;
   static_assert(Shape::kPer % 2 == 0, "ldg_bf16_f32: whole 32-bit words");
@@ -130,7 +268,7 @@ __device__ __forceinline__ void ldg_bf16_f32(float* dst, const bf16_t* src, bool
     } u;
 #pragma unroll
     for (int k = 0; k < Shape::kWidth / 4; ++k) u.w[k] = static_cast<unsigned>(other) * 0x10001u;
-    if (pred) u.v = reinterpret_cast<const typename Shape::V*>(src)[i];
+    if (pred) u.v = ldg_word<E>(reinterpret_cast<const typename Shape::V*>(src) + i);
 #pragma unroll
     for (int k = 0; k < Shape::kWidth / 4; ++k) {
       dst[i * Shape::kPer + 2 * k] = __uint_as_float(u.w[k] << 16);

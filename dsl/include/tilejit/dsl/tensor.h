@@ -23,6 +23,10 @@ using StoreReduce = ir::StoreReduce;
 using Reduce [[deprecated("Reduce is now StoreReduce (StoreReduce::add etc.)")]] = ir::StoreReduce;
 /// How TensorArray::at prefetches an element's descriptors (ir::ArrayPrefetch).
 using Prefetch = ir::ArrayPrefetch;
+/// Where a pointer load or store asks the L1 and L2 caches to keep its lines (Triton's eviction_policy, ir::Evict):
+/// Evict::first for data used once (a streamed input, an output), Evict::last for data read again soon (a row
+/// read twice). A hint: results are the same either way.
+using Evict = ir::Evict;
 
 /// An integer index given to a TMA coordinate or a view: a scalar i32/i64 value,
 /// a C++ integer, or a configuration integer.
@@ -200,39 +204,63 @@ ir::NodeId offsets_node(const Value<I, RO>& offsets) {
 }
 }  // namespace detail
 
+namespace detail {
+template <class T, int R, class I, int RO>
+Value<tag_t<T>, RO> unmasked_load(const Tensor<T, R>& t, const Value<I, RO>& offsets, Evict evict, const std::source_location& loc) {
+  ir::Graph& g = graph_at(loc);
+  return Value<tag_t<T>, RO>(node, g.add(ir::Op::Load, dtype_v<T>, offsets.shape(), {t.id(), offsets_node(offsets)},
+                                         ir::AccessAttrs{.masked = false, .evict = evict}));
+}
+template <class T, int R, class I, int RO, int RM, class O>
+Value<tag_t<T>, RO> masked_load(const Tensor<T, R>& t, const Value<I, RO>& offsets, const Value<i1, RM>& mask, const O& other,
+                                Evict evict, const std::source_location& loc) {
+  static_assert(RM <= RO, "tilejit: load(): the mask cannot have a higher rank than the offsets");
+  static_assert(!std::is_same_v<O, Evict>, "tilejit: load(t, offsets, mask, other, evict): give `other` before the eviction policy");
+  ir::Graph& g = graph_at(loc);
+  const ir::Shape& s = offsets.shape();
+  const ir::Shape b = broadcast_shape(mask.shape(), s, "load mask");
+  if (!(b == s)) user_error("load: the mask does not broadcast to the offsets' shape", mask.shape().str() + " vs " + s.str(), "", loc);
+  const ir::NodeId m = broadcast_to(mask.id(), s);
+  ir::NodeId o;
+  if constexpr (is_value_v<O>) {
+    static_assert(std::remove_cvref_t<O>::rank == 0, "tilejit: load(): `other` must be a scalar");
+    o = cast_node(other.id(), dtype_v<T>);
+  } else {
+    o = constant(dtype_v<T>, static_cast<double>(other), static_cast<int64_t>(other));
+  }
+  return Value<tag_t<T>, RO>(node, g.add(ir::Op::Load, dtype_v<T>, s, {t.id(), offsets_node(offsets), m, o},
+                                         ir::AccessAttrs{.masked = true, .evict = evict}));
+}
+}  // namespace detail
+
 /// Loads tensor elements at linear element offsets from its base. Lanes whose
-/// mask is false read `other` (default 0) and touch no memory.
+/// mask is false read `other` (default 0) and touch no memory. `evict` (Evict::first or Evict::last) is a hint
+/// to the caches (Triton's eviction_policy).
 template <class T, int R, class I, int RO>
 Value<tag_t<T>, RO> load(const Tensor<T, R>& t, const Value<I, RO>& offsets,
                          std::source_location loc = std::source_location::current()) {
-  ir::Graph& g = detail::graph_at(loc);
-  return Value<tag_t<T>, RO>(detail::node, g.add(ir::Op::Load, dtype_v<T>, offsets.shape(), {t.id(), detail::offsets_node(offsets)},
-                                                  ir::AccessAttrs{.masked = false}));
+  return detail::unmasked_load(t, offsets, Evict::normal, loc);
+}
+template <class T, int R, class I, int RO>
+Value<tag_t<T>, RO> load(const Tensor<T, R>& t, const Value<I, RO>& offsets, Evict evict,
+                         std::source_location loc = std::source_location::current()) {
+  return detail::unmasked_load(t, offsets, evict, loc);
 }
 template <class T, int R, class I, int RO, int RM, class O = int>
 Value<tag_t<T>, RO> load(const Tensor<T, R>& t, const Value<I, RO>& offsets, const Value<i1, RM>& mask, O other = 0,
                          std::source_location loc = std::source_location::current()) {
-  static_assert(RM <= RO, "tilejit: load(): the mask cannot have a higher rank than the offsets");
-  ir::Graph& g = detail::graph_at(loc);
-  const ir::Shape& s = offsets.shape();
-  const ir::Shape b = detail::broadcast_shape(mask.shape(), s, "load mask");
-  if (!(b == s)) detail::user_error("load: the mask does not broadcast to the offsets' shape", mask.shape().str() + " vs " + s.str(), "", loc);
-  const ir::NodeId m = detail::broadcast_to(mask.id(), s);
-  ir::NodeId o;
-  if constexpr (detail::is_value_v<O>) {
-    static_assert(std::remove_cvref_t<O>::rank == 0, "tilejit: load(): `other` must be a scalar");
-    o = detail::cast_node(other.id(), dtype_v<T>);
-  } else {
-    o = detail::constant(dtype_v<T>, static_cast<double>(other), static_cast<int64_t>(other));
-  }
-  return Value<tag_t<T>, RO>(detail::node, g.add(ir::Op::Load, dtype_v<T>, s, {t.id(), detail::offsets_node(offsets), m, o},
-                                                  ir::AccessAttrs{.masked = true}));
+  return detail::masked_load(t, offsets, mask, other, Evict::normal, loc);
+}
+template <class T, int R, class I, int RO, int RM, class O>
+Value<tag_t<T>, RO> load(const Tensor<T, R>& t, const Value<I, RO>& offsets, const Value<i1, RM>& mask, O other, Evict evict,
+                         std::source_location loc = std::source_location::current()) {
+  return detail::masked_load(t, offsets, mask, other, evict, loc);
 }
 
 namespace detail {
 template <ir::Op OP, class T, int R, class I, int RO, class V>
 void store_like(const Tensor<T, R>& t, const Value<I, RO>& offsets, const V& value, const Value<i1, RO>* mask,
-                const std::source_location& loc, const char* what) {
+                const std::source_location& loc, const char* what, Evict evict = Evict::normal) {
   ir::Graph& g = graph_at(loc);
   const ir::Shape& s = offsets.shape();
   ir::NodeId v;
@@ -248,9 +276,10 @@ void store_like(const Tensor<T, R>& t, const Value<I, RO>& offsets, const V& val
     v = broadcast_to(constant(dtype_v<T>, static_cast<double>(value), static_cast<int64_t>(value)), s);
   }
   if (mask) {
-    g.add(OP, dtype_v<T>, s, {t.id(), offsets_node(offsets), v, broadcast_to(mask->id(), s)}, ir::AccessAttrs{.masked = true});
+    g.add(OP, dtype_v<T>, s, {t.id(), offsets_node(offsets), v, broadcast_to(mask->id(), s)},
+          ir::AccessAttrs{.masked = true, .evict = evict});
   } else {
-    g.add(OP, dtype_v<T>, s, {t.id(), offsets_node(offsets), v}, ir::AccessAttrs{.masked = false});
+    g.add(OP, dtype_v<T>, s, {t.id(), offsets_node(offsets), v}, ir::AccessAttrs{.masked = false, .evict = evict});
   }
 }
 }  // namespace detail
@@ -273,16 +302,27 @@ Value<tag_t<T>, 0> load(const Tensor<T, R>& t, L offset, std::source_location lo
   return load(t, detail::literal_offset(offset), loc);
 }
 
-/// Stores `value` (broadcast to the offsets' shape) at linear element offsets.
+/// Stores `value` (broadcast to the offsets' shape) at linear element offsets, where `mask` is true; `evict` is a
+/// hint to the caches (Evict::first: an output not read again soon).
 template <class T, int R, class I, int RO, class V>
 void store(const Tensor<T, R>& t, const Value<I, RO>& offsets, const V& value,
            std::source_location loc = std::source_location::current()) {
   detail::store_like<ir::Op::Store>(t, offsets, value, static_cast<const Value<i1, RO>*>(nullptr), loc, "store");
 }
 template <class T, int R, class I, int RO, class V>
+void store(const Tensor<T, R>& t, const Value<I, RO>& offsets, const V& value, Evict evict,
+           std::source_location loc = std::source_location::current()) {
+  detail::store_like<ir::Op::Store>(t, offsets, value, static_cast<const Value<i1, RO>*>(nullptr), loc, "store", evict);
+}
+template <class T, int R, class I, int RO, class V>
 void store(const Tensor<T, R>& t, const Value<I, RO>& offsets, const V& value, const Value<i1, RO>& mask,
            std::source_location loc = std::source_location::current()) {
   detail::store_like<ir::Op::Store>(t, offsets, value, &mask, loc, "store");
+}
+template <class T, int R, class I, int RO, class V>
+void store(const Tensor<T, R>& t, const Value<I, RO>& offsets, const V& value, const Value<i1, RO>& mask, Evict evict,
+           std::source_location loc = std::source_location::current()) {
+  detail::store_like<ir::Op::Store>(t, offsets, value, &mask, loc, "store", evict);
 }
 /// store(t, 0, v): one element at a literal offset (a number or a Meta value).
 template <class T, int R, class L, class V>

@@ -40,6 +40,11 @@ enum class LoadAhead : int64_t {
   first_iteration = 2,  ///< before the loop, for its first iteration
 };
 
+/// Where a pointer load or store asks the caches to keep its lines (Triton's eviction_policy): as usual, evicted
+/// first (data read or written once: streaming), or evicted last (data read again soon, e.g. a row read twice).
+/// A hint only: values are the same either way (the interpreter ignores it).
+enum class Evict : int64_t { normal = 0, first = 1, last = 2 };
+
 /// What a TMA store (DescStore) does with the values already in memory: overwrite them, or combine the tile
 /// with them (cp.reduce.async.bulk .add / .min / .max).
 enum class StoreReduce : int { none = 0, add = 1, min = 2, max = 3 };
@@ -166,11 +171,13 @@ struct DotAttrs {
   std::vector<int64_t> encode(Op op) const;
 };
 
-/// Load [has_mask, (ahead)], Store / AtomicAdd [has_mask].
+/// Load [has_mask, (ahead, (evict))], Store [has_mask, (evict)], AtomicAdd [has_mask]: the optional fields are
+/// written only when not their defaults (ahead when evict is), so a plain access has the pool it always had.
 struct AccessAttrs {
   static constexpr AttrsKind kind = AttrsKind::AccessAttrs;
   bool masked = false;
-  LoadAhead ahead = LoadAhead::none;
+  LoadAhead ahead = LoadAhead::none;  ///< Load only
+  Evict evict = Evict::normal;        ///< Load and Store
   static AccessAttrs decode(Op op, std::span<const int64_t> v);
   std::vector<int64_t> encode(Op op) const;
 };
