@@ -117,6 +117,7 @@ rm -rf "$TILEJIT_CACHE_DIR"
 # The cold measurement is repeated in three processes (new nonces): the host's noise is several ms.
 { "$BUILD/bench/bench_tma"
   "$BUILD/bench/bench_softmax"
+  "$BUILD/bench/bench_cross_entropy"
   "$BUILD/bench/bench_gemm"
   "$BUILD/bench/bench_attention"
   "$BUILD/bench/bench_attention_backward"
@@ -139,6 +140,7 @@ TILEJIT_DEBUG=1 "$BUILD/bench/bench_tma" 2>&1 | sed 's/"impl": "tilejit"/"impl":
   python3 bench/peers.py --attention-backward
   python3 bench/peers.py --hstu
   python3 bench/peers.py --jagged-attention
+  python3 bench/peers.py --cross-entropy
   python3 bench/peers.py --moe; } 2>&1 | tee "$OUT/bench_peers.jsonl"
 # The autotuner: launch cost, and tuning cost in new processes (each side uses cache folders of its own).
 { "$BUILD/bench/bench_autotune"; python3 bench/peers.py --autotune; } 2>&1 | tee "$OUT/bench_autotune.jsonl"

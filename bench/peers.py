@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Peer timings for the tilejit benchmarks: torch copy, Triton TMA copy / axpb, Triton jagged (device descriptors),
-row reductions, GEMM, attention (--attention, --attention-backward, --hstu, --jagged-attention), a mixture-of-experts grouped GEMM (--moe), and Triton's @autotune on
+row reductions, GEMM, attention (--attention, --attention-backward, --hstu, --jagged-attention), cross-entropy (--cross-entropy), a mixture-of-experts grouped GEMM (--moe), and Triton's @autotune on
 the GEMM (--autotune).
 
 Prints one JSON object per line: {"bench": ..., "impl": ..., "ms": ..., "gbps": ...}.
@@ -168,6 +168,93 @@ def row_peers():
         assert torch.allclose(yh.float(), torch.nn.functional.layer_norm(xh, (n,), wt, bs, 1e-5).float(), rtol=2e-2, atol=2e-2)
         out("layernorm", "bf16", n, "triton", ms, nb, f"num_warps={w}")
         del x, y, xh, yh
+
+
+CE_ROWS, CE_VS, CE_IGNORE = 8192, (32000, 128256), -100  # as bench/bench_cross_entropy.cpp
+
+
+@triton.jit
+def cross_entropy_rows(x_ptr, x_stride, t_ptr, loss_ptr, g_ptr, g_stride, n_cols, scale, ignore_index,
+                       GRAD: tl.constexpr, BLOCK: tl.constexpr):
+    """Cross-entropy of a row of logits (Liger's kernel: an online loop for the log-sum-exp, the row kept in L2 by
+    its first read; with GRAD a second loop writes (softmax - onehot) * scale, reading the row a last time)."""
+    row = tl.program_id(0).to(tl.int64)
+    x_row = x_ptr + row * x_stride
+    t = tl.load(t_ptr + row)
+    m = -float("inf")
+    d = 0.0
+    for off in range(0, n_cols, BLOCK):
+        cols = off + tl.arange(0, BLOCK)
+        x = tl.load(x_row + cols, mask=cols < n_cols, other=-float("inf"), eviction_policy="evict_last").to(tl.float32)
+        m_new = tl.maximum(m, tl.max(x, axis=0))
+        d = d * tl.exp(m - m_new) + tl.sum(tl.exp(x - m_new), axis=0)
+        m = m_new
+    counted = t != ignore_index
+    xt = tl.load(x_row + tl.where(counted, t, 0)).to(tl.float32)
+    tl.store(loss_ptr + row, tl.where(counted, m + tl.log(d) - xt, 0.0))
+    if GRAD:
+        g = tl.where(counted, scale, 0.0)
+        gs = g / d
+        for off in range(0, n_cols, BLOCK):
+            cols = off + tl.arange(0, BLOCK)
+            mask = cols < n_cols
+            x = tl.load(x_row + cols, mask=mask, other=0.0, eviction_policy="evict_first").to(tl.float32)
+            p = tl.exp(x - m) * gs
+            p = tl.where(cols == t, p - g, p)
+            tl.store(g_ptr + row * g_stride + cols, p.to(tl.bfloat16), mask=mask, eviction_policy="evict_first")
+
+
+def cross_entropy_peers():
+    """torch (F.cross_entropy, and its forward + backward) and the Triton kernel on bench_cross_entropy's workloads."""
+    F = torch.nn.functional
+    R = CE_ROWS
+
+    def out(bench, v, impl, ms, nbytes, config=""):
+        print(json.dumps({"bench": bench, "dtype": "bf16", "rows": R, "v": v, "impl": impl, "config": config, "ms": ms,
+                          "gbps": nbytes / ms / 1e6}), flush=True)
+
+    for v in CE_VS:
+        x = (torch.rand(R, v, device="cuda") * 16 - 8).to(torch.bfloat16)
+        r = torch.arange(R, device="cuda", dtype=torch.int64)
+        t = torch.where(r % 16 == 5, CE_IGNORE, (r * 7919 + 13) % v)
+        counted = int((t != CE_IGNORE).sum())
+        scale = 1.0 / counted
+        loss = torch.empty(R, device="cuda", dtype=torch.float32)
+        grad = torch.empty_like(x)
+        ref_loss = F.cross_entropy(x.float(), t, reduction="none", ignore_index=CE_IGNORE)
+        nb = x.numel() * 2
+        out("cross_entropy", v, "torch", time_ms(lambda: F.cross_entropy(x, t, reduction="none", ignore_index=CE_IGNORE)), nb)
+        xg = x.detach().clone().requires_grad_(True)
+
+        def torch_fwd_bwd():
+            xg.grad = None
+            F.cross_entropy(xg, t, reduction="mean", ignore_index=CE_IGNORE).backward()
+
+        out("cross_entropy_grad", v, "torch", time_ms(torch_fwd_bwd), 2 * nb)
+        for bench, grad_on in (("cross_entropy", False), ("cross_entropy_grad", True)):
+            best = None
+            for block in (2048, 4096, 8192, 16384, 32768):
+                for warps in (4, 8, 16, 32):
+                    if not 8 <= block // (32 * warps) <= 64:
+                        continue
+                    ms = time_ms(lambda: cross_entropy_rows[(R,)](x, x.stride(0), t, loss, grad, grad.stride(0), v, scale,
+                                                                  CE_IGNORE, GRAD=grad_on, BLOCK=block, num_warps=warps))
+                    if best is None or ms < best[0]:
+                        best = (ms, block, warps)
+            ms, block, warps = best
+            loss.zero_()
+            cross_entropy_rows[(R,)](x, x.stride(0), t, loss, grad, grad.stride(0), v, scale, CE_IGNORE, GRAD=grad_on,
+                                     BLOCK=block, num_warps=warps)
+            assert torch.allclose(loss, ref_loss, rtol=1e-5, atol=1e-5)
+            if grad_on:
+                ref = torch.softmax(x.float(), dim=1)
+                ref[r, t.clamp(min=0)] -= 1
+                ref = torch.where((t != CE_IGNORE)[:, None], ref * scale, 0.0)
+                assert torch.allclose(grad.float(), ref, rtol=1e-2, atol=1e-9)
+                del ref
+            out(bench, v, "triton", ms, (2 if grad_on else 1) * nb, f"BLOCK={block}, num_warps={warps}")
+        del x, xg, grad
+        torch.cuda.empty_cache()
 
 
 @triton.jit
@@ -924,6 +1011,8 @@ def main():
         return hstu_peers()
     if "--jagged-attention" in sys.argv:
         return jagged_attention_peers()
+    if "--cross-entropy" in sys.argv:
+        return cross_entropy_peers()
     if "--rows-only" in sys.argv:
         return row_peers()
     row_peers()

@@ -74,7 +74,7 @@ def bandwidth_table(rows):
               ["benchmark", "impl", "GB/s", "vs torch", "vs triton", "config"])
     groups = {}
     for r in rows:
-        if "gbps" not in r or r["bench"] in ROW_BENCHES or r["bench"] == "prefetch" or r["impl"] == "tilejit_debug":
+        if "gbps" not in r or r["bench"] in ROW_BENCHES or r["bench"].startswith("cross_entropy") or r["bench"] == "prefetch" or r["impl"] == "tilejit_debug":
             continue
         # torch's own kernel where it has one (torch.add for the vector add), else its device copy
         base = by.get((r["bench"], "torch")) or (jag_copy if r["bench"] == "jagged" else torch_copy)
@@ -113,6 +113,25 @@ def row_table(rows):
     for r in soft:
         if r["impl"] != "tilejit":
             t.add(f"{r['bench']} ({r['impl']})", r.get("dtype", ""), r["n"], f"{r['gbps']:.1f}", "", "", r.get("config", ""))
+    t.chart = ("GB/s", True, groups)
+    return t
+
+
+def cross_entropy_table(rows):
+    ce = [r for r in rows if r["bench"] in ("cross_entropy", "cross_entropy_grad")]
+    t = Table("cross_entropy", "Cross-entropy, bf16 logits (GB/s: the logits read once, the gradient written once)",
+              ["kernel", "rows", "V", "GB/s", "vs torch", "vs triton", "config"])
+    groups = []
+    for r in ce:
+        peer = {x["impl"]: x for x in ce if x["bench"] == r["bench"] and x["v"] == r["v"]}
+        if r["impl"] == "tilejit":
+            t.add(r["bench"], r["rows"], r["v"], f"{r['gbps']:.1f}",
+                  *[ratio(r["gbps"], peer[i]["gbps"]) if i in peer else "-" for i in ("torch", "triton")],
+                  r.get("config", "") + ("  WRONG" if "error" in r else ""))
+            groups.append((f"{r['bench']} V={r['v']}", [("tilejit", r["gbps"])] + [(i, peer[i]["gbps"]) for i in ("torch", "triton") if i in peer]))
+    for r in ce:
+        if r["impl"] != "tilejit":
+            t.add(f"{r['bench']} ({r['impl']})", r["rows"], r["v"], f"{r['gbps']:.1f}", "", "", r.get("config", ""))
     t.chart = ("GB/s", True, groups)
     return t
 
@@ -358,7 +377,7 @@ def debug_table(rows):
 
 
 def tables(rows):
-    out = [bandwidth_table(rows), debug_table(rows), row_table(rows), launch_table(rows), first_launch_table(rows)]
+    out = [bandwidth_table(rows), debug_table(rows), row_table(rows), cross_entropy_table(rows), launch_table(rows), first_launch_table(rows)]
     out += autotune_tables(rows)
     out += [gemm_table(rows), attention_table(rows), attention_causal_table(rows), *attention_backward_tables(rows), hstu_table(rows), jagged_attention_table(rows), moe_table(rows), prefetch_table(rows)]
     return [t for t in out if t.rows]

@@ -224,6 +224,67 @@ inline auto softmax_online_combine_kernel() {
   });
 }
 
+/// Cross-entropy of each row of bf16 logits against its target class (a language model's loss, vocabularies of
+/// 32k-256k): loss[r] = logsumexp(logits[r, :]) - logits[r, target[r]], and 0 where target[r] is `ignore`
+/// (PyTorch's ignore_index). One program per row: an online loop over blocks of BN columns carries the running
+/// maximum and sum of exp (softmax_fold), then one element load reads the target's logit. A target outside
+/// [0, V) that is not `ignore` reads nothing and gives a NaN loss (PyTorch raises an error instead).
+/// `first_read`: the cache hint of the loop's loads (cross_entropy_grad_kernel keeps the row in L2 for its
+/// second read). Returns what the gradient needs: the row, its maximum and sum, the target (-1 if ignored).
+struct CrossEntropyRow {
+  Scalar<i64> row;
+  Scalar<i32> target;
+  Scalar<f32> max, sum;
+  Scalar<i1> counted;
+};
+inline CrossEntropyRow cross_entropy_row(const Tensor<bf16, 2>& logits, const Tensor<i64, 1>& target, const Tensor<f32, 1>& loss,
+                                         const Scalar<i64>& ignore, int64_t bn, Evict first_read) {
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  auto row = program_id(0).to<i64>();
+  auto n = logits.size(1).to<i32>();
+  auto cols = arange(0, bn);
+  auto base = row * logits.stride(0);
+  Scalar<f32> m0 = kNegInf, s0 = 0.0f;
+  auto [m, s] = for_range(0, n, bn, std::tuple{m0, s0}, [&](Scalar<i32> k, Scalar<f32> m, Scalar<f32> s) {
+    auto c = k + cols;
+    return softmax_fold(load(logits, base + c, c < n, kNegInf, first_read).to<f32>(), m, s);
+  });
+  auto t = load(target, row);
+  auto counted = t != ignore;
+  auto valid = (t >= 0) & (t < n.to<i64>());
+  auto xt = load(logits, base + where(valid, t, Scalar<i64>(0)), valid, std::numeric_limits<float>::quiet_NaN()).to<f32>();
+  store(loss, row, where(counted, m + log(s) - xt, 0.0f));
+  return {row, where(counted & valid, t.to<i32>(), Scalar<i32>(-1)), m, s, counted};
+}
+
+/// The cross-entropy loss of each row (cross_entropy_row), nothing else: the logits are read once.
+inline auto cross_entropy_kernel() {
+  return tilejit::kernel("cross_entropy", [](Tensor<bf16, 2> logits, Tensor<i64, 1> target, Tensor<f32, 1> loss, Scalar<i64> ignore,
+                                             Meta<"BN"> BN) { cross_entropy_row(logits, target, loss, ignore, BN, Evict::normal); });
+}
+
+/// The loss and its gradient in one kernel (as Liger's fused cross-entropy, which saves the logits' gradient
+/// before the backward pass): grad[r, c] = (softmax(logits[r, :])[c] - (c == target[r])) * scale, a row of zeros
+/// where the row is ignored; `scale` is the upstream gradient (1 / the number of counted rows for a mean). The
+/// second loop reads the row again (from L2, where the first read asked it to stay) and streams the gradient
+/// out; `grad` may be the logits themselves (each element is read before it is overwritten).
+inline auto cross_entropy_grad_kernel() {
+  return tilejit::kernel("cross_entropy_grad", [](Tensor<bf16, 2> logits, Tensor<i64, 1> target, Tensor<f32, 1> loss,
+                                                  Tensor<bf16, 2> grad, Scalar<f32> scale, Scalar<i64> ignore, Meta<"BN"> BN) {
+    auto r = cross_entropy_row(logits, target, loss, ignore, BN, Evict::last);
+    auto n = logits.size(1).to<i32>();
+    auto cols = arange(0, BN);
+    auto g = where(r.counted, scale, 0.0f);
+    auto gs = g / r.sum;  // the gradient's scale over exp(x - max)
+    for_range(0, n, BN, [&](Scalar<i32> k) {
+      auto c = k + cols;
+      auto mask = c < n;
+      auto p = exp(load(logits, r.row * logits.stride(0) + c, mask, 0.0f, Evict::first).to<f32>() - r.max) * gs;
+      store(grad, r.row * grad.stride(0) + c, where(c == r.target, p - g, p).to<bf16>(), mask, Evict::first);
+    });
+  });
+}
+
 /// Sample 08: layer normalisation forward, bf16 in and out with fp32 statistics (the Triton tutorial's
 /// kernel, one program per row). y = (x - mean) / sqrt(var + eps) * w + b over each row of N columns.
 inline auto layernorm_kernel() {

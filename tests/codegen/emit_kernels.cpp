@@ -413,6 +413,10 @@ std::vector<EmitCase> make_cases() {
                            "the online softmax with cache hints (samples::softmax_online_evict_kernel): the first read kept "
                            "in L2, the second read and the store evicted first",
                            Config{{"BN", 4096}}.num_warps(8).num_stages(0), traced(tilejit::samples::softmax_online_evict_kernel()), {}});
+  cases.push_back(EmitCase{"cross_entropy_grad",
+                           "the fused cross-entropy loss and gradient (samples::cross_entropy_grad_kernel) over bf16 logits, "
+                           "blocks of 4096, 8 warps",
+                           Config{{"BN", 4096}}.num_warps(8).num_stages(0), traced(tilejit::samples::cross_entropy_grad_kernel()), {}});
   cases.push_back(EmitCase{"moe_grouped_gemm",
                            "sample 11's grouped GEMM: a K loop inside an if, the store's view made after the loop (moved before it)",
                            Config{{"BM", 128}, {"BN", 256}, {"BK", 64}, {"GM", 8}}.num_warps(8).num_stages(4),

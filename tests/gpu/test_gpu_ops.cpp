@@ -1,6 +1,10 @@
 // GPU vs interpreter: math ops, pointer loads/stores, jagged device-built descriptors, descriptor arrays, control flow.
 #include "gpu_harness.h"
 
+#include <algorithm>
+
+#include "../../samples/sample_kernels.h"
+
 using namespace gpu_test;
 using tilejit::Config;
 using tilejit::dim3;
@@ -168,6 +172,55 @@ TEST_CASE("gpu: pointer accesses with cache hints (Evict) give the values plain 
       w.randomize(15, -1000, 1000);
       fill_bytes(0x5a, y, hy, uy, by, wy);
       run_both(k, dim3(static_cast<uint32_t>(cdiv(n, 256))), Config{{"B", 256}}, 1e-6, perm, x, h, u, b, w, y, hy, uy, by, wy);
+    }
+  }
+}
+
+TEST_CASE("gpu: cross-entropy loss and gradient (samples::cross_entropy_*) match the interpreter and a float64 reference") {
+  // Vocabularies shorter than a block, of every residue of it and a GPT-2-sized one; targets at both ends, ignored
+  // (-100), and out of range (NaN loss, the gradient of an ignored target is its softmax times scale).
+  auto loss_only = tilejit::samples::cross_entropy_kernel();
+  auto fused = tilejit::samples::cross_entropy_grad_kernel();
+  constexpr int64_t kRows = 6, kIgnore = -100;
+  const float scale = 0.25f;
+  for (int64_t v : {1, 700, 2048, 5000, 50257}) {
+    for (int64_t bn : {1024, 4096}) {
+      SUBCASE(("V " + std::to_string(v) + ", BN " + std::to_string(bn)).c_str()) {
+        Twin<bf16, 2> logits({kRows, v}), grad({kRows, v});
+        Twin<i64, 1> target({kRows});
+        Twin<f32, 1> loss({kRows}), loss2({kRows});
+        logits.randomize(81, -6, 6);
+        const int64_t t[kRows] = {0, v - 1, kIgnore, v / 2, v, (v * 7) / 11};
+        for (int64_t r = 0; r < kRows; ++r) target.host_data()[r] = t[r];
+        loss.fill_byte(0);
+        loss2.fill_byte(0);
+        grad.fill_byte(0);
+        const Config cfg = Config{{"BN", bn}}.num_warps(bn / 256);
+        run_both(loss_only, dim3(kRows), cfg, 1e-5, logits, target, loss, kIgnore);
+        run_both(fused, dim3(kRows), cfg, 1e-2, logits, target, loss2, grad, scale, kIgnore);
+        // The interpreter's results against float64.
+        const int64_t ld = Twin<bf16, 2>::padded({kRows, v})[0];
+        for (int64_t r = 0; r < kRows; ++r) {
+          CAPTURE(r);
+          const auto* x = logits.host_data() + r * ld;
+          double m = -INFINITY, s = 0;
+          for (int64_t c = 0; c < v; ++c) m = std::max(m, static_cast<double>(x[c]));
+          for (int64_t c = 0; c < v; ++c) s += std::exp(static_cast<double>(x[c]) - m);
+          const bool counted = t[r] != kIgnore, valid = t[r] >= 0 && t[r] < v;
+          const double want = !counted ? 0.0 : valid ? m + std::log(s) - static_cast<double>(x[t[r]]) : NAN;
+          for (const float got : {loss.host_data()[r], loss2.host_data()[r]}) {
+            if (std::isnan(want)) CHECK(std::isnan(got));
+            else CHECK(std::fabs(got - want) <= 1e-5 * std::max(1.0, std::fabs(want)));
+          }
+          int bad = 0;
+          for (int64_t c = 0; c < v; ++c) {
+            const double p = std::exp(static_cast<double>(x[c]) - m) / s;
+            const double g = counted ? (p - (c == t[r] ? 1.0 : 0.0)) * scale : 0.0;
+            bad += !(std::fabs(static_cast<float>(grad.host_data()[r * ld + c]) - g) <= 1.0 / 128 * std::max(std::fabs(g), 1e-3));
+          }
+          CHECK(bad == 0);
+        }
+      }
     }
   }
 }
