@@ -199,12 +199,12 @@ int main(int argc, char** argv) {
           y32, false, n, softmax_ref, 1e-5, 0);
     }
     {
-      // Online: blocks of up to 4096 columns, a loop over them (the row is read twice, counted once); with two
-      // reductions per block, and with one combine reduction of (maximum, sum) pairs.
+      // Online: blocks of 256 to 16384 columns, at most the row, a loop over them (the row is read twice, counted
+      // once); with two reductions per block, and with one combine reduction of (maximum, sum) pairs.
       std::vector<Config> blocks;
-      for (int64_t bn : {1024, 2048, 4096})
-        for (int wp : {2, 4, 8, 16})
-          if (bn <= std::max<int64_t>(n, 1024) && bn / (32 * wp) >= 1 && bn / (32 * wp) <= 32) {
+      for (int64_t bn : {256, 512, 1024, 2048, 4096, 8192, 16384})
+        for (int wp : {2, 4, 8, 16, 32})
+          if (bn <= n && bn / (32 * wp) >= 2 && bn / (32 * wp) <= 32) {
             blocks.push_back(Config{{"BN", bn}}.num_warps(wp));
             // num_stages=1: the reduction loop's loads are not issued an iteration ahead (prefetch_loads), which
             // saves the registers of the carried block: better where a row is one block and programs are small.
