@@ -664,6 +664,21 @@ HSTU_HEADS, HSTU_D, HSTU_REACH = 8, 128, 128  # REACH: bench_hstu.cpp's kReach
 HSTU_CONFIGS = [(128, 64, 8, 2), (128, 64, 8, 3), (128, 128, 8, 2), (64, 64, 4, 3), (64, 64, 4, 2), (128, 32, 8, 3)]
 
 
+def jagged_reference_rows(q, k, v, offs, lengths, heads, d, scale, causal, weights):
+    """32 (sequence, head, row) picks of packed [tokens, heads * d] tensors and their outputs in float64: the row's
+    scores x = k q * scale over its keys (all of the sequence's, or up to the row if causal), weighted by
+    weights(x, head, row, keys) into a sum of v rows."""
+    seqs = len(lengths)
+    picks = [((i * 5) % seqs, (i * 3) % heads, (i * 104729) % lengths[(i * 5) % seqs]) for i in range(32)]
+    refs = []
+    for s, h, r in picks:
+        keys = r + 1 if causal else lengths[s]
+        cs = slice(h * d, (h + 1) * d)
+        x = (k[offs[s]:offs[s] + keys, cs].double() @ q[offs[s] + r, cs].double()) * scale
+        refs.append(weights(x, h, r, keys) @ v[offs[s]:offs[s] + keys, cs].double())
+    return picks, refs
+
+
 def sequence_lengths(which):
     """bench_util.h's sequence_lengths (bench_hstu, bench_jagged_attention): uniform (32 of 256-4095) or skewed (60 of
     128-511 packed first, then 4 of 8192)."""
@@ -723,16 +738,13 @@ def hstu_peers():
         squares = sum(n * n for n in lengths)
         for causal, bias in ((0, 0), (1, 0), (0, 1), (1, 1)):
             flops = (2.0 if causal else 4.0) * HSTU_HEADS * HSTU_D * squares
-            picks = [((i * 5) % seqs, (i * 3) % HSTU_HEADS, (i * 104729) % lengths[(i * 5) % seqs]) for i in range(32)]
-            refs = []
-            for s, h, r in picks:
-                keys = r + 1 if causal else lengths[s]
-                cs = slice(h * HSTU_D, (h + 1) * HSTU_D)
-                x = (k[offs[s]:offs[s] + keys, cs].double() @ q[offs[s] + r, cs].double()) * alpha
+            def hstu_row(x, h, r, keys):
                 if bias:
                     rel = (torch.arange(keys, device="cuda") - r).clamp(-HSTU_REACH, HSTU_REACH) + HSTU_REACH
                     x = x + rab[h * (2 * HSTU_REACH + 1) + rel]
-                refs.append((x * torch.sigmoid(x) / max_len) @ v[offs[s]:offs[s] + keys, cs].double())
+                return x * torch.sigmoid(x) / max_len
+
+            picks, refs = jagged_reference_rows(q, k, v, offs, lengths, HSTU_HEADS, HSTU_D, alpha, causal, hstu_row)
             for BM, BN, warps, stages in HSTU_CONFIGS:
                 config = f"BIAS={bias}, BM={BM}, BN={BN}, CAUSAL={causal}, D={HSTU_D}, num_warps={warps}, num_stages={stages}"
                 grid = (triton.cdiv(max_len, BM), seqs, HSTU_HEADS)
@@ -826,13 +838,7 @@ def jagged_attention_peers():
         key_ok = (torch.arange(max_len, device="cuda")[None, :] < torch.tensor(lengths, device="cuda")[:, None]).view(seqs, 1, 1, max_len)
         for causal in (0, 1):
             flops = (2.0 if causal else 4.0) * H * D * squares
-            picks = [((i * 5) % seqs, (i * 3) % H, (i * 104729) % lengths[(i * 5) % seqs]) for i in range(32)]
-            refs = []
-            for s, h, r in picks:
-                keys = r + 1 if causal else lengths[s]
-                cs = slice(h * D, (h + 1) * D)
-                x = (k[offs[s]:offs[s] + keys, cs].double() @ q[offs[s] + r, cs].double()) * scale
-                refs.append(torch.softmax(x, 0) @ v[offs[s]:offs[s] + keys, cs].double())
+            picks, refs = jagged_reference_rows(q, k, v, offs, lengths, H, D, scale, causal, lambda x, h, r, keys: torch.softmax(x, 0))
             ref = torch.stack(refs)
 
             def out(impl, ms, rows_of, config=""):

@@ -56,6 +56,18 @@ __device__ __forceinline__ void unpack(T* dst, V v) {
   for (int j = 0; j < Per; ++j) dst[j] = static_cast<T>(u.e[j]);
 }
 
+/// The inverse of unpack: Per registers of type T as elements of storage type S in one vector word V.
+template <int Per, class S, class V, class T>
+__device__ __forceinline__ V pack(const T* src) {
+  union {
+    V v;
+    S e[Per];
+  } u;
+#pragma unroll
+  for (int j = 0; j < Per; ++j) u.e[j] = static_cast<S>(src[j]);
+  return u.v;
+}
+
 /// Reads N consecutive elements of storage type S (aligned to their size, at
 /// most 16 bytes per access) into registers of type T.
 template <int N, class T, class S>
@@ -71,15 +83,8 @@ template <int N, class T, class S>
 __device__ __forceinline__ void sts(S* dst, const T* src) {
   typedef VecShape<N, S> Shape;
 #pragma unroll
-  for (int i = 0; i < Shape::kCount; ++i) {
-    union {
-      typename Shape::V v;
-      S e[Shape::kPer];
-    } u;
-#pragma unroll
-    for (int j = 0; j < Shape::kPer; ++j) u.e[j] = static_cast<S>(src[i * Shape::kPer + j]);
-    reinterpret_cast<typename Shape::V*>(dst)[i] = u.v;
-  }
+  for (int i = 0; i < Shape::kCount; ++i)
+    reinterpret_cast<typename Shape::V*>(dst)[i] = pack<Shape::kPer, S, typename Shape::V>(src + i * Shape::kPer);
 }
 
 /// Cache eviction hints of pointer accesses (ir::Evict, the template argument E of the global accesses below):
@@ -219,15 +224,8 @@ __device__ __forceinline__ void stg(S* dst, const T* src) {
   } else {
     typedef VecShape<N, S> Shape;
 #pragma unroll
-    for (int i = 0; i < Shape::kCount; ++i) {
-      union {
-        typename Shape::V v;
-        S e[Shape::kPer];
-      } u;
-#pragma unroll
-      for (int j = 0; j < Shape::kPer; ++j) u.e[j] = static_cast<S>(src[i * Shape::kPer + j]);
-      stg_word<E>(reinterpret_cast<typename Shape::V*>(dst) + i, u.v);
-    }
+    for (int i = 0; i < Shape::kCount; ++i)
+      stg_word<E>(reinterpret_cast<typename Shape::V*>(dst) + i, pack<Shape::kPer, S, typename Shape::V>(src + i * Shape::kPer));
   }
 }
 
