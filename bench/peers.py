@@ -664,6 +664,14 @@ HSTU_HEADS, HSTU_D, HSTU_REACH = 8, 128, 128  # REACH: bench_hstu.cpp's kReach
 HSTU_CONFIGS = [(128, 64, 8, 2), (128, 64, 8, 3), (128, 128, 8, 2), (64, 64, 4, 3), (64, 64, 4, 2), (128, 32, 8, 3)]
 
 
+def sequence_offsets(lengths):
+    """The packed sequences' start offsets, then the total: [0, l0, l0 + l1, ...]."""
+    offs = [0]
+    for n in lengths:
+        offs.append(offs[-1] + n)
+    return offs
+
+
 def jagged_reference_rows(q, k, v, offs, lengths, heads, d, scale, causal, weights):
     """32 (sequence, head, row) picks of packed [tokens, heads * d] tensors and their outputs in float64: the row's
     scores x = k q * scale over its keys (all of the sequence's, or up to the row if causal), weighted by
@@ -725,9 +733,7 @@ def hstu_peers():
     for which in ("uniform", "skewed"):
         lengths = sequence_lengths(which)
         seqs = len(lengths)
-        offs = [0]
-        for n in lengths:
-            offs.append(offs[-1] + n)
+        offs = sequence_offsets(lengths)
         tokens, HD = offs[-1], HSTU_HEADS * HSTU_D
         offsets = torch.tensor(offs, device="cuda", dtype=torch.int32)
         q, k, v = (torch.rand(tokens, HD, device="cuda", dtype=torch.bfloat16) * 2 - 1 for _ in range(3))
@@ -819,9 +825,7 @@ def jagged_attention_peers():
     for which in ("uniform", "skewed"):
         lengths = sequence_lengths(which)
         seqs = len(lengths)
-        offs = [0]
-        for n in lengths:
-            offs.append(offs[-1] + n)
+        offs = sequence_offsets(lengths)
         tokens, HD, max_len = offs[-1], H * D, max(lengths)
         offsets = torch.tensor(offs, device="cuda", dtype=torch.int32)
         q, k, v = (torch.rand(tokens, HD, device="cuda", dtype=torch.bfloat16) * 2 - 1 for _ in range(3))
@@ -1066,9 +1070,7 @@ def main():
     del a, b, c
 
     lengths = jagged_lengths()
-    offs = [0]
-    for L in lengths:
-        offs.append(offs[-1] + L)
+    offs = sequence_offsets(lengths)
     offsets = torch.tensor(offs, device="cuda", dtype=torch.int32)
     total = offs[-1]
     xj = torch.randn(total, JAGGED_D, device="cuda", dtype=torch.float32)
