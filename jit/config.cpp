@@ -112,10 +112,18 @@ Config& Config::fp_contract(bool on) {
   return *this;
 }
 
+Config& Config::producer_registers(int n, std::source_location loc) {
+  if (n != 0 && n != 24 && n != 32 && n != 40)
+    throw UserError("producer_registers is 24, 32 or 40 (the producer's setmaxnreg target), or 0 to let tilejit choose",
+                    std::to_string(n), "0, 24, 32, 40", loc);
+  producer_registers_ = n;
+  return *this;
+}
+
 std::span<const std::string_view> Config::field_names() {
   static constexpr std::string_view kFields[] = {"num_warps",        "num_stages", "programs_per_sm", "warp_specialize",
                                                  "overlap_products", "pingpong",   "cluster_x",       "cluster_y",
-                                                 "fp_contract"};
+                                                 "fp_contract",      "producer_registers"};
   return kFields;
 }
 
@@ -141,6 +149,7 @@ Config& Config::set_field(std::string_view name, int64_t value, std::source_loca
   if (name == "cluster_y") return cluster(cluster_x_, v, loc);
   if (name == "num_warps") return num_warps(v, loc);
   if (name == "num_stages") return num_stages(v, loc);
+  if (name == "producer_registers") return producer_registers(v, loc);
   return programs_per_sm(v, loc);
 }
 
@@ -157,6 +166,7 @@ std::string Config::str() const {
   if (pingpong_ != Pingpong::automatic) s += pingpong_ == Pingpong::on ? ", pingpong" : ", pingpong=0";
   if (cluster_size() > 1) s += ", cluster=" + std::to_string(cluster_x_) + "x" + std::to_string(cluster_y_);
   if (!fp_contract_) s += ", fp_contract=0";
+  if (producer_registers_ > 0) s += ", producer_registers=" + std::to_string(producer_registers_);
   return s;
 }
 
@@ -177,6 +187,7 @@ uint64_t Config::hash() const {
   if (pingpong_ != Pingpong::automatic) mix(0x5050 + static_cast<uint64_t>(pingpong_));
   if (cluster_size() > 1) mix(0x434c00 + static_cast<uint64_t>(cluster_x_ * 16 + cluster_y_));
   if (!fp_contract_) mix(0x4643);
+  if (producer_registers_ > 0) mix(0x505200 + static_cast<uint64_t>(producer_registers_));
   return h;
 }
 

@@ -108,6 +108,7 @@ std::shared_ptr<const ir::Graph> KernelBase::graph(const Config& config) const {
   g->cluster_x = config.cluster_x();
   g->cluster_y = config.cluster_y();
   g->fp_contract = config.fp_contract();
+  g->producer_registers = config.producer_registers();
   tracer_(*g, config);
   ir::verify(*g);
   // Contraction changes the results (one rounding less), so it is part of what the kernel means: the

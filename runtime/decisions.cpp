@@ -54,7 +54,7 @@ constexpr auto kStaleTempAge = std::chrono::hours(1);
 constexpr std::string_view kWarps = "num_warps", kStages = "num_stages", kProgramsPerSm = "programs_per_sm",
                            kWarpSpecialize = "warp_specialize", kOverlapProducts = "overlap_products",
                            kPingpong = "pingpong", kClusterX = "cluster_x", kClusterY = "cluster_y",
-                           kFpContract = "fp_contract";
+                           kFpContract = "fp_contract", kProducerRegisters = "producer_registers";
 
 Json config_json(const Config& c) {
   Json o = Json::object();
@@ -68,6 +68,7 @@ Json config_json(const Config& c) {
     o[std::string(kOverlapProducts)] = c.product_overlap() == OverlapProducts::on ? 1 : 0;
   if (c.warpgroup_pingpong() != Pingpong::automatic) o[std::string(kPingpong)] = c.warpgroup_pingpong() == Pingpong::on ? 1 : 0;
   if (!c.fp_contract()) o[std::string(kFpContract)] = 0;  // absent: contracted
+  if (c.producer_registers() > 0) o[std::string(kProducerRegisters)] = c.producer_registers();  // absent: tilejit's
   if (c.cluster_size() > 1) {  // absent: one program per cluster
     o[std::string(kClusterX)] = c.cluster_x();
     o[std::string(kClusterY)] = c.cluster_y();
@@ -196,6 +197,9 @@ bool parse_decision_members(const Json& o, Decision& d, std::string& error) {
       } else if (name == kFpContract) {
         if (!in_range(value, what, 0, 1, v, error)) return false;
         c.fp_contract(v == 1);
+      } else if (name == kProducerRegisters) {
+        if (!in_range(value, what, 0, 40, v, error)) return false;
+        c.producer_registers(static_cast<int>(v));  // UserError for values other than 0, 24, 32, 40
       } else if (name == kClusterX || name == kClusterY) {
         if (!in_range(value, what, 1, 2, v, error)) return false;
         (name == kClusterX ? cluster_x : cluster_y) = static_cast<int>(v);

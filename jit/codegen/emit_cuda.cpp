@@ -30,7 +30,8 @@ std::string Emitter::header() const {
                                                       : "") +
        (g_.pingpong == Pingpong::on ? ", pingpong" : g_.pingpong == Pingpong::off ? ", pingpong=0" : "") +
        (L_.cluster.size() > 1 ? ", cluster=" + str(L_.cluster.x) + "x" + str(L_.cluster.y) : std::string()) +
-       (g_.fp_contract ? "" : ", fp_contract=0") + "\n";
+       (g_.fp_contract ? "" : ", fp_contract=0") +
+       (g_.producer_registers > 0 ? ", producer_registers=" + str(g_.producer_registers) : std::string()) + "\n";
   h += "//   threads: " + str(L_.roles.on() ? L_.roles.threads() : threads_) + ", dynamic shared memory: " + str(L_.smem.total_bytes) +
        " bytes, workspace: " + str(L_.args.plan.workspace_bytes_per_program) + " bytes per program\n";
   std::string d = passes::describe(L_);

@@ -246,6 +246,7 @@ uint64_t Graph::hash() const {
   if (pingpong != Pingpong::automatic) h.add(0x5050 + static_cast<uint64_t>(pingpong));
   if (cluster_x * cluster_y > 1) h.add(0x434c00 + static_cast<uint64_t>(cluster_x * 16 + cluster_y));
   if (!fp_contract) h.add(0x4643);
+  if (producer_registers > 0) h.add(0x505200 + static_cast<uint64_t>(producer_registers));
   h.add(nodes_.size());
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const Node& n = nodes_[i];

@@ -21,6 +21,7 @@ Rewriter::Rewriter(const ir::Graph& src) : src_(src), map_(src.size(), ir::kNoNo
   dst_.cluster_x = src.cluster_x;
   dst_.cluster_y = src.cluster_y;
   dst_.fp_contract = src.fp_contract;
+  dst_.producer_registers = src.producer_registers;
 }
 
 NodeId Rewriter::map(NodeId old) const {

@@ -20,6 +20,7 @@ namespace {
 /// Registers per SM (one program per SM with roles: the launch bounds ask for at least one).
 constexpr int kRegistersPerSm = 65536;
 /// The producer issues TMA loads and counts stages: CUTLASS's and FlashAttention-3's producers keep 24-40.
+/// Config::producer_registers chooses another value of that range.
 constexpr int kProducerRegisters = 40;
 /// setmaxnreg takes multiples of 8 in [24, 256]; ptxas gives a thread at most 255.
 constexpr int kMaxRegisters = 240;
@@ -224,10 +225,10 @@ WarpRoles plan_warp_roles(const ir::Graph& g, const GraphInfo& info, const Value
   const int programs = std::max(1, g.min_programs_per_sm);
   const int start = round_down_8(std::min(255, kRegistersPerSm / programs / roles.threads()));
   const int pool = start * roles.threads();
-  const int consumers =
-      std::min(kMaxRegisters, round_down_8((pool - kProducerRegisters * roles.producer_threads) / roles.consumer_threads));
-  if (start > kProducerRegisters && consumers > start) {
-    roles.producer_registers = kProducerRegisters;
+  const int producer = g.producer_registers > 0 ? g.producer_registers : kProducerRegisters;
+  const int consumers = std::min(kMaxRegisters, round_down_8((pool - producer * roles.producer_threads) / roles.consumer_threads));
+  if (start > producer && consumers > start) {
+    roles.producer_registers = producer;
     roles.consumer_registers = consumers;
   }
   return roles;

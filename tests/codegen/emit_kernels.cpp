@@ -393,6 +393,15 @@ std::vector<EmitCase> make_cases() {
                            "per score), 128 x 64 blocks, 3 stages, a producer warpgroup",
                            Config{{"BM", 128}, {"BN", 64}, {"D", 128}, {"CAUSAL", 0}, {"BIAS", 1}}.num_warps(8).num_stages(3).warp_specialize(),
                            traced(tilejit::samples::jagged_hstu_kernel()), {}});
+  cases.push_back(EmitCase{"jagged_hstu_bias_lean_producer",
+                           "sample 13's jagged HSTU with the relative bias, 128 x 128 blocks on two consumer warpgroups, the "
+                           "producer keeping 24 registers (Config::producer_registers) so that the consumers get 240",
+                           Config{{"BM", 128}, {"BN", 128}, {"D", 128}, {"CAUSAL", 0}, {"BIAS", 1}}
+                               .num_warps(8)
+                               .num_stages(2)
+                               .warp_specialize()
+                               .producer_registers(24),
+                           traced(tilejit::samples::jagged_hstu_kernel()), {}});
   cases.push_back(EmitCase{"persistent_gemm",
                            "a tile loop around a pipelined K loop (samples::persistent_matmul_kernel), 3 stages, no warp roles",
                            Config{{"BM", 128}, {"BN", 128}, {"BK", 64}}.num_warps(8).num_stages(3).warp_specialize(false),

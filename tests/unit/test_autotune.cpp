@@ -459,6 +459,32 @@ TEST_CASE("the decision store: round trip, corrupt and foreign files are misses,
   CHECK(tilejit::Config(d.config).set_field("fp_contract", 0) == rounded.config);
   CHECK(tilejit::Config(d.config).set_field("fp_contract", 1) == d.config);
   CHECK_THROWS_AS(tilejit::Config(d.config).set_field("fp_contract", 2), tilejit::UserError);
+  // producer_registers: absent while tilejit chooses, the value when set, read back, set by name, part of the
+  // identity; values other than 0, 24, 32, 40 refused, from a setter and from a file.
+  CHECK(tilejit::decision_to_json(d).find("producer_registers") == std::string::npos);
+  for (int regs : {24, 32, 40}) {
+    CAPTURE(regs);
+    tilejit::Decision lean = d;
+    lean.config.producer_registers(regs);
+    const std::string text = tilejit::decision_to_json(lean);
+    CHECK(text.find("\"producer_registers\": " + std::to_string(regs)) != std::string::npos);
+    CHECK(tilejit::decision_from_json(text, error) == lean);
+    CHECK_FALSE(lean.config == d.config);
+    CHECK(lean.config.hash() != d.config.hash());
+    CHECK(lean.config.str().find(", producer_registers=" + std::to_string(regs)) != std::string::npos);
+    CHECK(tilejit::Config(d.config).set_field("producer_registers", regs) == lean.config);
+  }
+  for (int bad : {-8, 8, 16, 28, 48, 256}) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(tilejit::Config(d.config).producer_registers(bad), tilejit::UserError);
+    CHECK_THROWS_AS(tilejit::Config(d.config).set_field("producer_registers", bad), tilejit::UserError);
+    std::string text = tilejit::decision_to_json(d);
+    const size_t at = text.find("\"num_warps\"");
+    REQUIRE(at != std::string::npos);
+    text.insert(at, "\"producer_registers\": " + std::to_string(bad) + ", ");
+    CHECK_FALSE(tilejit::decision_from_json(text, error));
+    CHECK(error.find("producer_registers") != std::string::npos);
+  }
   // Clusters: absent for one program per cluster, both extents when set, read back.
   CHECK(tilejit::decision_to_json(d).find("cluster_x") == std::string::npos);
   for (const auto [x, y] : {std::pair{2, 1}, std::pair{1, 2}}) {

@@ -90,12 +90,17 @@ class Config {
   /// On by default; the interpreter computes the same fma, so the GPU and the interpreter still agree. `false`
   /// rounds every product and sum on its own (fma() in a kernel is always one fused operation).
   Config& fp_contract(bool on = true);
+  /// The registers the producer warpgroup keeps when a kernel has one (its setmaxnreg.dec target): 24, 32 or
+  /// 40; the consumers take what it gives up, up to 240. 0, the default, lets tilejit choose (40, CUTLASS's
+  /// value). 24 (FlashAttention-3's) gives two consumer warpgroups 240 registers instead of 232, which can keep a
+  /// loop that spills at 232 in registers; the producer's code must then fit in 24 (ptxas spills what does not).
+  Config& producer_registers(int n, std::source_location loc = std::source_location::current());
 
   /// Whether `name` is one of field_names(): a field set by name besides block values (TuneSpace, heuristics,
   /// saved decisions).
   static bool is_field(std::string_view name);
   /// The fields set by name: "num_warps", "num_stages", "programs_per_sm", "warp_specialize", "overlap_products",
-  /// "pingpong", "cluster_x", "cluster_y", "fp_contract".
+  /// "pingpong", "cluster_x", "cluster_y", "fp_contract", "producer_registers".
   static std::span<const std::string_view> field_names();
   /// Sets field `name` (is_field) or, for any other name, the block value (set()).
   Config& set_field(std::string_view name, int64_t value, std::source_location loc = std::source_location::current());
@@ -113,11 +118,13 @@ class Config {
   /// Programs per cluster (cluster_x * cluster_y).
   int cluster_size() const { return cluster_x_ * cluster_y_; }
   bool fp_contract() const { return fp_contract_; }
+  int producer_registers() const { return producer_registers_; }
   const std::vector<std::pair<std::string, int64_t>>& values() const { return values_; }
 
   /// "BM=64, BN=128, num_warps=4, num_stages=auto" (values sorted by name; ", programs_per_sm=N" and
   /// ", warp_specialize" or ", warp_specialize=0", ", overlap_products=0" or ", overlap_products", ", pingpong"
-  /// or ", pingpong=0" when set, ", cluster=2x1" for clusters, ", fp_contract=0" without contraction).
+  /// or ", pingpong=0" when set, ", cluster=2x1" for clusters, ", fp_contract=0" without contraction,
+  /// ", producer_registers=N" when set).
   std::string str() const;
   uint64_t hash() const;
   bool operator==(const Config& o) const = default;
@@ -132,6 +139,7 @@ class Config {
   Pingpong pingpong_ = Pingpong::automatic;
   int cluster_x_ = 1, cluster_y_ = 1;
   bool fp_contract_ = true;
+  int producer_registers_ = 0;
 };
 
 }  // namespace tilejit

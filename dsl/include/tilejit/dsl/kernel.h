@@ -493,7 +493,7 @@ class Autotuned {
     return *this;
   }
   /// Sets the value `name` (a Meta name, or a Config field: num_warps, num_stages, programs_per_sm, warp_specialize,
-  /// overlap_products, pingpong, cluster_x, cluster_y, fp_contract) of every
+  /// overlap_products, pingpong, cluster_x, cluster_y, fp_contract, producer_registers) of every
   /// candidate to `fn(candidate, args)`, in the order the heuristics are added, before pruning.
   /// A name the kernel lacks is a UserError at the first tuning, naming this line.
   Autotuned& heuristic(std::string name, HeuristicFn fn, std::source_location loc = std::source_location::current()) {

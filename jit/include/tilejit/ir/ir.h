@@ -317,6 +317,7 @@ class Graph {
   Pingpong pingpong = Pingpong::automatic;  ///< Config::pingpong (passes::WarpgroupTurns)
   int cluster_x = 1, cluster_y = 1;  ///< Config::cluster: programs per cluster along x and y (passes::ClusterPlan)
   bool fp_contract = true;  ///< Config::fp_contract: products and sums contracted into fma (passes::contract_fma)
+  int producer_registers = 0;  ///< Config::producer_registers: the producer's setmaxnreg target (0: passes::WarpRoles chooses)
 
   /// Structural hash: equal for graphs built by the same sequence of operations,
   /// independent of source locations and of the process.

@@ -56,7 +56,7 @@ class TuneArgs {
 /// Configurations to search. Either named value lists, whose cartesian product is searched in
 /// order (the first name varies slowest), or an explicit list of configurations. The names
 /// "num_warps", "num_stages", "programs_per_sm", "warp_specialize", "overlap_products", "pingpong", "fp_contract" (0 or 1),
-/// "cluster_x" and "cluster_y" set those fields instead of a Meta value.
+/// "cluster_x", "cluster_y" and "producer_registers" set those fields instead of a Meta value.
 ///
 ///   TuneSpace{{"BM", {64, 128}}, {"BN", {64, 128, 256}}, {"num_warps", {4, 8}}}   // 12 configurations
 ///   TuneSpace{Config{{"BM", 64}}, Config{{"BM", 128}}.num_warps(8)}               // 2 configurations
@@ -87,7 +87,7 @@ class TuneSpace {
 };
 
 /// Sets the configuration field `name` (a Meta name, or num_warps / num_stages / programs_per_sm / warp_specialize / overlap_products /
-/// pingpong / cluster_x / cluster_y / fp_contract).
+/// pingpong / cluster_x / cluster_y / fp_contract / producer_registers).
 void set_config_value(Config& config, std::string_view name, int64_t value,
                       std::source_location loc = std::source_location::current());
 
