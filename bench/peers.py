@@ -181,6 +181,8 @@ def cross_entropy_rows(x_ptr, x_stride, t_ptr, loss_ptr, g_ptr, g_stride, n_cols
     row = tl.program_id(0).to(tl.int64)
     x_row = x_ptr + row * x_stride
     t = tl.load(t_ptr + row)
+    counted = t != ignore_index
+    xt = tl.load(x_row + tl.where(counted, t, 0)).to(tl.float32)  # before the loop, as Liger's
     m = -float("inf")
     d = 0.0
     for off in range(0, n_cols, BLOCK):
@@ -189,8 +191,6 @@ def cross_entropy_rows(x_ptr, x_stride, t_ptr, loss_ptr, g_ptr, g_stride, n_cols
         m_new = tl.maximum(m, tl.max(x, axis=0))
         d = d * tl.exp(m - m_new) + tl.sum(tl.exp(x - m_new), axis=0)
         m = m_new
-    counted = t != ignore_index
-    xt = tl.load(x_row + tl.where(counted, t, 0)).to(tl.float32)
     tl.store(loss_ptr + row, tl.where(counted, m + tl.log(d) - xt, 0.0))
     if GRAD:
         g = tl.where(counted, scale, 0.0)

@@ -227,7 +227,7 @@ inline auto softmax_online_combine_kernel() {
 /// Cross-entropy of each row of bf16 logits against its target class (a language model's loss, vocabularies of
 /// 32k-256k): loss[r] = logsumexp(logits[r, :]) - logits[r, target[r]], and 0 where target[r] is `ignore`
 /// (PyTorch's ignore_index). One program per row: an online loop over blocks of BN columns carries the running
-/// maximum and sum of exp (softmax_fold), then one element load reads the target's logit. A target outside
+/// maximum and sum of exp (softmax_fold); one element load, issued before the loop, reads the target's logit. A target outside
 /// [0, V) that is not `ignore` reads nothing and gives a NaN loss (PyTorch raises an error instead).
 /// `first_read`: the cache hint of the loop's loads (cross_entropy_grad_kernel keeps the row in L2 for its
 /// second read). Returns what the gradient needs: the row, its maximum and sum, the target (-1 if ignored).
@@ -244,15 +244,16 @@ inline CrossEntropyRow cross_entropy_row(const Tensor<bf16, 2>& logits, const Te
   auto n = logits.size(1).to<i32>();
   auto cols = arange(0, bn);
   auto base = row * logits.stride(0);
+  // The target and its logit first: their loads are in flight while the loop runs, not after it (as Liger's).
+  auto t = load(target, row);
+  auto counted = t != ignore;
+  auto valid = (t >= 0) & (t < n.to<i64>());
+  auto xt = load(logits, base + where(valid, t, Scalar<i64>(0)), valid, std::numeric_limits<float>::quiet_NaN()).to<f32>();
   Scalar<f32> m0 = kNegInf, s0 = 0.0f;
   auto [m, s] = for_range(0, n, bn, std::tuple{m0, s0}, [&](Scalar<i32> k, Scalar<f32> m, Scalar<f32> s) {
     auto c = k + cols;
     return softmax_fold(load(logits, base + c, c < n, kNegInf, first_read).to<f32>(), m, s);
   });
-  auto t = load(target, row);
-  auto counted = t != ignore;
-  auto valid = (t >= 0) & (t < n.to<i64>());
-  auto xt = load(logits, base + where(valid, t, Scalar<i64>(0)), valid, std::numeric_limits<float>::quiet_NaN()).to<f32>();
   store(loss, row, where(counted, m + log(s) - xt, 0.0f));
   return {row, where(counted & valid, t.to<i32>(), Scalar<i32>(-1)), m, s, counted};
 }
