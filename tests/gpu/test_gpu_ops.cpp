@@ -198,8 +198,17 @@ TEST_CASE("gpu: cross-entropy loss and gradient (samples::cross_entropy_*) match
         const Config cfg = Config{{"BN", bn}}.num_warps(bn / 256);
         run_both(loss_only, dim3(kRows), cfg, 1e-5, logits, target, loss, kIgnore);
         run_both(fused, dim3(kRows), cfg, 1e-2, logits, target, loss2, grad, scale, kIgnore);
+        // In place (grad is the logits, as Liger's kernel writes it): the same gradient.
+        Twin<bf16, 2> in_place({kRows, v});
+        Twin<f32, 1> loss3({kRows});
+        in_place.randomize(81, -6, 6);
+        loss3.fill_byte(0);
+        run_both(fused, dim3(kRows), cfg, 1e-2, in_place, target, loss3, in_place, scale, kIgnore);
+        const int64_t ld = Twin<bf16, 2>::padded({kRows, v})[0];  // rows padded to 16 bytes: the padding is not written
+        for (int64_t r = 0; r < kRows; ++r)
+          CHECK(std::memcmp(in_place.host_data() + r * ld, grad.host_data() + r * ld, static_cast<size_t>(v) * 2) == 0);
+        CHECK(std::memcmp(loss3.host_data(), loss2.host_data(), loss2.bytes()) == 0);
         // The interpreter's results against float64.
-        const int64_t ld = Twin<bf16, 2>::padded({kRows, v})[0];
         for (int64_t r = 0; r < kRows; ++r) {
           CAPTURE(r);
           const auto* x = logits.host_data() + r * ld;
