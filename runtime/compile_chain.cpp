@@ -176,9 +176,8 @@ CacheEntry binary_for(const KernelBase& k, const codegen::GeneratedKernel& gen, 
   logger().info("compiled {} for {} in {:.1f} ms: {} registers, {} bytes spilled, {} bytes static shared", gen.entry, arch,
                 bin.compile_ms, bin.registers, bin.spill_stores, bin.shared_static);
   if (bin.spill_stores > 0)
-    logger().warn("kernel '{}' ({}) spills {} bytes of registers to local memory and will run slowly; more warps "
-                  "(Config::warps) or smaller blocks keep it in registers",
-                  k.name(), gen.entry, bin.spill_stores);
+    logger().warn("kernel '{}' ({}) spills {} bytes of registers to local memory and will run slowly; {}", k.name(), gen.entry,
+                  bin.spill_stores, gen.spill_remedy);
   // A checked kernel's failure path (TILEJIT_DEBUG) is a call, which ptxas does not let a wgmma pipeline cross: expected.
   if (bin.wgmma_serialized && !knobs().debug)
     logger().warn("kernel '{}' ({}): ptxas serialized its wgmma instructions; the matrix products run without "

@@ -365,6 +365,7 @@ GeneratedKernel generate(const ir::Graph& g, const Options& options) {
   e.run(k);
   k.plan = l.args.plan;
   k.notes = passes::performance_notes(l);
+  k.spill_remedy = passes::spill_remedy(l);
   return k;
 }
 

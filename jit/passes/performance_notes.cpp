@@ -44,4 +44,14 @@ std::vector<codegen::PerformanceNote> performance_notes(const Lowered& l) {
   return notes;
 }
 
+std::string spill_remedy(const Lowered& l) {
+  const std::string plain = "more warps (Config::num_warps) or smaller blocks keep it in registers";
+  const WarpRoles& r = l.roles;
+  if (!r.on() || r.consumer_registers == 0 || l.graph.producer_registers != 0) return plain;
+  const int lean = consumer_register_share(l.graph, r, 24);
+  if (lean <= r.consumer_registers) return plain;
+  return "Config::producer_registers(24) gives its consumer warpgroups " + std::to_string(lean) + " registers instead of " +
+         std::to_string(r.consumer_registers) + " (the producer keeps 24, not 40); " + plain;
+}
+
 }  // namespace tilejit::passes

@@ -218,20 +218,24 @@ WarpRoles plan_warp_roles(const ir::Graph& g, const GraphInfo& info, const Value
   roles.enclosing = std::move(outer);
   roles.awaited_builds = std::move(builds);
   roles.acquired_slots = std::move(slots);
-  // Registers: the launch bounds (threads, programs per SM) make ptxas give every thread `start` registers, so a
-  // program holds start x threads of them. The producer keeps kProducerRegisters and the consumers take what it
-  // gives up, when that is more than they start with: setmaxnreg.inc waits until the program's pool has the
-  // registers, so asking for more than the pool holds would hang the consumers.
-  const int programs = std::max(1, g.min_programs_per_sm);
-  const int start = round_down_8(std::min(255, kRegistersPerSm / programs / roles.threads()));
-  const int pool = start * roles.threads();
   const int producer = g.producer_registers > 0 ? g.producer_registers : kProducerRegisters;
-  const int consumers = std::min(kMaxRegisters, round_down_8((pool - producer * roles.producer_threads) / roles.consumer_threads));
-  if (start > producer && consumers > start) {
+  if (const int consumers = consumer_register_share(g, roles, producer)) {
     roles.producer_registers = producer;
     roles.consumer_registers = consumers;
   }
   return roles;
+}
+
+int consumer_register_share(const ir::Graph& g, const WarpRoles& roles, int producer) {
+  // The launch bounds (threads, programs per SM) make ptxas give every thread `start` registers, so a program
+  // holds start x threads of them. The producer keeps `producer` and the consumers take what it gives up, when
+  // that is more than they start with: setmaxnreg.inc waits until the program's pool has the registers, so
+  // asking for more than the pool holds would hang the consumers.
+  const int programs = std::max(1, g.min_programs_per_sm);
+  const int start = round_down_8(std::min(255, kRegistersPerSm / programs / roles.threads()));
+  const int pool = start * roles.threads();
+  const int consumers = std::min(kMaxRegisters, round_down_8((pool - producer * roles.producer_threads) / roles.consumer_threads));
+  return start > producer && consumers > start ? consumers : 0;
 }
 
 }  // namespace tilejit::passes

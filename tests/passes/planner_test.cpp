@@ -1343,3 +1343,23 @@ TEST_CASE("plan_cluster: which loads a cluster may multicast, what the programs 
   CHECK(c.cluster.not_applied == "the kernel has no pipelined loop");
   CHECK(tilejit::passes::describe_cluster(c) == "cluster: 2 x 1 programs, no load multicast, because the kernel has no pipelined loop\n");
 }
+
+TEST_CASE("the remedy a spill warning names: producer_registers(24) where two consumer warpgroups have 232 registers") {
+  auto k = tilejit::samples::jagged_hstu_kernel();
+  const Config base = Config{{"BM", 128}, {"BN", 128}, {"D", 128}, {"CAUSAL", 0}, {"BIAS", 1}}.num_warps(8).num_stages(2);
+  const auto roles = tilejit::codegen::generate(*k.trace(Config(base).warp_specialize()));
+  CHECK(roles.spill_remedy.find("Config::producer_registers(24) gives its consumer warpgroups 240 registers instead of 232") !=
+        std::string::npos);
+  CHECK(roles.spill_remedy.find("more warps (Config::num_warps)") != std::string::npos);
+  // Already asked for, or no roles: only the general remedy.
+  for (const Config& c : {Config(base).warp_specialize().producer_registers(24), Config(base).warp_specialize(false)}) {
+    CAPTURE(c.str());
+    const auto gen = tilejit::codegen::generate(*k.trace(c));
+    CHECK(gen.spill_remedy.find("producer_registers") == std::string::npos);
+    CHECK(gen.spill_remedy.find("more warps (Config::num_warps)") != std::string::npos);
+  }
+  // One consumer warpgroup already gets 240 with a producer of 40: nothing to gain.
+  const auto one = tilejit::codegen::generate(
+      *k.trace(Config{{"BM", 64}, {"BN", 64}, {"D", 128}, {"CAUSAL", 0}, {"BIAS", 1}}.num_warps(4).num_stages(3).warp_specialize()));
+  CHECK(one.spill_remedy.find("producer_registers") == std::string::npos);
+}

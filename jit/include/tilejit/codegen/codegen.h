@@ -23,6 +23,8 @@ struct GeneratedKernel {
   size_t prelude_begin = 0, prelude_end = 0;
   LaunchPlan plan;
   std::vector<PerformanceNote> notes;  ///< passes::performance_notes: what the user may change for speed
+  /// passes::spill_remedy: what the user may change if ptxas spills registers (the runtime says it with the spill).
+  std::string spill_remedy;
 };
 
 /// Lowers a verified graph to CUDA C++. Throws UserError for programs the GPU

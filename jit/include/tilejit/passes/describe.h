@@ -58,5 +58,9 @@ std::string describe_barriers(const Lowered& l);
 /// dot left on CUDA cores and for a loop with tensor-core dots left unpipelined (and why), notes for an
 /// operand copied K-major. The runtime logs them (warn / info) when it generates the kernel.
 std::vector<codegen::PerformanceNote> performance_notes(const Lowered& l);
+/// What keeps a kernel in registers if ptxas spills (known only after compiling, so the runtime adds it to its
+/// warning): more warps or smaller blocks, and for two or more consumer warpgroups whose producer keeps
+/// tilejit's 40 registers, Config::producer_registers(24), which raises the consumers' count to 240.
+std::string spill_remedy(const Lowered& l);
 
 }  // namespace tilejit::passes

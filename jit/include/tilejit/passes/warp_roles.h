@@ -63,6 +63,11 @@ struct WarpRoles {
   int threads() const { return consumer_threads + (on() ? producer_threads : 0); }
 };
 
+/// The registers each consumer thread of `roles` (roles.on()) gets when the producer warpgroup keeps `producer`
+/// (setmaxnreg): what the program's pool (the launch bounds' count times its threads) has left, rounded down to
+/// 8, at most 240; 0 when that is not more than the launch bounds give (then no registers move).
+int consumer_register_share(const ir::Graph& g, const WarpRoles& roles, int producer);
+
 /// Decides the warp roles of a kernel whose configuration asks for them, or leaves them to tilejit and whose
 /// pipelined loop lies in other loops (a persistent kernel, at most one program per SM). They apply to one
 /// ring of pipelined loops (one loop, or loops that share a ring), in the kernel body or in loops and ifs,
