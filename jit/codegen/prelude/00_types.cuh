@@ -205,28 +205,20 @@ __device__ __forceinline__ void stg1(S* p, T value) {
 
 /// Global-memory vector reads and writes: the copies of lds / sts through a global address
 /// (ld.global.v4 / st.global.v4 for 16 bytes); the address is aligned to the vector's size. E: the eviction
-/// hint (0: none, the accesses of lds / sts).
+/// hint (0: none, plain accesses as lds / sts make).
 template <int N, int E = 0, class T, class S>
 __device__ __forceinline__ void ldg(T* dst, const S* src) {
-  if constexpr (E == 0) {
-    lds<N>(dst, src);
-  } else {
-    typedef VecShape<N, S> Shape;
+  typedef VecShape<N, S> Shape;
 #pragma unroll
-    for (int i = 0; i < Shape::kCount; ++i)
-      unpack<Shape::kPer, T, S>(dst + i * Shape::kPer, ldg_word<E>(reinterpret_cast<const typename Shape::V*>(src) + i));
-  }
+  for (int i = 0; i < Shape::kCount; ++i)
+    unpack<Shape::kPer, T, S>(dst + i * Shape::kPer, ldg_word<E>(reinterpret_cast<const typename Shape::V*>(src) + i));
 }
 template <int N, int E = 0, class T, class S>
 __device__ __forceinline__ void stg(S* dst, const T* src) {
-  if constexpr (E == 0) {
-    sts<N>(dst, src);
-  } else {
-    typedef VecShape<N, S> Shape;
+  typedef VecShape<N, S> Shape;
 #pragma unroll
-    for (int i = 0; i < Shape::kCount; ++i)
-      stg_word<E>(reinterpret_cast<typename Shape::V*>(dst) + i, pack<Shape::kPer, S, typename Shape::V>(src + i * Shape::kPer));
-  }
+  for (int i = 0; i < Shape::kCount; ++i)
+    stg_word<E>(reinterpret_cast<typename Shape::V*>(dst) + i, pack<Shape::kPer, S, typename Shape::V>(src + i * Shape::kPer));
 }
 
 /// A masked ldg: the N elements when `pred`, else N copies of `other` (a storage bit pattern). The choice is
