@@ -423,7 +423,7 @@ inline auto attention_kernel() {
       auto pv = dot(p.to<bf16>(), descriptor_load(v, {head + j, 0}, {BN, D}), acc * alpha.expand_dims<1>());
       return std::tuple{m_new, l_i * alpha + sum(p, 1), pv};
     });
-    descriptor_store(o, {m0, 0}, (acc / l.expand_dims<1>()).to<bf16>());
+    descriptor_store(o, {m0, 0}, (acc * (1.0f / l).expand_dims<1>()).to<bf16>());
   });
 }
 
@@ -449,7 +449,7 @@ inline auto attention_bhsd_kernel() {
       auto pv = dot(p.to<bf16>(), vt, acc * alpha.expand_dims<1>());
       return std::tuple{m_new, l_i * alpha + sum(p, 1), pv};
     });
-    descriptor_store(o, {bh, m0, 0}, (acc / l.expand_dims<1>()).to<bf16>().reshape({1, BM, D}));
+    descriptor_store(o, {bh, m0, 0}, (acc * (1.0f / l).expand_dims<1>()).to<bf16>().reshape({1, BM, D}));
   });
 }
 
@@ -501,7 +501,7 @@ inline auto attention_forward_kernel() {
                                  [&](Scalar<i32> j, Value<f32, 1> m_i, Value<f32, 1> l_i, Value<f32, 2> acc) {
                                    return block(j, m_i, l_i, acc, true);
                                  });
-    descriptor_store(o, {bh, m0, 0}, (acc / l.expand_dims<1>()).to<bf16>().reshape({1, BM, D}));
+    descriptor_store(o, {bh, m0, 0}, (acc * (1.0f / l).expand_dims<1>()).to<bf16>().reshape({1, BM, D}));
     // ln(sum_j exp(scale * s_j)) = (m + log2(l)) * ln 2, m and l being the base-2 maximum and sum.
     store(lse, bh * lse.stride(0).to<i32>() + rows, (m + log2(l)) * 0.6931471805599453f, rows < seq);
   });
@@ -705,7 +705,7 @@ inline auto jagged_attention_kernel() {
                                    [&](Scalar<i32> j, Value<f32, 1> m_i, Value<f32, 1> l_i, Value<f32, 2> acc) {
                                      return block(j, m_i, l_i, acc, true);
                                    });
-      descriptor_store(o.rows(start, end), {m0, col}, (acc / l.expand_dims<1>()).to<bf16>());
+      descriptor_store(o.rows(start, end), {m0, col}, (acc * (1.0f / l).expand_dims<1>()).to<bf16>());
       store(lse, h * lse.stride(0).to<i32>() + start + rows, (m + log2(l)) * 0.6931471805599453f, rows < len);
     });
   });
