@@ -173,10 +173,15 @@ void Emitter::emit_desc_store(NodeId id) {
       sync();
     }
     const int swizzle = L_.tma.descriptors[static_cast<size_t>(L_.tma.of.at(id))].swizzle;
+    // The padding rows of a dot's accumulator with M below 64 go to the bytes after the tile.
+    const std::string sink = !sp.padding_sink ? ""
+                             : "reinterpret_cast<" + mem_type(n.dtype) + "*>(reinterpret_cast<unsigned char*>(tj_buf" + str(sp.buffer) +
+                                   ") + " + str(g_.node(v).shape.numel() * ir::size_of(n.dtype)) + ")";
+    if (!sink.empty()) line("// the accumulator's padding rows (M below 64) write into the " + str(passes::StorePlan::kPaddingSink) + " bytes after the tile");
     if (swizzle > 0)
-      write_swizzled(v, buf, swizzle, sp.swizzled);
+      write_swizzled(v, buf, swizzle, sp.swizzled, sink);
     else
-      write_chunks(v, buf);
+      write_chunks(v, buf, nullptr, sink);
     line("tj::fence_proxy_async_shared();  // make the writes visible to the TMA unit");
     sync();
   }

@@ -203,8 +203,8 @@ void Emitter::element_loop(NodeId id, bool need_e, bool guarded, const std::vect
   close();
 }
 
-void Emitter::write_chunks(NodeId id, const std::string& ptr, const layout::SharedLayout* staging) {
-  copy_chunks(id, ptr, true, staging);
+void Emitter::write_chunks(NodeId id, const std::string& ptr, const layout::SharedLayout* staging, const std::string& sink) {
+  copy_chunks(id, ptr, true, staging, sink);
 }
 
 std::string Emitter::staged_index(const layout::SharedLayout* staging, const std::string& e) {
@@ -226,7 +226,8 @@ std::string Emitter::staging_note(const layout::SharedLayout* staging) {
   return "";
 }
 
-void Emitter::write_swizzled(NodeId id, const std::string& ptr, int swizzle, const layout::SwizzledWrites& w) {
+void Emitter::write_swizzled(NodeId id, const std::string& ptr, int swizzle, const layout::SwizzledWrites& w,
+                             const std::string& sink) {
   check_internal(w.per_thread_xor, "write_swizzled: a swizzled store whose XOR is not per thread");
   const ValueLayout& v = lay(id);
   const int vw = v.dist.vector_width();
@@ -241,11 +242,13 @@ void Emitter::write_swizzled(NodeId id, const std::string& ptr, int swizzle, con
        ", tj_sw_xor = tj::swizzle_xor<" + str(swizzle) + ">(tj_sw_row);");
   line("unsigned char* const tj_sw_tile = reinterpret_cast<unsigned char*>(" + ptr + ") + tj_sw_base;");
   line("#pragma unroll");
-  line("for (int i = 0; i < " + str(v.regs()) + "; i += " + str(vw) + ") " + (g.empty() ? "" : "if (" + g + ") ") + "tj::sts<" +
-       str(vw) + ">(reinterpret_cast<" + mem_type(g_.node(id).dtype) + "*>(tj_sw_tile + tj::swizzled_register_offset<" +
-       str(rows) + ", " + str(eb) + ", " + str(swizzle) + ">(" + terms(w.row_reg, "i") + ", " + terms(w.col_reg, "i") +
-       ", tj_sw_xor" + (w.col_thread_in_xor ? ", " + col_bytes : std::string()) + ")), &" +
-       name_[static_cast<size_t>(id)] + "[i]);");
+  std::string dst = "reinterpret_cast<" + mem_type(g_.node(id).dtype) + "*>(tj_sw_tile + tj::swizzled_register_offset<" + str(rows) +
+                    ", " + str(eb) + ", " + str(swizzle) + ">(" + terms(w.row_reg, "i") + ", " + terms(w.col_reg, "i") + ", tj_sw_xor" +
+                    (w.col_thread_in_xor ? ", " + col_bytes : std::string()) + "))";
+  const bool to_sink = !sink.empty() && !g.empty();
+  if (to_sink) dst = "(" + g + " ? " + dst + " : " + sink + ")";
+  line("for (int i = 0; i < " + str(v.regs()) + "; i += " + str(vw) + ") " + (g.empty() || to_sink ? "" : "if (" + g + ") ") +
+       "tj::sts<" + str(vw) + ">(" + dst + ", &" + name_[static_cast<size_t>(id)] + "[i]);");
   close();
 }
 
@@ -258,7 +261,8 @@ void Emitter::fill_chunks(NodeId id, const std::string& ptr, const layout::Share
   copy_chunks(id, ptr, false, staging);
 }
 
-void Emitter::copy_chunks(NodeId id, const std::string& ptr, bool to_shared, const layout::SharedLayout* staging) {
+void Emitter::copy_chunks(NodeId id, const std::string& ptr, bool to_shared, const layout::SharedLayout* staging,
+                          const std::string& sink) {
   const ValueLayout& v = lay(id);
   const std::string n = name_[static_cast<size_t>(id)];
   // A swizzled tile keeps only the elements of one unit consecutive: a longer run of registers is
@@ -267,10 +271,12 @@ void Emitter::copy_chunks(NodeId id, const std::string& ptr, bool to_shared, con
                                                   : v.dist.vector_width();
   const std::string g = both(guard(v, "i"), to_shared ? owner(v) : "");
   const std::string at = staged_index(staging, elem(v, "i"));
-  const std::string call = to_shared ? "tj::sts<" + str(vw) + ">(" + ptr + " + " + at + ", &" + n + "[i]);"
+  const bool to_sink = to_shared && !sink.empty() && !g.empty();
+  const std::string dst = to_sink ? "(" + g + " ? " + ptr + " + " + at + " : " + sink + ")" : ptr + " + " + at;
+  const std::string call = to_shared ? "tj::sts<" + str(vw) + ">(" + dst + ", &" + n + "[i]);"
                                      : "tj::lds<" + str(vw) + ">(&" + n + "[i], " + ptr + " + " + at + ");";
   line("#pragma unroll");
-  line("for (int i = 0; i < " + str(v.regs()) + "; i += " + str(vw) + ") " + (g.empty() ? "" : "if (" + g + ") ") + call);
+  line("for (int i = 0; i < " + str(v.regs()) + "; i += " + str(vw) + ") " + (g.empty() || to_sink ? "" : "if (" + g + ") ") + call);
 }
 
 std::string Emitter::buffer_ptr(int buffer, DType t) const {

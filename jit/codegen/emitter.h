@@ -129,7 +129,9 @@ class Emitter {
   /// one vector of consecutive elements at a time; replicas and padding write nothing.
   /// `staging`: the layout of a tile staged through the scratch arena (padded or swizzled rows,
   /// SmemPlan::staging), or null for plain row-major.
-  void write_chunks(NodeId id, const std::string& ptr, const layout::SharedLayout* staging = nullptr);
+  /// `sink` (an address of the same type, StorePlan::padding_sink): padding registers write there instead of
+  /// nothing, so that the writes take no per-thread branch.
+  void write_chunks(NodeId id, const std::string& ptr, const layout::SharedLayout* staging = nullptr, const std::string& sink = "");
   /// Row-major element `e` of a staged tile: where `staging` puts it (tj::padded_index, tj::xor_index).
   static std::string staged_index(const layout::SharedLayout* staging, const std::string& e);
   /// What a staged tile's layout does against bank conflicts, for a comment ("" when nothing).
@@ -137,12 +139,13 @@ class Emitter {
   /// write_chunks into a tile stored as swizzled pieces `swizzle` bytes wide (layout::SharedLayout),
   /// with the address split that allocate_shared planned (`w`): the swizzle's XOR depends on the
   /// thread alone, and every register adds a constant.
-  void write_swizzled(NodeId id, const std::string& ptr, int swizzle, const layout::SwizzledWrites& w);
+  void write_swizzled(NodeId id, const std::string& ptr, int swizzle, const layout::SwizzledWrites& w, const std::string& sink = "");
   /// Declares the registers of `id` and fills them from shared memory at `ptr`.
   void read_chunks(NodeId id, const std::string& ptr, const std::string& comment, const layout::SharedLayout* staging = nullptr);
   /// Fills the (declared) registers of `id` from shared memory at `ptr` (row-major, or laid out as `staging`).
   void fill_chunks(NodeId id, const std::string& ptr, const layout::SharedLayout* staging = nullptr);
-  void copy_chunks(NodeId id, const std::string& ptr, bool to_shared, const layout::SharedLayout* staging = nullptr);
+  void copy_chunks(NodeId id, const std::string& ptr, bool to_shared, const layout::SharedLayout* staging = nullptr,
+                   const std::string& sink = "");
 
   // ---- shared memory ------------------------------------------------------
   std::string buffer_ptr(int buffer, DType t) const;

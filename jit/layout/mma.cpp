@@ -1,6 +1,8 @@
 // Tensor-core layouts (see mma.h): wgmma tiling, the accumulator fragment, operand tiles and descriptors.
 #include "tilejit/layout/mma.h"
 
+#include <algorithm>
+
 #include "tilejit/error.h"
 #include "tilejit/layout/shared_layout.h"
 
@@ -17,6 +19,7 @@ int wgmma_k(ir::DType t) {
 
 std::string MmaTiling::str() const {
   std::string s = "m64n" + std::to_string(instr_n) + "k" + std::to_string(instr_k);
+  if (m < 64) s += " (M = " + std::to_string(m) + ": rows " + std::to_string(m) + "-63 of the instruction are padding)";
   s += ", " + std::to_string(warpgroups_m) + " warpgroup(s) along M x " + std::to_string(warpgroups_n) + " along N";
   s += ", " + std::to_string(m_tiles) + " x " + std::to_string(n_tiles) + " instruction(s) per warpgroup and k-step";
   return s;
@@ -32,7 +35,10 @@ std::optional<MmaTiling> tile_mma(int64_t m, int64_t n, int64_t k, ir::DType t, 
   r.instr_k = wgmma_k(t);
   if (r.instr_k == 0) return no("wgmma has no " + std::string(ir::name_of(t)) + " operands");
   if (warps % 4 != 0) return no("num_warps=" + std::to_string(warps) + " is not a whole number of warpgroups (4 warps)");
-  if (m % 64 != 0) return no("M=" + std::to_string(m) + " is not a multiple of 64");
+  // Below 64 rows the one m64 instruction per k-step computes rows m..63 too, from bytes past the tile
+  // (MmaPlan::overrun): padding of the accumulator, never read.
+  if (m < 64 ? m % 8 != 0 : m % 64 != 0)
+    return no("M=" + std::to_string(m) + " is neither a multiple of 64 nor a multiple of 8 below 64");
   if (k % r.instr_k != 0)
     return no("K=" + std::to_string(k) + " is not a multiple of the instruction's K=" + std::to_string(r.instr_k));
   const int groups = warps / 4;
@@ -49,7 +55,7 @@ std::optional<MmaTiling> tile_mma(int64_t m, int64_t n, int64_t k, ir::DType t, 
       r.instr_n = static_cast<int>(in);
       break;
     }
-  r.m_tiles = static_cast<int>(m / (64 * r.warpgroups_m));
+  r.m_tiles = static_cast<int>(std::max<int64_t>(1, m / (64 * r.warpgroups_m)));
   r.n_tiles = static_cast<int>(cols / r.instr_n);
   return r;
 }

@@ -209,6 +209,9 @@ std::string describe_shared_memory(const Lowered& l) {
   for (const SmemBuffer& b : s.buffers) {
     out += range(b.offset, b.offset + b.bytes) + b.role + " %" + std::to_string(b.node) + " (" +
            source_line(l.graph, b.node) + ")";
+    if (const auto past = l.mma.overrun.find(b.node); past != l.mma.overrun.end() && l.smem.loads.count(b.node) &&
+                                                      l.smem.loads.at(b.node).buffer == &b - s.buffers.data())
+      out += ", and " + std::to_string(past->second) + " bytes after it that the m64 wgmma reads for its padding rows";
     if (!b.reuses.empty()) {
       out += ", reusing the bytes of";
       for (size_t k = 0; k < b.reuses.size(); ++k) {

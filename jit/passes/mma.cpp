@@ -81,6 +81,12 @@ class Planner {
         if (!o->k_major_copy) plan.swizzle[o->load] = o->tile.swizzle;
         if (o->permute != ir::kNoNode) plan.absorbed.insert(o->permute);
       }
+      if (const MmaDot& m = it->second; m.tiling.m < 64) {
+        // Each 8-row group of a K-major tile lies a swizzle width after the previous one: the instructions read
+        // 64 - M rows past each piece of the tile, and so past its end.
+        int& past = plan.overrun[m.a.load];
+        past = std::max(past, static_cast<int>((64 - m.tiling.m) * m.a.tile.swizzle));
+      }
       plan.dots.emplace(d, it->second);
     }
     return plan;
@@ -184,6 +190,13 @@ class Planner {
     std::string tile_reason;
     if (!operand(a, false, m.in, m.a, tile_reason) && !registers_a(a, m, reason)) {
       if (reason.empty()) reason = tile_reason;
+      return std::nullopt;
+    }
+    if (m.tiling.m < 64 && (m.a_in_registers() || m.a.mn_major || m.a.k_major_copy)) {
+      // The padded rows would be registers no conversion writes, or M elements of a piece past the tile's.
+      reason = "M=" + std::to_string(m.tiling.m) + " below 64 with " +
+               (m.a_in_registers() ? std::string("the operand a in registers") : std::string("an M-major operand a")) +
+               " (only a K-major TMA tile a, [M, K] with K innermost, is padded to the instruction's 64 rows)";
       return std::nullopt;
     }
     // Every instruction's first M/N index must start a swizzle piece of an MN-major tile.

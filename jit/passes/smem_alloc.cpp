@@ -178,6 +178,19 @@ class TileUsePlanner {
   const ValueLayouts& layout_;
   const TmaPlan& tma_;
   const MmaPlan& mma_;
+  /// Whether value `v` is laid out as the accumulator of a dot with M below 64, padding rows included.
+  bool padded_accumulator(NodeId v) const {
+    const layout::Layout& lv = layout_.of[static_cast<size_t>(v)].dist;
+    if (layout_.of[static_cast<size_t>(v)].kind != ValueLayout::Distributed || !lv.padded()) return false;
+    for (const auto& [d, m] : mma_.dots)
+      if (m.tiling.m < 64 && layout_.of[static_cast<size_t>(d)].dist == lv) return true;
+    return false;
+  }
+  /// The bytes wgmma reads past the end of load `id`'s tile (MmaPlan::overrun).
+  int overrun(NodeId id) const {
+    const auto it = mma_.overrun.find(id);
+    return it == mma_.overrun.end() ? 0 : it->second;
+  }
   const LoopPipelinePlan& pipe_;
   const WarpRoles& roles_;
   std::vector<NodeId> order_;
@@ -218,8 +231,10 @@ void TileUsePlanner::plan_load(NodeId id) {
   } else if (const NodeId owner = ring ? shared_ring_load(id) : ir::kNoNode; owner != ir::kNoNode) {
     if (!plan_.loads.count(owner)) plan_load(owner);
     lp.buffer = plan_.loads.at(owner).buffer;  // a loop sharing an earlier loop's ring: that load's buffer
+    check_internal(overrun(id) <= overrun(owner), "smem_alloc: a loop sharing a ring reads further past its tiles");
   } else {
-    lp.buffer = add_buffer(id, tile_bytes(g_, id, n.dtype) * lp.stages, ring ? "tma.load ring" : "tma.load");
+    const int past = overrun(id);
+    lp.buffer = add_buffer(id, tile_bytes(g_, id, n.dtype) * lp.stages + past, ring ? "tma.load ring" : "tma.load");
     // A swizzled tile (a wgmma operand) starts on its swizzle's repeat: 8 rows of the swizzle width.
     if (const int sw = tma_.descriptors[static_cast<size_t>(tma_.of.at(id))].swizzle; sw > 0)
       plan_.buffers[static_cast<size_t>(lp.buffer)].align = 8 * sw;
@@ -316,7 +331,8 @@ void TileUsePlanner::plan_stores() {
     const int swizzle = tma_.descriptors[static_cast<size_t>(tma_.of.at(id))].swizzle;
     if (swizzle > 0) {
       sp.mode = StorePlan::Staged;
-      sp.buffer = add_buffer(id, tile_bytes(g_, v, n.dtype), "tma.store");
+      sp.padding_sink = padded_accumulator(v);
+      sp.buffer = add_buffer(id, tile_bytes(g_, v, n.dtype) + (sp.padding_sink ? StorePlan::kPaddingSink : 0), "tma.store");
       plan_.buffers[static_cast<size_t>(sp.buffer)].align = 8 * swizzle;  // the swizzle's repeat
       const layout::Layout& lv = layout_.of[static_cast<size_t>(v)].dist;
       sp.swizzled = layout::split_swizzled_writes(lv, layout::SharedLayout{lv.shape(), ir::size_of(n.dtype), swizzle, 0});
@@ -340,7 +356,8 @@ void TileUsePlanner::plan_stores() {
       plan_.loads[chosen].read_by_tma_store = true;
     } else {
       sp.mode = StorePlan::Staged;
-      sp.buffer = add_buffer(id, tile_bytes(g_, v, n.dtype), "tma.store");
+      sp.padding_sink = padded_accumulator(v);
+      sp.buffer = add_buffer(id, tile_bytes(g_, v, n.dtype) + (sp.padding_sink ? StorePlan::kPaddingSink : 0), "tma.store");
     }
     plan_.stores[id] = sp;
   }

@@ -692,12 +692,13 @@ TEST_CASE("a dot left on CUDA cores is a performance note naming its line and th
     dot_line = __LINE__ + 1;
     descriptor_store(c, {0, 0}, dot(ta, tb, zeros<f32>({BM, 64})));
   });
-  const auto small = tilejit::codegen::generate(*k.trace(Config{{"BM", 32}}));
+  const auto small = tilejit::codegen::generate(*k.trace(Config{{"BM", 20}}));
   REQUIRE(small.notes.size() == 1);
   CHECK(small.notes[0].text.find("planner_test.cpp:" + std::to_string(dot_line)) != std::string::npos);
   CHECK(small.notes[0].text.find("runs on CUDA cores") != std::string::npos);
-  CHECK(small.notes[0].text.find("M=32 is not a multiple of 64") != std::string::npos);
+  CHECK(small.notes[0].text.find("M=20 is neither a multiple of 64 nor a multiple of 8 below 64") != std::string::npos);
   CHECK(tilejit::codegen::generate(*k.trace(Config{{"BM", 64}})).notes.empty());
+  CHECK(tilejit::codegen::generate(*k.trace(Config{{"BM", 16}})).notes.empty());  // padded to the instruction's 64 rows
 }
 
 TEST_CASE("a tile of a rank-3 tensor reshaped to 2-D for a dot is loaded as 2-D and read by the tensor cores") {
@@ -1362,4 +1363,25 @@ TEST_CASE("the remedy a spill warning names: producer_registers(24) where two co
   const auto one = tilejit::codegen::generate(
       *k.trace(Config{{"BM", 64}, {"BN", 64}, {"D", 128}, {"CAUSAL", 0}, {"BIAS", 1}}.num_warps(4).num_stages(3).warp_specialize()));
   CHECK(one.spill_remedy.find("producer_registers") == std::string::npos);
+}
+
+TEST_CASE("a dot with M below 64 is padded to the m64 instruction only when a is a K-major TMA tile") {
+  auto k = tilejit::kernel("skinny_dots", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> c, Meta<"BM"> BM, Meta<"MAJOR"> MAJOR) {
+    auto tb = descriptor_load(b, {0, 0}, {64, 64});
+    auto ta = [&] {  // a as [M, K] (K-major), or loaded [K, M] and transposed (M-major)
+      if (MAJOR == 0) return descriptor_load(a, {0, 0}, {BM, 64});
+      return descriptor_load(a, {0, 0}, {64, BM}).trans();
+    }();
+    descriptor_store(c, {0, 0}, dot(ta, tb, zeros<f32>({BM, 64})));
+  });
+  const auto k_major = tilejit::codegen::generate(*k.trace(Config{{"BM", 16}, {"MAJOR", 0}}));
+  CHECK(k_major.notes.empty());
+  CHECK(k_major.source.find("m64n64k16 (M = 16: rows 16-63 of the instruction are padding)") != std::string::npos);
+  CHECK(k_major.source.find("and 6144 bytes after it that the m64 wgmma reads for its padding rows") != std::string::npos);
+  const auto m_major = tilejit::codegen::generate(*k.trace(Config{{"BM", 16}, {"MAJOR", 1}}));
+  REQUIRE(m_major.notes.size() == 1);
+  CHECK(m_major.notes[0].text.find("M=16 below 64 with an M-major operand a") != std::string::npos);
+  // 64 rows and more need no padding: no bytes past the tile.
+  CHECK(tilejit::codegen::generate(*k.trace(Config{{"BM", 64}, {"MAJOR", 0}})).source.find("wgmma reads for its padding") ==
+        std::string::npos);
 }

@@ -150,8 +150,28 @@ TEST_CASE("wgmma tiling: warpgroups along M first, instructions of at most 256 c
   REQUIRE(t);
   CHECK(t->warpgroups_n == 2);
   CHECK(t->instr_n == 64);
-  CHECK(!tile_mma(32, 64, 16, DType::bf16, 4, &why));
-  CHECK(why == "M=32 is not a multiple of 64");
+  CHECK(!tile_mma(96, 64, 16, DType::bf16, 4, &why));
+  CHECK(why == "M=96 is neither a multiple of 64 nor a multiple of 8 below 64");
+  CHECK(!tile_mma(20, 64, 16, DType::bf16, 4, &why));
+  CHECK(why == "M=20 is neither a multiple of 64 nor a multiple of 8 below 64");
+  // Below 64 rows: one m64 instruction per warpgroup and k-step, its rows M..63 padding of the accumulator.
+  t = tile_mma(16, 128, 64, DType::bf16, 4, &why);
+  REQUIRE(t);
+  CHECK(t->m_tiles == 1);
+  CHECK(t->warpgroups_m == 1);
+  CHECK(t->instr_n == 128);
+  CHECK(t->str() == "m64n128k16 (M = 16: rows 16-63 of the instruction are padding), 1 warpgroup(s) along M x 1 along N, 1 x 1 "
+                    "instruction(s) per warpgroup and k-step");
+  t = tile_mma(32, 128, 32, DType::f8e4m3, 8, &why);
+  REQUIRE(t);
+  CHECK(t->warpgroups_n == 2);
+  CHECK(t->instr_n == 64);
+  // Its accumulator: warp 0 holds rows 0-15, warp 1 rows 16-31, warps 2 and 3 only padding.
+  const Layout acc = wgmma_accumulator(*t, 8);
+  CHECK(acc.padded());
+  CHECK(acc.coord(0, 0, 1)[0] == 16);
+  CHECK(!acc.inside(acc.coord(0, 0, 2)));
+  CHECK(acc.inside(acc.coord(0, 0, 4)));  // warp 4: the second warpgroup's rows 0-15
   CHECK(!tile_mma(64, 64, 24, DType::bf16, 4, &why));
   CHECK(why == "K=24 is not a multiple of the instruction's K=16");
   CHECK(!tile_mma(64, 64, 16, DType::bf16, 2, &why));

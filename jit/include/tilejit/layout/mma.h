@@ -60,8 +60,9 @@ struct MmaTiling {
 };
 
 /// The tiling of an [m, k] x [k, n] dot with operands of type `t` over `warps` warps, or nullopt with
-/// the reason in `why` (warps not a multiple of 4, m not a multiple of 64 per warpgroup, n not a
-/// multiple of 8, k not a multiple of the instruction's K).
+/// the reason in `why` (warps not a multiple of 4, m not a multiple of 64 per warpgroup nor a multiple
+/// of 8 below 64, n not a multiple of 8, k not a multiple of the instruction's K). Below 64, m is padded:
+/// one m64 instruction per k-step and warpgroup, whose rows m..63 are padding of the accumulator.
 std::optional<MmaTiling> tile_mma(int64_t m, int64_t n, int64_t k, ir::DType t, int warps, std::string* why);
 
 /// The accumulator fragment of `t` as a register layout over `warps` warps.

@@ -46,6 +46,10 @@ struct MmaDot {
 struct MmaPlan {
   std::unordered_map<NodeId, MmaDot> dots;     ///< Dot -> its wgmma lowering
   std::unordered_map<NodeId, int> swizzle;     ///< DescLoad -> swizzle bytes of its tile (wgmma operands only)
+  /// DescLoad -> bytes past the end of its tile (of its last stage) that wgmma reads: the operand a of a dot
+  /// with M below 64, whose m64 instructions read 64 rows. Its buffer is that much longer; what they read there
+  /// (the next stage's rows, or nothing written) lands in the accumulator's padding rows only.
+  std::unordered_map<NodeId, int> overrun;
   std::unordered_set<NodeId> absorbed;         ///< Permute nodes read in place by wgmma (not emitted)
   std::vector<std::pair<NodeId, std::string>> cuda_cores;  ///< dots left on CUDA cores, and why
 };
@@ -54,8 +58,9 @@ struct MmaPlan {
 /// that nothing but such dots reads, of a type wgmma takes (bf16, f16, fp8 with f32 accumulators; f16
 /// and fp8 with f16 ones; f32 with Precision::tf32, as tf32; i8 with i32), with a tiling over the program's warpgroups
 /// (layout::tile_mma). Where the type must be K-major (fp8, tf32, i8) and the tile is not, the
-/// operand is copied K-major in shared memory (MmaOperand::k_major_copy). Every other dot stays on
-/// CUDA cores, with the reason.
+/// operand is copied K-major in shared memory (MmaOperand::k_major_copy). M below 64 (a multiple of 8)
+/// is padded to one m64 instruction when a is a K-major TMA tile (MmaPlan::overrun). Every other dot
+/// stays on CUDA cores, with the reason.
 MmaPlan plan_mma(const ir::Graph& g, const GraphInfo& info, int warps);
 
 }  // namespace tilejit::passes

@@ -52,6 +52,12 @@ struct StorePlan {
   /// A swizzled tile (its descriptor's swizzle): how the threads' writes split into per-thread and
   /// per-register parts (per_thread_xor false: each address is computed whole).
   layout::SwizzledWrites swizzled;
+  /// Staged: the value is the accumulator of a dot with M below 64 (MmaPlan::overrun), whose padding rows its
+  /// threads write unconditionally into the `kPaddingSink` bytes after the tile instead of skipping them: a
+  /// write of those registers under a per-thread condition made ptxas (CUDA 13.0) serialize every wgmma of the
+  /// kernel (C7514).
+  bool padding_sink = false;
+  static constexpr int kPaddingSink = 16;
 };
 
 struct SmemBuffer {
