@@ -184,20 +184,28 @@ int main(int argc, char** argv) {
   bool ok = true;
   if (only.empty() || only == "bf16") {
     const auto k = gemm_bf16();
-    ok &= pick({{4096, 4096, 4096}, {8192, 8192, 8192}, {4000, 3000, 2000}, {16, 8192, 8192}, {64, 8192, 8192}, {256, 8192, 8192},
-               {1024, 8192, 8192}},
-               {cfg(128, 256, 64, 8, 3), cfg(128, 128, 64, 8, 4), cfg(128, 128, 64, 4, 4), cfg(128, 256, 64, 8, 2),
-                cfg(64, 256, 64, 4, 4), cfg(256, 128, 64, 8, 3), cfg(64, 128, 64, 4, 6), ws(128, 256, 64, 8, 3),
-                ws(128, 256, 64, 8, 4), ws(128, 128, 64, 8, 4), ws(128, 128, 64, 4, 4), ws(128, 128, 64, 4, 3).programs_per_sm(2),
-                // Clusters of two programs (B multicast along x, A along y), each beside its tiles without; the first
-                // is the tutorial GEMM's default (tiles only). A grid that is not whole clusters is refused.
-                cfg(128, 128, 64, 4, 0), cfg(128, 128, 64, 4, 0).cluster(2, 1), cfg(128, 128, 64, 4, 4).cluster(2, 1),
-                cfg(128, 128, 64, 8, 4).cluster(2, 1), cfg(128, 256, 64, 8, 3).cluster(2, 1), cfg(128, 256, 64, 8, 3).cluster(1, 2),
-                ws(128, 256, 64, 8, 4).cluster(2, 1), ws(128, 128, 64, 4, 4).cluster(2, 1), ws(128, 128, 64, 4, 0).cluster(2, 1),
-                ws(128, 128, 64, 4, 6).cluster(2, 1)},
-               [&](int64_t M, int64_t N, int64_t K, const std::vector<Config>& c) {
-                 return run_shape<tilejit::bfloat16, bf16, tilejit::bfloat16, bf16>("bf16", k, M, N, K, false, c);
-               });
+    const auto run = [&](int64_t M, int64_t N, int64_t K, const std::vector<Config>& c) {
+      return run_shape<tilejit::bfloat16, bf16, tilejit::bfloat16, bf16>("bf16", k, M, N, K, false, c);
+    };
+    // Skinny shapes (a decode step's tokens) also try tiles of 16 and 32 rows (one m64 wgmma, the rest padding) and
+    // narrow ones, which give 8192 / BN programs enough of them to stream B at the memory's speed.
+    if (arg.size() < 3 || arg[0] <= 64)
+      ok &= pick({{16, 8192, 8192}, {64, 8192, 8192}},
+                 {cfg(64, 128, 64, 4, 6), cfg(64, 64, 64, 4, 8), cfg(16, 128, 64, 4, 6), cfg(16, 64, 64, 4, 8), cfg(16, 64, 128, 4, 6),
+                  cfg(32, 64, 64, 4, 8), cfg(32, 128, 64, 4, 6), ws(16, 64, 64, 4, 8), ws(16, 128, 64, 4, 6), ws(64, 64, 64, 4, 8)},
+                 run);
+    if (arg.size() < 3 || arg[0] > 64)
+      ok &= pick({{4096, 4096, 4096}, {8192, 8192, 8192}, {4000, 3000, 2000}, {256, 8192, 8192}, {1024, 8192, 8192}},
+                 {cfg(128, 256, 64, 8, 3), cfg(128, 128, 64, 8, 4), cfg(128, 128, 64, 4, 4), cfg(128, 256, 64, 8, 2),
+                  cfg(64, 256, 64, 4, 4), cfg(256, 128, 64, 8, 3), cfg(64, 128, 64, 4, 6), ws(128, 256, 64, 8, 3),
+                  ws(128, 256, 64, 8, 4), ws(128, 128, 64, 8, 4), ws(128, 128, 64, 4, 4), ws(128, 128, 64, 4, 3).programs_per_sm(2),
+                  // Clusters of two programs (B multicast along x, A along y), each beside its tiles without; the first
+                  // is the tutorial GEMM's default (tiles only). A grid that is not whole clusters is refused.
+                  cfg(128, 128, 64, 4, 0), cfg(128, 128, 64, 4, 0).cluster(2, 1), cfg(128, 128, 64, 4, 4).cluster(2, 1),
+                  cfg(128, 128, 64, 8, 4).cluster(2, 1), cfg(128, 256, 64, 8, 3).cluster(2, 1), cfg(128, 256, 64, 8, 3).cluster(1, 2),
+                  ws(128, 256, 64, 8, 4).cluster(2, 1), ws(128, 128, 64, 4, 4).cluster(2, 1), ws(128, 128, 64, 4, 0).cluster(2, 1),
+                  ws(128, 128, 64, 4, 6).cluster(2, 1)},
+                 run);
   }
   if (only.empty() || only == "bf16_persistent") {
     const auto k = gemm_bf16_persistent();

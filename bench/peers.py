@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Peer timings for the tilejit benchmarks: torch copy, Triton TMA copy / axpb, Triton jagged (device descriptors),
-row reductions, GEMM, attention (--attention, --attention-backward, --hstu, --jagged-attention), cross-entropy (--cross-entropy), a mixture-of-experts grouped GEMM (--moe), and Triton's @autotune on
+row reductions, GEMM (--gemm; --gemm-skinny: M at most 64 only), attention (--attention, --attention-backward, --hstu, --jagged-attention), cross-entropy (--cross-entropy), a mixture-of-experts grouped GEMM (--moe), and Triton's @autotune on
 the GEMM (--autotune).
 
 Prints one JSON object per line: {"bench": ..., "impl": ..., "ms": ..., "gbps": ...}.
@@ -301,6 +301,10 @@ GEMM_SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (4000, 3000, 2000), (16, 
                (1024, 8192, 8192)]
 GEMM_CONFIGS = [(128, 256, 64, 8, 3), (128, 128, 64, 8, 4), (128, 128, 64, 4, 4), (128, 256, 64, 8, 2), (64, 256, 64, 4, 4),
                 (256, 128, 64, 8, 3), (64, 128, 64, 4, 6)]
+# Skinny shapes (M at most 64) get bench_gemm's skinny list: narrow tiles, and 16 / 32 rows (Triton pads them to
+# the m64 instruction as tilejit does).
+SKINNY_CONFIGS = [(64, 128, 64, 4, 6), (64, 64, 64, 4, 8), (16, 128, 64, 4, 6), (16, 64, 64, 4, 8), (16, 64, 128, 4, 6),
+                  (32, 64, 64, 4, 8), (32, 128, 64, 4, 6)]
 FP8_SHAPES = [(8192, 8192, 8192), (4096, 4096, 4096)]
 TF32_SHAPES = [(4096, 4096, 4096)]
 TF32_CONFIGS = [(128, 128, 32, 8, 4), (128, 128, 32, 4, 4), (128, 256, 32, 8, 2), (256, 128, 32, 8, 2)]
@@ -337,15 +341,19 @@ def gemm_case(dtype, M, N, K, a, b, b_nk, peer, peer_name, configs, c_dtype=torc
         out("triton", ms, config)
 
 
-def gemm_peers():
-    """bf16: C = A @ B (row-major) against torch.matmul (cuBLAS); fp8 e4m3: C = A @ B^T (B stored [N, K]) against
+def gemm_peers(skinny_only=False):
+    """skinny_only: the shapes with M at most 64 alone. bf16: C = A @ B (row-major) against torch.matmul (cuBLAS); fp8 e4m3: C = A @ B^T (B stored [N, K]) against
     torch._scaled_mm with unit scales and fast accumulation; both against the Triton TMA matmul per configuration. f32 accumulation, bf16 C."""
     for M, N, K in GEMM_SHAPES:
+        if skinny_only and M > 64:
+            continue
         a = torch.rand(M, K, device="cuda", dtype=torch.bfloat16) * 2 - 1
         b = torch.rand(K, N, device="cuda", dtype=torch.bfloat16) * 2 - 1
-        gemm_case("bf16", M, N, K, a, b, False, lambda: torch.matmul(a, b), "torch", GEMM_CONFIGS)
+        gemm_case("bf16", M, N, K, a, b, False, lambda: torch.matmul(a, b), "torch", SKINNY_CONFIGS if M <= 64 else GEMM_CONFIGS)
         del a, b
         torch.cuda.empty_cache()
+    if skinny_only:
+        return
     one = torch.tensor(1.0, device="cuda")
     for M, N, K in FP8_SHAPES:
         a = (torch.rand(M, K, device="cuda") * 2 - 1).to(torch.float8_e4m3fn)
@@ -1009,6 +1017,8 @@ def main():
         return autotune_phase(sys.argv[sys.argv.index("--autotune-phase") + 1])
     if "--autotune" in sys.argv:
         return autotune_peers()
+    if "--gemm-skinny" in sys.argv:
+        return gemm_peers(skinny_only=True)
     if "--gemm" in sys.argv:
         return gemm_peers()
     if "--attention" in sys.argv:
