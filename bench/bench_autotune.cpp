@@ -7,7 +7,8 @@
 // ways.
 //
 //   bench_autotune                      everything (runs itself in new processes for the tuning cost)
-//   bench_autotune --phase P --nonce N  one tuning-cost process: P is cold, warm_binaries, decided or default_space
+//   bench_autotune --phase P --nonce N  one tuning-cost process: P is cold, warm_binaries, decided, default_space or
+//                                       default_space_skinny (16 x 8192 x 8192)
 #include <unistd.h>
 
 #include <chrono>
@@ -75,14 +76,16 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 // result is ready; in the "decided" phase also the tuned kernel's speed against every configuration by hand.
 int tuning_phase(const std::string& phase, long nonce) {
   tilejit::ensure_context();
-  const size_t bytes = static_cast<size_t>(kSize * kSize) * 2;
-  tilejit::DeviceBuffer da(bytes), db(bytes), dc(bytes);
+  // gemm.autotune() with no space (TuneSpace::matmul()): at 4096^3, and at a decode step's 16 x 8192 x 8192, where
+  // the space's rule adds its 16- and 32-row tilings.
+  const bool skinny = phase == "default_space_skinny";
+  const bool default_space = phase == "default_space" || skinny;
+  const int64_t M = skinny ? 16 : kSize, N = skinny ? 8192 : kSize, K = skinny ? 8192 : kSize;
+  tilejit::DeviceBuffer da(static_cast<size_t>(M * K) * 2), db(static_cast<size_t>(K * N) * 2), dc(static_cast<size_t>(M * N) * 2);
   da.fill_bytes(0x3c);  // bf16 0x3c3c: about 0.0115
   db.fill_bytes(0x3c);
-  const tilejit::TensorView<bf16, 2> A(da.data(), {kSize, kSize}), B(db.data(), {kSize, kSize}),
-      C(dc.data(), {kSize, kSize});
+  const tilejit::TensorView<bf16, 2> A(da.data(), {M, K}), B(db.data(), {K, N}), C(dc.data(), {M, N});
   auto gemm = gemm_kernel(nonce);
-  const bool default_space = phase == "default_space";  // gemm.autotune() with no space: TuneSpace::matmul()
   auto tuned = (default_space ? gemm.autotune() : gemm.autotune(tilejit::TuneSpace(gemm_configs()))).grid(gemm_grid);
   const auto before = tilejit::autotune::counters();
   const auto t0 = std::chrono::steady_clock::now();
@@ -95,7 +98,7 @@ int tuning_phase(const std::string& phase, long nonce) {
       "{\"bench\": \"autotune_first_call\", \"impl\": \"tilejit\", \"phase\": \"%s\", \"configs\": %zu, "
       "\"ms\": %.2f, "
       "\"tunings\": %llu, \"decisions_from_disk\": %llu, \"nvrtc_compiles\": %llu, \"chosen\": \"%s\"}\n",
-      phase.c_str(), default_space ? tilejit::TuneSpace::matmul().configs().size() : gemm_configs().size(), first_ms,
+      phase.c_str(), default_space ? tuned.candidates(nullptr, A, B, C).size() : gemm_configs().size(), first_ms,
       static_cast<unsigned long long>(after.tunings - before.tunings),
       static_cast<unsigned long long>(after.disk_decisions - before.disk_decisions),
       static_cast<unsigned long long>(tilejit::runtime::compile_times().compiles), chosen.str().c_str());
@@ -104,9 +107,10 @@ int tuning_phase(const std::string& phase, long nonce) {
     auto tuned_launch = [&] { tuned.launch(nullptr, A, B, C); };
     const double ms = tilejit::time_median_ms(
         nullptr, 3, 20, [](void* u) { (*static_cast<decltype(&tuned_launch)>(u))(); }, &tuned_launch);
-    std::printf("{\"bench\": \"autotune_default_space\", \"impl\": \"tilejit\", \"m\": %lld, \"tuned_ms\": %.4f, "
-                "\"tuned_tflops\": %.1f, \"tuned\": \"%s\"}\n",
-                static_cast<long long>(kSize), ms, 2.0 * kSize * kSize * static_cast<double>(kSize) / ms / 1e9, chosen.str().c_str());
+    std::printf("{\"bench\": \"autotune_default_space\", \"impl\": \"tilejit\", \"m\": %lld, \"n\": %lld, \"k\": %lld, "
+                "\"tuned_ms\": %.4f, \"tuned_tflops\": %.1f, \"tuned\": \"%s\"}\n",
+                static_cast<long long>(M), static_cast<long long>(N), static_cast<long long>(K), ms,
+                2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K) / ms / 1e9, chosen.str().c_str());
     return 0;
   }
   if (phase != "decided") return 0;
@@ -179,7 +183,7 @@ int main(int argc, char** argv) try {
     } else if (std::strcmp(argv[i], "--phase") == 0 && i + 1 < argc) {
       phase = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: bench_autotune [--phase cold|warm_binaries|decided|default_space --nonce N]\n");
+      std::fprintf(stderr, "usage: bench_autotune [--phase cold|warm_binaries|decided|default_space|default_space_skinny --nonce N]\n");
       return 2;
     }
   }
@@ -199,7 +203,7 @@ int main(int argc, char** argv) try {
   const ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
   if (len <= 0)
     throw tilejit::UserError("bench_autotune: cannot find its own executable", "/proc/self/exe", "readable");
-  for (const char* p : {"cold", "warm_binaries", "decided", "default_space"}) {
+  for (const char* p : {"cold", "warm_binaries", "decided", "default_space", "default_space_skinny"}) {
     if (std::strcmp(p, "warm_binaries") == 0) tilejit::DecisionStore(cache).clear();
     const std::string cmd = "TILEJIT_CACHE_DIR='" + cache.string() + "' '" + self + "' --phase " + p +
                             " --nonce " + std::to_string(nonce);

@@ -75,15 +75,25 @@ class TuneSpace {
   /// Every configuration, in search order; UserError when a value is invalid (num_warps 3, say).
   std::vector<Config> configs() const;
 
+  /// A rule of the space itself: which of its configurations suit a launch's arguments (true keeps one). The
+  /// tuner drops the others before its own pruning (Autotuned::prune), which it does not replace.
+  using Rule = std::function<bool(const Config&, const TuneArgs&)>;
+  TuneSpace& keep_if(Rule rule);
+  /// Whether `config` suits arguments `args` (true without a rule).
+  bool keeps(const Config& config, const TuneArgs& args) const { return !rule_ || rule_(config, args); }
+
   /// The space Kernel::autotune() searches when given none, for a matrix-product kernel whose Block
   /// parameters are BM, BN and BK (the tutorial GEMM): 15 tilings measured best or close on an H100 for
   /// bf16, fp8 and tf32 at large and mid-sized shapes (README, "Autotuning"), most with the stage count left
-  /// to tilejit, three with warp roles, two in clusters of 2 x 1 (skipped where the grid is not whole clusters).
+  /// to tilejit, three with warp roles, two in clusters of 2 x 1 (skipped where the grid is not whole clusters);
+  /// and 2 tilings of 16 and 32 rows for skinny products, which its rule keeps only where a 2-D tensor
+  /// argument has an extent below 64 (a decode step's M).
   static TuneSpace matmul();
 
  private:
   std::vector<Config> base_;
   std::vector<Values> axes_;
+  Rule rule_;
 };
 
 /// Sets the configuration field `name` (a Meta name, or num_warps / num_stages / programs_per_sm / warp_specialize / overlap_products /
