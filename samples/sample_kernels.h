@@ -400,6 +400,24 @@ inline auto swiglu_two_products_kernel() {
   });
 }
 
+/// A fused two-layer MLP: y = gelu(x w1) w2 for a block of BM token rows, over the hidden width in blocks of BH.
+/// x and y are [M, D], w1 [D, H], w2 [H, D]. The hidden block never leaves the SM: the first product's
+/// accumulator, through GELU and bf16, is the second product's operand a, read by wgmma from registers (at BM
+/// below 64 too: rows past BM pad both products' one m64 instruction). D is the whole model width (64-256).
+inline auto fused_mlp_kernel() {
+  return tilejit::kernel("fused_mlp", [](Tensor<bf16, 2> x, Tensor<bf16, 2> w1, Tensor<bf16, 2> w2, Tensor<bf16, 2> y,
+                                          Meta<"BM"> BM, Meta<"BH"> BH, Meta<"D"> D) {
+    auto m = program_id(0) * BM;
+    auto xt = descriptor_load(x, {m, 0}, {BM, D});
+    auto acc = for_range(0, w1.size(1).to<i32>(), BH, zeros<f32>({BM, D}), [&](Scalar<i32> h, Value<f32, 2> acc) {
+      auto z = dot(xt, descriptor_load(w1, {0, h}, {D, BH}), zeros<f32>({BM, BH}));
+      auto g = z * 0.5f * (erf(z * 0.70710678f) + 1.0f);
+      return dot(g.to<bf16>(), descriptor_load(w2, {h, 0}, {BH, D}), acc);
+    });
+    descriptor_store(y, {m, 0}, acc.to<bf16>());
+  });
+}
+
 /// Attention forward (bf16, non-causal; bench/bench_attention and the tests): o = softmax(q k^T * scale) v for
 /// every head. q, k, v and o are [heads * seq, D], head h's rows from h * seq; program (i, h) computes the BM
 /// queries from i * BM of head h. A loop over the keys in blocks of BN: S = Q K^T (wgmma, K read transposed

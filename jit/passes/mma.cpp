@@ -192,11 +192,11 @@ class Planner {
       if (reason.empty()) reason = tile_reason;
       return std::nullopt;
     }
-    if (m.tiling.m < 64 && (m.a_in_registers() || m.a.mn_major || m.a.k_major_copy)) {
-      // The padded rows would be registers no conversion writes, or M elements of a piece past the tile's.
-      reason = "M=" + std::to_string(m.tiling.m) + " below 64 with " +
-               (m.a_in_registers() ? std::string("the operand a in registers") : std::string("an M-major operand a")) +
-               " (only a K-major TMA tile a, [M, K] with K innermost, is padded to the instruction's 64 rows)";
+    if (m.tiling.m < 64 && !m.a_in_registers() && (m.a.mn_major || m.a.k_major_copy)) {
+      // The padded rows would be M elements of a piece past the tile's. (An a in registers pads as the accumulator
+      // does: its padding rows are registers of their own, and what they hold reaches padding rows only.)
+      reason = "M=" + std::to_string(m.tiling.m) + " below 64 with an M-major operand a (only a K-major TMA tile a, [M, K] with K "
+               "innermost, or a in registers, is padded to the instruction's 64 rows)";
       return std::nullopt;
     }
     // Every instruction's first M/N index must start a swizzle piece of an MN-major tile.
