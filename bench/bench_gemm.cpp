@@ -2,6 +2,7 @@
 // tutorial's matmul in tilejit), f32 accumulation, with and without a producer warpgroup (warp_specialize):
 //   bf16: C (bf16) = A ([M, K]) @ B ([K, N]), both row-major;
 //   bf16_persistent: the same as a persistent kernel (a tile loop around the K loop, one program per SM);
+//   bf16_grouped: the same with Triton's tutorial tile order (a 1-D grid, GM row blocks of tiles per group);
 //   fp8 e4m3: C (bf16) = A ([M, K]) @ B^T with B stored [N, K] (K-major, as wgmma needs fp8 operands;
 //   torch._scaled_mm's layout);
 //   tf32: C (f32) = A ([M, K], f32) @ B^T with B stored [N, K], f32 operands read as tf32 (dot's default precision);
@@ -63,6 +64,23 @@ auto gemm_bf16_persistent() {
   });
 }
 
+/// The bf16 GEMM as Triton's tutorial orders its tiles: a 1-D grid, program pid computing the tiles of GM row blocks
+/// column by column, so that the programs running at once share the columns of B and the rows of A in L2.
+auto gemm_bf16_grouped() {
+  return tilejit::kernel("gemm_bf16_grouped", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<bf16, 2> c, Meta<"BM"> BM,
+                                                  Meta<"BN"> BN, Meta<"BK"> BK, Meta<"GM"> GM) {
+    auto pid = program_id(0);
+    auto tiles_m = (a.size(0).to<i32>() + BM - 1) / BM, tiles_n = (b.size(1).to<i32>() + BN - 1) / BN;
+    auto first = pid / (GM * tiles_n) * GM;     // the group's first row block
+    auto group = minimum(tiles_m - first, GM);  // the last group may be smaller
+    auto m = (first + pid % group) * BM, n = pid % (GM * tiles_n) / group * BN;
+    auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
+      return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {k, n}, {BK, BN}), acc);
+    });
+    descriptor_store(c, {m, n}, acc.to<bf16>());
+  });
+}
+
 auto gemm_e4m3() {
   return tilejit::kernel("gemm_e4m3", [](Tensor<f8e4m3, 2> a, Tensor<f8e4m3, 2> b, Tensor<bf16, 2> c, Meta<"BM"> BM,
                                           Meta<"BN"> BN, Meta<"BK"> BK) {
@@ -98,7 +116,7 @@ Config ws(int64_t bm, int64_t bn, int64_t bk, int warps, int stages) { return cf
 /// Runs every configuration on one shape, prints its TFLOP/s, checks the best one. `b_nk`: B is stored [N, K].
 template <class H, class T, class OutH, class OutT, class K>
 bool run_shape(const char* dtype, const K& gemm, int64_t M, int64_t N, int64_t Kd, bool b_nk, const std::vector<Config>& configs,
-               bool persistent = false) {
+               bool persistent = false, bool one_d = false) {
   std::vector<H> ha(static_cast<size_t>(M * Kd)), hb(static_cast<size_t>(Kd * N));
   uint32_t state = 777;
   auto next = [&] {
@@ -122,6 +140,7 @@ bool run_shape(const char* dtype, const K& gemm, int64_t M, int64_t N, int64_t K
   auto grid_of = [&](const Config& c) {
     const int64_t tm = (M + c.get("BM") - 1) / c.get("BM"), tn = (N + c.get("BN") - 1) / c.get("BN");
     if (persistent) return dim3(static_cast<uint32_t>(std::min<int64_t>(tm * tn, int64_t{sms} * std::max(1, c.programs_per_sm()))));
+    if (one_d) return dim3(static_cast<uint32_t>(tm * tn));
     return dim3(static_cast<uint32_t>(tm), static_cast<uint32_t>(tn));
   };
   const auto [best_i, best] = bench::sweep(configs, flops, head, [&](const Config& c) { gemm.launch(nullptr, grid_of(c), c, A, B, C); });
@@ -155,13 +174,13 @@ bool run_shape(const char* dtype, const K& gemm, int64_t M, int64_t N, int64_t K
 
 int main(int argc, char** argv) {
   if (argc != 1 && argc != 2 && argc != 5 && argc != 10 && argc != 11 && argc != 12) {
-    std::fprintf(stderr, "usage: bench_gemm [bf16|bf16_persistent|e4m3|tf32|tf32_kn [M N K [BM BN BK num_warps num_stages [warp_specialize "
+    std::fprintf(stderr, "usage: bench_gemm [bf16|bf16_persistent|bf16_grouped|e4m3|tf32|tf32_kn [M N K [BM BN BK num_warps num_stages [warp_specialize "
                          "[programs_per_sm]]]]]\n");
     return 2;
   }
   const std::string only = argc > 1 ? argv[1] : "";
-  if (!only.empty() && only != "bf16" && only != "bf16_persistent" && only != "e4m3" && only != "tf32" && only != "tf32_kn") {
-    std::fprintf(stderr, "bench_gemm: unknown type '%s' (bf16, bf16_persistent, e4m3, tf32 or tf32_kn)\n", only.c_str());
+  if (!only.empty() && only != "bf16" && only != "bf16_persistent" && only != "bf16_grouped" && only != "e4m3" && only != "tf32" && only != "tf32_kn") {
+    std::fprintf(stderr, "bench_gemm: unknown type '%s' (bf16, bf16_persistent, bf16_grouped, e4m3, tf32 or tf32_kn)\n", only.c_str());
     return 2;
   }
   std::vector<int64_t> arg;
@@ -215,6 +234,22 @@ int main(int argc, char** argv) {
                 cfg(128, 256, 64, 8, 3), cfg(128, 256, 32, 8, 6), ws(128, 128, 64, 8, 4), ws(128, 128, 64, 4, 3).programs_per_sm(2)},
                [&](int64_t M, int64_t N, int64_t K, const std::vector<Config>& c) {
                  return run_shape<tilejit::bfloat16, bf16, tilejit::bfloat16, bf16>("bf16_persistent", k, M, N, K, false, c, true);
+               });
+  }
+  if (only.empty() || only == "bf16_grouped") {
+    const auto k = gemm_bf16_grouped();
+    const auto g = [](Config c, int64_t gm) { return c.set("GM", gm); };
+    // The tutorial GEMM's default (tiles only) at several group heights, then the best tiles; 32 row blocks of 128 at
+    // 4096 is the 2-D grid's order (bf16 above).
+    ok &= pick({{4096, 4096, 4096}, {8192, 8192, 8192}},
+               {g(cfg(128, 128, 64, 4, 0), 4), g(cfg(128, 128, 64, 4, 0), 8), g(cfg(128, 128, 64, 4, 0), 16),
+                g(cfg(128, 128, 64, 4, 0).cluster(2, 1), 8), g(ws(128, 128, 64, 4, 0).cluster(2, 1), 8), g(cfg(128, 128, 64, 8, 4), 8),
+                g(cfg(128, 256, 64, 8, 3), 8), g(cfg(128, 256, 64, 8, 3), 16), g(ws(128, 256, 64, 8, 4), 8),
+                g(ws(128, 256, 64, 8, 4).cluster(2, 1), 8)},
+               [&](int64_t M, int64_t N, int64_t K, std::vector<Config> c) {
+                 for (Config& x : c)
+                   if (!x.has("GM")) x.set("GM", 8);  // a configuration from the command line
+                 return run_shape<tilejit::bfloat16, bf16, tilejit::bfloat16, bf16>("bf16_grouped", k, M, N, K, false, c, false, true);
                });
   }
   if (only.empty() || only == "e4m3") {

@@ -283,39 +283,28 @@ TEST_CASE("dots with M below 64 compile on wgmma without spills or serialized wg
 
 TEST_CASE("attention and a fused MLP with 16- and 32-row blocks (operand a in registers, padded to m64) compile on wgmma without spills") {
   // Both products pad to one m64 instruction: S = Q K^T reads Q's tile 64 rows deep, P V reads P from registers whose
-  // padding rows come from S's.
-  const auto attention = tilejit::samples::attention_kernel();
+  // padding rows come from S's (the MLP's gelu(x w1) likewise).
   int compiled = 0;
-  for (int64_t bm : {16, 32})
-    for (int64_t d : {64, 128})
-      for (const bool roles : {false, true}) {
-        const tilejit::Config c = tilejit::Config({{"BM", bm}, {"BN", 64}, {"D", d}}, 4, 3).warp_specialize(roles);
-        INFO(c.str());
-        const auto gen = tilejit::codegen::generate(*attention.trace(c));
-        for (const auto& n : gen.notes) CHECK(n.text.find("CUDA cores") == std::string::npos);  // both dots on wgmma
-        CHECK(gen.source.find("(M = " + std::to_string(bm) + ": rows " + std::to_string(bm) + "-63 of the instruction are padding)") !=
-              std::string::npos);
-        const CompiledBinary bin = compile_cuda(gen, "attention_skinny");
-        MESSAGE(c.str() << ": " << bin.registers << " registers, " << bin.compile_ms << " ms");
-        CHECK(bin.spill_stores == 0);
-        CHECK(bin.spill_loads == 0);
-        CHECK_FALSE(bin.wgmma_serialized);
-        ++compiled;
-      }
-  // A fused MLP: gelu(x w1) in registers as the second product's a, at 16 and 32 token rows.
+  const auto check = [&](const auto& kernel, const tilejit::Config& c, int64_t bm, const char* name) {
+    INFO(c.str());
+    const auto gen = tilejit::codegen::generate(*kernel.trace(c));
+    for (const auto& n : gen.notes) CHECK(n.text.find("CUDA cores") == std::string::npos);  // both dots on wgmma
+    CHECK(gen.source.find("(M = " + std::to_string(bm) + ": rows " + std::to_string(bm) + "-63 of the instruction are padding)") !=
+          std::string::npos);
+    const CompiledBinary bin = compile_cuda(gen, name);
+    MESSAGE(c.str() << ": " << bin.registers << " registers, " << bin.compile_ms << " ms");
+    CHECK(bin.spill_stores == 0);
+    CHECK(bin.spill_loads == 0);
+    CHECK_FALSE(bin.wgmma_serialized);
+    ++compiled;
+  };
+  const auto attention = tilejit::samples::attention_kernel();
   const auto mlp = tilejit::samples::fused_mlp_kernel();
   for (int64_t bm : {16, 32})
     for (const bool roles : {false, true}) {
-      const tilejit::Config c = tilejit::Config({{"BM", bm}, {"BH", 64}, {"D", 128}}, 4, 2).warp_specialize(roles);
-      INFO(c.str());
-      const auto gen = tilejit::codegen::generate(*mlp.trace(c));
-      for (const auto& n : gen.notes) CHECK(n.text.find("CUDA cores") == std::string::npos);
-      const CompiledBinary bin = compile_cuda(gen, "fused_mlp_skinny");
-      MESSAGE(c.str() << ": " << bin.registers << " registers, " << bin.compile_ms << " ms");
-      CHECK(bin.spill_stores == 0);
-      CHECK(bin.spill_loads == 0);
-      CHECK_FALSE(bin.wgmma_serialized);
-      ++compiled;
+      for (int64_t d : {64, 128})
+        check(attention, tilejit::Config({{"BM", bm}, {"BN", 64}, {"D", d}}, 4, 3).warp_specialize(roles), bm, "attention_skinny");
+      check(mlp, tilejit::Config({{"BM", bm}, {"BH", 64}, {"D", 128}}, 4, 2).warp_specialize(roles), bm, "fused_mlp_skinny");
     }
   CHECK(compiled == 12);
 }
