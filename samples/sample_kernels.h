@@ -403,7 +403,8 @@ inline auto swiglu_two_products_kernel() {
 /// A fused two-layer MLP: y = gelu(x w1) w2 for a block of BM token rows, over the hidden width in blocks of BH.
 /// x and y are [M, D], w1 [D, H], w2 [H, D]. The hidden block never leaves the SM: the first product's
 /// accumulator, through GELU and bf16, is the second product's operand a, read by wgmma from registers (at BM
-/// below 64 too: rows past BM pad both products' one m64 instruction). D is the whole model width (64-256).
+/// below 64 too: rows past BM pad both products' one m64 instruction). The model width D is one tile (at most
+/// 256, the instruction's N; the tests run D = 128).
 inline auto fused_mlp_kernel() {
   return tilejit::kernel("fused_mlp", [](Tensor<bf16, 2> x, Tensor<bf16, 2> w1, Tensor<bf16, 2> w2, Tensor<bf16, 2> y,
                                           Meta<"BM"> BM, Meta<"BH"> BH, Meta<"D"> D) {

@@ -90,6 +90,19 @@ std::string name(const char* what, int64_t M, int64_t N, int64_t K, Tiles t) {
          " stages " + std::to_string(t.stages);
 }
 
+/// Sample 09's GEMM with a bias row and a GELU epilogue (bf16 out) on M x N x K, against the interpreter.
+void check_bias_gelu(int64_t M, int64_t N, int64_t K, const Config& config, uint32_t seed) {
+  auto kern = tilejit::samples::matmul_bias_gelu_kernel();
+  Twin<bf16, 2> a({M, K}), b({K, N}), c({M, N});
+  Twin<bf16, 1> bias({N});
+  a.randomize(seed, -1, 1);
+  b.randomize(seed + 1, -1, 1);
+  bias.randomize(seed + 2, -1, 1);
+  c.fill_byte(0);
+  run_both(kern, tilejit::dim3(static_cast<uint32_t>(cdiv(M, config.get("BM"))), static_cast<uint32_t>(N / config.get("BN"))), config,
+           2e-2, a, b, bias, c);
+}
+
 /// samples::fused_mlp_kernel on M token rows, hidden width H, model width D, against the interpreter.
 void check_fused_mlp(int64_t M, int64_t H, int64_t D, const Config& config, uint32_t seed) {
   auto kern = tilejit::samples::fused_mlp_kernel();
@@ -194,16 +207,7 @@ TEST_CASE("gpu: wgmma dots match the interpreter") {
   // Sample 09's GEMM with a bias row (loaded before the K loop, awaited after it) and a GELU epilogue, bf16 out.
   for (const Tiles& t : {Tiles{128, 128, 64, 8, 3}, Tiles{64, 128, 64, 4, 2}}) {
     SUBCASE(name("bias + GELU epilogue", 256, 256, 256, t).c_str()) {
-      const int64_t M = 256, N = 256, K = 256;
-      auto kern = tilejit::samples::matmul_bias_gelu_kernel();
-      Twin<bf16, 2> a({M, K}), b({K, N}), c({M, N});
-      Twin<bf16, 1> bias({N});
-      a.randomize(41, -1, 1);
-      b.randomize(42, -1, 1);
-      bias.randomize(43, -1, 1);
-      c.fill_byte(0);
-      run_both(kern, tilejit::dim3(static_cast<uint32_t>(M / t.bm), static_cast<uint32_t>(N / t.bn)),
-               Config{{"BM", t.bm}, {"BN", t.bn}, {"BK", t.bk}}.num_warps(t.warps).num_stages(t.stages), 2e-2, a, b, bias, c);
+      check_bias_gelu(256, 256, 256, Config{{"BM", t.bm}, {"BN", t.bn}, {"BK", t.bk}}.num_warps(t.warps).num_stages(t.stages), 41);
     }
   }
   for (const Tiles& t : {Tiles{64, 64, 64, 4, 2}, Tiles{128, 128, 128, 8, 3}}) {
@@ -234,16 +238,7 @@ TEST_CASE("gpu: dots with M below 64 (one m64 instruction, its rows past M paddi
   // Sample 09's epilogue (bias row, GELU, bf16), with and without a producer warpgroup.
   for (const bool roles : {false, true}) {
     SUBCASE((std::string("bias + GELU epilogue, 16 x 128 tiles, 4 warps, 4 stages") + (roles ? ", warp roles" : "")).c_str()) {
-      const int64_t M = 40, N = 256, K = 320;
-      auto kern = tilejit::samples::matmul_bias_gelu_kernel();
-      Twin<bf16, 2> a({M, K}), b({K, N}), c({M, N});
-      Twin<bf16, 1> bias({N});
-      a.randomize(51, -1, 1);
-      b.randomize(52, -1, 1);
-      bias.randomize(53, -1, 1);
-      c.fill_byte(0);
-      run_both(kern, tilejit::dim3(static_cast<uint32_t>(cdiv(M, 16)), static_cast<uint32_t>(N / 128)),
-               Config{{"BM", 16}, {"BN", 128}, {"BK", 64}}.num_warps(4).num_stages(4).warp_specialize(roles), 2e-2, a, b, bias, c);
+      check_bias_gelu(40, 256, 320, Config{{"BM", 16}, {"BN", 128}, {"BK", 64}}.num_warps(4).num_stages(4).warp_specialize(roles), 51);
     }
   }
   for (const Tiles& t : {Tiles{16, 128, 64, 4, 3}, Tiles{32, 64, 64, 8, 2}}) {
