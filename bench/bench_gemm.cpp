@@ -15,7 +15,9 @@
 // bench_gemm [bf16|e4m3|tf32|tf32_kn [M N K [BM BN BK num_warps num_stages [warp_specialize [programs_per_sm]]]]]: one
 // type, shape or configuration (under a profiler). num_stages 0 lets tilejit choose; warp_specialize 1 adds the
 // producer warpgroup; programs_per_sm 0 sets no occupancy target.
-// The bf16 sweep includes clusters of two programs (Config::cluster, TMA multicast of the tile both load).
+// The bf16 sweep includes clusters of two programs (Config::cluster, TMA multicast of the tile both load) and persistent
+// programs (Config::persistent, with and without Config::tile_group); BENCH_PERSISTENT=G makes a configuration given on
+// the command line persistent, in groups of G row blocks (0: the launch order).
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -192,10 +194,13 @@ int main(int argc, char** argv) {
   using Shapes = std::vector<std::array<int64_t, 3>>;
   auto pick = [&](Shapes shapes, std::vector<Config> configs, auto&& run) {
     if (arg.size() >= 3) shapes = {{arg[0], arg[1], arg[2]}};
-    if (arg.size() >= 8)
+    if (arg.size() >= 8) {
       configs = {cfg(arg[3], arg[4], arg[5], static_cast<int>(arg[6]), static_cast<int>(arg[7]))
                      .warp_specialize(arg.size() >= 9 && arg[8] != 0)
                      .programs_per_sm(arg.size() >= 10 ? static_cast<int>(arg[9]) : 0)};
+      // BENCH_PERSISTENT=G: the same configuration as persistent programs in groups of G row blocks (0: launch order).
+      if (const char* p = std::getenv("BENCH_PERSISTENT"); p && *p) configs[0].persistent().tile_group(std::atoi(p));
+    }
     bool ok = true;
     for (const auto& s : shapes) ok &= run(s[0], s[1], s[2], configs);
     return ok;
@@ -223,7 +228,12 @@ int main(int argc, char** argv) {
                   cfg(128, 128, 64, 4, 0), cfg(128, 128, 64, 4, 0).cluster(2, 1), cfg(128, 128, 64, 4, 4).cluster(2, 1),
                   cfg(128, 128, 64, 8, 4).cluster(2, 1), cfg(128, 256, 64, 8, 3).cluster(2, 1), cfg(128, 256, 64, 8, 3).cluster(1, 2),
                   ws(128, 256, 64, 8, 4).cluster(2, 1), ws(128, 128, 64, 4, 4).cluster(2, 1), ws(128, 128, 64, 4, 0).cluster(2, 1),
-                  ws(128, 128, 64, 4, 6).cluster(2, 1)},
+                  ws(128, 128, 64, 4, 6).cluster(2, 1),
+                  // Persistent programs (Config::persistent: the same lambda, one program per SM walking the tiles, a
+                  // producer warpgroup added to the loop nest), in the launch order and in groups of 8 row blocks.
+                  cfg(128, 256, 64, 8, 3).persistent(), cfg(128, 256, 64, 8, 3).persistent().tile_group(8),
+                  cfg(128, 128, 64, 4, 0).persistent().tile_group(8),
+                  cfg(128, 128, 64, 8, 4).persistent().tile_group(8)},
                  run);
   }
   if (only.empty() || only == "bf16_persistent") {

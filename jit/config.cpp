@@ -120,10 +120,25 @@ Config& Config::producer_registers(int n, std::source_location loc) {
   return *this;
 }
 
+Config& Config::persistent(bool on) {
+  persistent_ = on;
+  return *this;
+}
+
+Config& Config::tile_group(int rows, std::source_location loc) {
+  if (rows < 0 || rows > 65536)
+    throw UserError("tile_group is the number of grid rows (x indices) per group of persistent programs, or 0 for the "
+                    "launch order",
+                    std::to_string(rows), "0 to 65536", loc);
+  tile_group_ = rows;
+  return *this;
+}
+
 std::span<const std::string_view> Config::field_names() {
   static constexpr std::string_view kFields[] = {"num_warps",        "num_stages", "programs_per_sm", "warp_specialize",
                                                  "overlap_products", "pingpong",   "cluster_x",       "cluster_y",
-                                                 "fp_contract",      "producer_registers"};
+                                                 "fp_contract",      "producer_registers", "persistent",
+                                                 "tile_group"};
   return kFields;
 }
 
@@ -135,8 +150,10 @@ bool Config::is_field(std::string_view name) {
 Config& Config::set_field(std::string_view name, int64_t value, std::source_location loc) {
   if (!is_field(name)) return set(name, value, loc);
   // The on/off fields (left to tilejit until set): 0 or 1.
-  if (name == "warp_specialize" || name == "overlap_products" || name == "pingpong" || name == "fp_contract") {
+  if (name == "warp_specialize" || name == "overlap_products" || name == "pingpong" || name == "fp_contract" ||
+      name == "persistent") {
     if (value != 0 && value != 1) throw UserError(std::string(name) + " is 0 or 1", std::to_string(value), "0, 1", loc);
+    if (name == "persistent") return persistent(value == 1);
     if (name == "warp_specialize") return warp_specialize(value == 1);
     if (name == "overlap_products") return overlap_products(value == 1);
     if (name == "fp_contract") return fp_contract(value == 1);
@@ -150,6 +167,7 @@ Config& Config::set_field(std::string_view name, int64_t value, std::source_loca
   if (name == "num_warps") return num_warps(v, loc);
   if (name == "num_stages") return num_stages(v, loc);
   if (name == "producer_registers") return producer_registers(v, loc);
+  if (name == "tile_group") return tile_group(v, loc);
   return programs_per_sm(v, loc);
 }
 
@@ -167,6 +185,8 @@ std::string Config::str() const {
   if (cluster_size() > 1) s += ", cluster=" + std::to_string(cluster_x_) + "x" + std::to_string(cluster_y_);
   if (!fp_contract_) s += ", fp_contract=0";
   if (producer_registers_ > 0) s += ", producer_registers=" + std::to_string(producer_registers_);
+  if (persistent_) s += ", persistent";
+  if (tile_group_ > 0) s += ", tile_group=" + std::to_string(tile_group_);
   return s;
 }
 
@@ -188,6 +208,8 @@ uint64_t Config::hash() const {
   if (cluster_size() > 1) mix(0x434c00 + static_cast<uint64_t>(cluster_x_ * 16 + cluster_y_));
   if (!fp_contract_) mix(0x4643);
   if (producer_registers_ > 0) mix(0x505200 + static_cast<uint64_t>(producer_registers_));
+  if (persistent_) mix(0x505253);
+  if (tile_group_ > 0) mix(0x544700000 + static_cast<uint64_t>(tile_group_));
   return h;
 }
 

@@ -26,6 +26,20 @@ void check_grid(const std::string& kernel, dim3 grid, const std::string& file, u
                     file, line);
 }
 
+void check_persistent(const std::string& kernel, dim3 grid, bool persistent, int tile_group, int cluster_size,
+                      const std::string& file, unsigned line) {
+  if (tile_group > 0 && !persistent)
+    throw UserError("Config::tile_group of kernel '" + kernel + "' orders persistent programs: it needs Config::persistent()",
+                    "tile_group=" + std::to_string(tile_group) + " without persistent", "persistent(), or tile_group 0", file, line);
+  if (!persistent) return;
+  if (cluster_size > 1)
+    throw UserError("kernel '" + kernel + "': persistent programs (Config::persistent) do not run in clusters",
+                    "cluster of " + std::to_string(cluster_size) + " programs", "cluster(1, 1)", file, line);
+  if (grid.count() > kMaxPersistentGridPrograms)
+    throw UserError("the grid of kernel '" + kernel + "' has too many programs for persistent programs (Config::persistent)",
+                    std::to_string(grid.count()) + " programs", std::to_string(kMaxPersistentGridPrograms), file, line);
+}
+
 namespace {
 
 // The name as a C string literal would spell it, so that an error shows exactly what was given.
@@ -109,6 +123,8 @@ std::shared_ptr<const ir::Graph> KernelBase::graph(const Config& config) const {
   g->cluster_y = config.cluster_y();
   g->fp_contract = config.fp_contract();
   g->producer_registers = config.producer_registers();
+  g->persistent = config.persistent_programs();
+  g->tile_group = config.tile_group();
   tracer_(*g, config);
   ir::verify(*g);
   // Contraction changes the results (one rounding less), so it is part of what the kernel means: the

@@ -54,7 +54,8 @@ constexpr auto kStaleTempAge = std::chrono::hours(1);
 constexpr std::string_view kWarps = "num_warps", kStages = "num_stages", kProgramsPerSm = "programs_per_sm",
                            kWarpSpecialize = "warp_specialize", kOverlapProducts = "overlap_products",
                            kPingpong = "pingpong", kClusterX = "cluster_x", kClusterY = "cluster_y",
-                           kFpContract = "fp_contract", kProducerRegisters = "producer_registers";
+                           kFpContract = "fp_contract", kProducerRegisters = "producer_registers",
+                           kPersistent = "persistent", kTileGroup = "tile_group";
 
 Json config_json(const Config& c) {
   Json o = Json::object();
@@ -69,6 +70,8 @@ Json config_json(const Config& c) {
   if (c.warpgroup_pingpong() != Pingpong::automatic) o[std::string(kPingpong)] = c.warpgroup_pingpong() == Pingpong::on ? 1 : 0;
   if (!c.fp_contract()) o[std::string(kFpContract)] = 0;  // absent: contracted
   if (c.producer_registers() > 0) o[std::string(kProducerRegisters)] = c.producer_registers();  // absent: tilejit's
+  if (c.persistent_programs()) o[std::string(kPersistent)] = 1;  // absent: one program per grid program
+  if (c.tile_group() > 0) o[std::string(kTileGroup)] = c.tile_group();  // absent: the launch order
   if (c.cluster_size() > 1) {  // absent: one program per cluster
     o[std::string(kClusterX)] = c.cluster_x();
     o[std::string(kClusterY)] = c.cluster_y();
@@ -200,6 +203,12 @@ bool parse_decision_members(const Json& o, Decision& d, std::string& error) {
       } else if (name == kProducerRegisters) {
         if (!in_range(value, what, 0, 40, v, error)) return false;
         c.producer_registers(static_cast<int>(v));  // UserError for values other than 0, 24, 32, 40
+      } else if (name == kPersistent) {
+        if (!in_range(value, what, 0, 1, v, error)) return false;
+        c.persistent(v == 1);
+      } else if (name == kTileGroup) {
+        if (!in_range(value, what, 0, 65536, v, error)) return false;
+        c.tile_group(static_cast<int>(v));
       } else if (name == kClusterX || name == kClusterY) {
         if (!in_range(value, what, 1, 2, v, error)) return false;
         (name == kClusterX ? cluster_x : cluster_y) = static_cast<int>(v);

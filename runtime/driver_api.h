@@ -42,6 +42,7 @@ namespace tilejit::detail {
   X(cuModuleGetFunction, cuModuleGetFunction, 2000)                \
   X(cuFuncGetAttribute, cuFuncGetAttribute, 2020)                  \
   X(cuFuncSetAttribute, cuFuncSetAttribute, 9000)                  \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor, cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050) \
   X(cuKernelGetAttribute, cuKernelGetAttribute, 12000)             \
   X(cuLaunchKernel, cuLaunchKernel, 4000)                          \
   X(cuLaunchKernelEx, cuLaunchKernelEx, 11060)                     \

@@ -3,6 +3,7 @@
 // the entry's descriptor cache) when no entry matches.
 #include "kernel_entries.h"
 
+#include <algorithm>
 #include <string>
 
 #include "tilejit/error.h"
@@ -50,6 +51,16 @@ Entry& find_or_compile_entry(KernelRuntime& rt, const KernelBase& k, const Confi
                       std::to_string(smem) + " bytes with configuration {" + config.str() + "}", std::to_string(optin) + " bytes",
                       e->graph->kernel_location.file, e->graph->kernel_location.line);
     TILEJIT_CHECK_CU(d.cuFuncSetAttribute(e->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem));
+  }
+  if (e->gen.plan.persistent) {
+    // As many programs as run at once: every SM's share (by occupancy, at most programs_per_sm), at least one each.
+    CUdevice dev;
+    TILEJIT_CHECK_CU(d.cuCtxGetDevice(&dev));
+    int sms = 0, per_sm = 0;
+    TILEJIT_CHECK_CU(d.cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev));
+    TILEJIT_CHECK_CU(d.cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, e->fn, e->gen.plan.threads, static_cast<size_t>(smem)));
+    if (e->graph->min_programs_per_sm > 0) per_sm = std::min(per_sm, e->graph->min_programs_per_sm);
+    e->resident_programs = static_cast<uint32_t>(std::max(1, sms) * std::max(1, per_sm));
   }
   for (const auto& hd : e->gen.plan.descriptors)
     e->desc_loc.push_back(hd.first_use.file.empty() ? e->graph->kernel_location : hd.first_use);

@@ -50,6 +50,7 @@ struct Entry {
   std::vector<size_t> offset;  // byte offset of each parameter slot in the packed buffer
   size_t param_bytes = 0;
   args::GraphFacts arg_facts;  // what the argument checks need of the graph, found once
+  uint32_t resident_programs = 0;  // persistent programs (LaunchPlan::persistent): the programs the GPU holds at once
 };
 
 /// The runtime's state of one kernel object (KernelBase::runtime_state).

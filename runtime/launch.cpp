@@ -6,6 +6,7 @@
 // packs the parameters on the stack and reuses the entry it launched last without taking a lock.
 #include "tilejit/runtime/launch.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -132,6 +133,7 @@ void launch(const KernelBase& kernel, Stream stream, dim3 grid, const Config& co
             const LaunchOptions& options, const std::source_location& where) {
   const args::CallSite at = args::CallSite::of(where);
   check_grid(kernel.name(), grid, at.file, at.line, config.cluster_x(), config.cluster_y());
+  check_persistent(kernel.name(), grid, config.persistent_programs(), config.tile_group(), config.cluster_size(), at.file, at.line);
   if (knobs().interpret || !driver_available()) {
     check_args(*kernel.graph(config), args, at);
     interpret_launch(kernel, stream, grid, config, args, at);
@@ -155,6 +157,8 @@ void launch(const KernelBase& kernel, Stream stream, dim3 grid, const Config& co
   Entry& e = entry_for(kernel, config, std::span<const codegen::Specialization::Bits>(facts, args.size()), ctx, s, args, &at);
   args::check_launch_args(*e.graph, e.arg_facts, args, at, args::Mode{.gpu = true});
   const codegen::LaunchPlan& plan = e.gen.plan;
+  // Persistent programs: as many as the GPU holds at once (or the grid's, when fewer) run the grid's programs.
+  const dim3 launched = plan.persistent ? dim3(static_cast<uint32_t>(std::min<uint64_t>(grid.count(), e.resident_programs)), 1, 1) : grid;
 
   // The parameters, packed in one aligned buffer (on the stack unless the kernel has unusually
   // many); params[k] points at slot k.
@@ -176,7 +180,7 @@ void launch(const KernelBase& kernel, Stream stream, dim3 grid, const Config& co
 
   CUdeviceptr workspace_ptr = 0;
   if (plan.workspace_bytes_per_program > 0) {
-    const size_t need = static_cast<size_t>(plan.workspace_bytes_per_program) * grid.count();
+    const size_t need = static_cast<size_t>(plan.workspace_bytes_per_program) * launched.count();
     if (options.workspace) {
       if (options.workspace_bytes < need)
         throw UserError("the workspace given to kernel '" + kernel.name() + "' is too small", std::to_string(options.workspace_bytes) + " bytes",
@@ -218,9 +222,15 @@ void launch(const KernelBase& kernel, Stream stream, dim3 grid, const Config& co
         break;
       }
       case codegen::ArgSlot::Workspace: std::memcpy(dst, &workspace_ptr, 8); break;
+      case codegen::ArgSlot::TileGrid: {
+        const uint32_t extents[3] = {grid.x, grid.y, grid.z};
+        const auto extent = static_cast<int32_t>(extents[slot.index]);
+        std::memcpy(dst, &extent, 4);
+        break;
+      }
     }
   }
-  TILEJIT_CHECK_CU(d.cuLaunchKernel(e.fn, grid.x, grid.y, grid.z, static_cast<unsigned>(plan.threads), 1, 1,
+  TILEJIT_CHECK_CU(d.cuLaunchKernel(e.fn, launched.x, launched.y, launched.z, static_cast<unsigned>(plan.threads), 1, 1,
                                     static_cast<unsigned>(plan.shared_bytes), s, params, nullptr));
 }
 

@@ -31,7 +31,13 @@ std::string Emitter::header() const {
        (g_.pingpong == Pingpong::on ? ", pingpong" : g_.pingpong == Pingpong::off ? ", pingpong=0" : "") +
        (L_.cluster.size() > 1 ? ", cluster=" + str(L_.cluster.x) + "x" + str(L_.cluster.y) : std::string()) +
        (g_.fp_contract ? "" : ", fp_contract=0") +
-       (g_.producer_registers > 0 ? ", producer_registers=" + str(g_.producer_registers) : std::string()) + "\n";
+       (g_.producer_registers > 0 ? ", producer_registers=" + str(g_.producer_registers) : std::string()) +
+       (g_.persistent ? ", persistent" : "") + (g_.tile_group > 0 ? ", tile_group=" + str(g_.tile_group) : std::string()) + "\n";
+  if (g_.persistent)
+    h += "//   persistent programs: min(grid programs, SMs x programs per SM) programs, each running the grid's programs " +
+         std::string("p, p + programs, ... in ") +
+         (g_.tile_group > 0 ? "groups of " + str(g_.tile_group) + " x indices (Triton's grouped order)" : std::string("the launch order")) +
+         "; the grid's extents are parameters tj_grid_x/y/z\n";
   h += "//   threads: " + str(L_.roles.on() ? L_.roles.threads() : threads_) + ", dynamic shared memory: " + str(L_.smem.total_bytes) +
        " bytes, workspace: " + str(L_.args.plan.workspace_bytes_per_program) + " bytes per program\n";
   std::string d = passes::describe(L_);
@@ -100,6 +106,7 @@ std::string Emitter::signature() const {
       case ArgSlot::HostDesc: p = "const __grid_constant__ tj::TensorMap " + n; break;
       case ArgSlot::DescArray: p = "const tj::TensorMap* __restrict__ " + n; break;
       case ArgSlot::Workspace: p = "unsigned char* " + n; break;
+      case ArgSlot::TileGrid: p = "int " + n; break;
     }
     s += "\n    " + p + (k + 1 < slots.size() ? "," : "");
   }
@@ -233,6 +240,12 @@ void Emitter::emit_node(NodeId id) {
       line("const " + decl(id) + " = static_cast<int>(" + (n.op == Op::ProgramId ? "blockIdx." : "gridDim.") +
                axes[ir::attrs<ir::AxisAttrs>(g_, id).axis] + ");",
            id);
+      break;
+    }
+    case Op::TileGrid: {
+      const int slot = L_.args.tile_grid_slot[ir::attrs<ir::AxisAttrs>(g_, id).axis];
+      check_internal(slot >= 0, "emitter: tile_grid without its parameter");
+      name_[static_cast<size_t>(id)] = L_.args.names[static_cast<size_t>(slot)];
       break;
     }
     case Op::Arange: {

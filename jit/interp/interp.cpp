@@ -45,11 +45,12 @@ struct IfInfo {
 
 class Machine {
  public:
-  Machine(const ir::Graph& g, dim3 grid, std::span<const KernelArg> args)
-      : g_(g), grid_(grid), args_(args), vals_(g.size()), tens_(g.size()), aux_(g.size(), -1), invariant_(g.size(), 0) {}
+  Machine(const ir::Graph& g, dim3 grid, std::span<const KernelArg> args, dim3 tile_grid)
+      : g_(g), grid_(grid), tile_grid_(tile_grid), args_(args), vals_(g.size()), tens_(g.size()), aux_(g.size(), -1), invariant_(g.size(), 0) {}
 
   void run(const args::CallSite& at) {
     check_grid(g_.kernel_name, grid_, at.file, at.line, g_.cluster_x, g_.cluster_y);
+    check_persistent(g_.kernel_name, grid_, g_.persistent, g_.tile_group, g_.cluster_x * g_.cluster_y, at.file, at.line);
     args::check_launch_args(g_, args_, at, args::Mode{});
     prepare();
     snapshot_written();
@@ -191,7 +192,7 @@ class Machine {
         // Nothing to check or prepare.
         TILEJIT_ELEMENTWISE_OPS(TILEJIT_CASE) TILEJIT_MOVEMENT_OPS(TILEJIT_CASE) TILEJIT_SCHEDULE_OPS(TILEJIT_CASE)
         case Op::ParamTensor: case Op::ParamTensorArray: case Op::ParamScalar: case Op::Const:
-        case Op::ProgramId: case Op::NumPrograms: case Op::Arange: case Op::ReduceSum: case Op::ReduceMax:
+        case Op::ProgramId: case Op::NumPrograms: case Op::TileGrid: case Op::Arange: case Op::ReduceSum: case Op::ReduceMax:
         case Op::ReduceMin: case Op::ArgMax: case Op::CombineArg: case Op::ReduceResult: case Op::Dot:
         case Op::LoopIndex: case Op::LoopArg: case Op::LoopResult: case Op::IfResult: case Op::Yield:
           break;
@@ -301,9 +302,11 @@ class Machine {
         }
         return;
       case Op::ProgramId:
-      case Op::NumPrograms: {
+      case Op::NumPrograms:
+      case Op::TileGrid: {
         const auto axis = static_cast<size_t>(ir::attrs<ir::AxisAttrs>(g_, id).axis);
-        const uint32_t dims[3] = {grid_.x, grid_.y, grid_.z};
+        const dim3 d = n.op == Op::TileGrid ? tile_grid_ : grid_;
+        const uint32_t dims[3] = {d.x, d.y, d.z};
         out.reset(n.dtype, n.shape);
         out.i[0] = wrap(n.dtype, n.op == Op::ProgramId ? pid_[axis] : dims[axis]);
         return;
@@ -508,6 +511,7 @@ class Machine {
 
   const ir::Graph& g_;
   dim3 grid_;
+  dim3 tile_grid_;  // TileGrid's values
   std::span<const KernelArg> args_;
   std::vector<Block> vals_;
   std::vector<TensorValue> tens_;
@@ -528,8 +532,9 @@ class Machine {
 
 }  // namespace
 
-void run(const ir::Graph& g, dim3 grid, std::span<const KernelArg> args, const args::CallSite* call_site) {
-  Machine m(g, grid, args);
+void run(const ir::Graph& g, dim3 grid, std::span<const KernelArg> args, const args::CallSite* call_site,
+         const dim3* tile_grid) {
+  Machine m(g, grid, args, tile_grid ? *tile_grid : grid);
   m.run(call_site ? *call_site : args::CallSite::of(g.kernel_location));
 }
 

@@ -91,7 +91,7 @@ Needs collect_needs(const ir::Graph& g, const TmaPlan& tma, bool checked) {
       TILEJIT_ELEMENTWISE_OPS(TILEJIT_CASE) TILEJIT_MOVEMENT_OPS(TILEJIT_CASE) TILEJIT_REDUCTION_OPS(TILEJIT_CASE)
       TILEJIT_TMA_OPS(TILEJIT_CASE) TILEJIT_CONTROL_OPS(TILEJIT_CASE) TILEJIT_SCHEDULE_OPS(TILEJIT_CASE)
       case Op::ParamTensor: case Op::ParamTensorArray: case Op::ArrayElem: case Op::MergeView:
-      case Op::Const: case Op::ProgramId: case Op::NumPrograms: case Op::Arange: case Op::Dot:
+      case Op::Const: case Op::ProgramId: case Op::NumPrograms: case Op::TileGrid: case Op::Arange: case Op::Dot:
         break;
     }
   }
@@ -163,6 +163,15 @@ ArgumentPlan plan_arguments(const ir::Graph& g, const TmaPlan& tma, const SmemPl
     }
   }
   if (tma.num_device > 0) ap.workspace_slot = add(ArgSlot{ArgSlot::Workspace, -1, 0, 8, 8}, "workspace");
+  // The launch grid's extents that persistent programs read (passes::persistent_programs).
+  bool tile_axis[3] = {false, false, false};
+  for (size_t i = 0; i < g.size(); ++i)
+    if (g.node(static_cast<NodeId>(i)).op == Op::TileGrid) tile_axis[ir::attrs<ir::AxisAttrs>(g, static_cast<NodeId>(i)).axis] = true;
+  static const char* const kAxes[] = {"x", "y", "z"};
+  for (int a = 0; a < 3; ++a)
+    if (tile_axis[a]) ap.tile_grid_slot[a] = add(ArgSlot{ArgSlot::TileGrid, -1, a, 4, 4}, std::string("tj_grid_") + kAxes[a]);
+  plan.persistent = g.persistent;
+  plan.programs_per_sm = std::max(1, g.min_programs_per_sm);
   plan.threads = threads;
   plan.shared_bytes = smem.total_bytes;
   plan.device_descriptors = tma.num_device;

@@ -189,7 +189,7 @@ std::vector<AxisInfo> analyze_axes(const ir::Graph& g, const GraphInfo& info, co
       // Nothing known: every element its own run, divisible by 1 (AxisInfo's defaults).
       TILEJIT_TENSOR_OPS(TILEJIT_CASE) TILEJIT_REDUCTION_OPS(TILEJIT_CASE) TILEJIT_MEMORY_OPS(TILEJIT_CASE)
       TILEJIT_TMA_OPS(TILEJIT_CASE) TILEJIT_SCHEDULE_OPS(TILEJIT_CASE)
-      case Op::ParamScalar: case Op::ProgramId: case Op::NumPrograms: case Op::Permute: case Op::Div:
+      case Op::ParamScalar: case Op::ProgramId: case Op::NumPrograms: case Op::TileGrid: case Op::Permute: case Op::Div:
       case Op::Rem: case Op::Min: case Op::Max: case Op::Neg: case Op::Abs: case Op::Exp: case Op::Exp2:
       case Op::Log: case Op::Log2: case Op::Sqrt: case Op::Rsqrt: case Op::Sin: case Op::Cos: case Op::Tanh:
       case Op::Sigmoid: case Op::Erf: case Op::Where: case Op::Fma: case Op::Dot: case Op::For: case Op::LoopArg:

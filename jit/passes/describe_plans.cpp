@@ -56,6 +56,8 @@ std::string slot_text(const Lowered& l, const codegen::ArgSlot& s) {
     case codegen::ArgSlot::Workspace:
       return "workspace for device-built descriptors, " +
              std::to_string(l.args.plan.workspace_bytes_per_program) + " bytes per program";
+    case codegen::ArgSlot::TileGrid:
+      return std::string("the launch grid's extent along ") + "xyz"[s.index] + ", which the persistent programs run";
   }
   return "?";
 }

@@ -82,6 +82,8 @@ std::string stage_plan(const Lowered& l) {
 constexpr LoweringStep kSteps[] = {
     {"canonicalize", "folds casts to the same type, identity reshapes and permutes, integer constants, x + dot(a, b) into the dot", true,
      [](Lowered& l, const Options&) { l.graph = canonicalize(l.graph); }, nullptr},
+    {"persistent_programs", "Config::persistent: the kernel body in a loop over the launch grid's programs", true,
+     [](Lowered& l, const Options&) { l.graph = persistent_programs(l.graph); }, nullptr},
     {"hoist_invariants", "moves loop-invariant scalars and views before their loop", true,
      [](Lowered& l, const Options&) { l.graph = hoist_invariants(l.graph); }, nullptr},
     {"early_views", "moves views made after a loop from values defined before it in front of the loop", true,

@@ -22,6 +22,8 @@ Rewriter::Rewriter(const ir::Graph& src) : src_(src), map_(src.size(), ir::kNoNo
   dst_.cluster_y = src.cluster_y;
   dst_.fp_contract = src.fp_contract;
   dst_.producer_registers = src.producer_registers;
+  dst_.persistent = src.persistent;
+  dst_.tile_group = src.tile_group;
 }
 
 NodeId Rewriter::map(NodeId old) const {

@@ -36,7 +36,7 @@ bool producer_can_compute(ir::Op op) {
     // Kernel parameters, tensor views and uniform scalars.
     case Op::ParamTensor: case Op::ParamTensorArray: case Op::ArrayElem: case Op::MergeView: case Op::MakeView:
     case Op::ParamScalar: case Op::TensorSize: case Op::TensorStride: case Op::Const: case Op::ProgramId:
-    case Op::NumPrograms:
+    case Op::NumPrograms: case Op::TileGrid:
     // Scalar arithmetic, comparisons and selection.
     TILEJIT_BINARY_OPS(TILEJIT_CASE) TILEJIT_COMPARE_OPS(TILEJIT_CASE)
     case Op::Cast: case Op::Neg: case Op::Not: case Op::Abs: case Op::Where:

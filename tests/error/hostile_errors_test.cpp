@@ -344,3 +344,37 @@ TEST_CASE("a clustered configuration: extents 1 or 2, at most two programs, and 
   CHECK(out[31] == 1.0f);
   CHECK(out[32] == 0.0f);
 }
+
+TEST_CASE("persistent programs: tile_group 0 to 65536 and only with persistent(), no clusters, and the same results") {
+  const auto bad_group = [](int rows) {
+    return catch_user_error([&] {
+      bad_line = __LINE__; (void)Config{{"B", 16}}.persistent().tile_group(rows);
+    });
+  };
+  check_user_error(bad_group(-1), {"tile_group is the number of grid rows (x indices) per group of persistent programs", "-1", "0 to 65536"},
+                   kFile);
+  check_user_error(bad_group(65537), {"tile_group", "65537", "0 to 65536"}, kFile);
+  CHECK(Config{{"B", 16}}.persistent().tile_group(8).str() == "B=16, num_warps=4, num_stages=auto, persistent, tile_group=8");
+  CHECK(Config{{"B", 16}}.set_field("persistent", 1) == Config{{"B", 16}}.persistent());
+  CHECK(Config{{"B", 16}}.set_field("tile_group", 4).tile_group() == 4);
+  CHECK(Config{{"B", 16}}.persistent().hash() != Config{{"B", 16}}.hash());
+  CHECK(Config{{"B", 16}}.persistent().tile_group(2).hash() != Config{{"B", 16}}.persistent().hash());
+  CHECK_THROWS_AS((Config{{"B", 16}}.set_field("persistent", 2)), tilejit::UserError);
+
+  auto k = tilejit::kernel("persistent_grid", [](Tensor<f32, 1> y, Meta<"B"> B) {
+    store(y, (program_id(1) * num_programs(0) + program_id(0)) * B + arange(0, B), full<f32>({B}, 1.0f) + program_id(1).to<f32>());
+  });
+  std::vector<float> out(96, 0.0f);
+  const TensorView<f32, 1> Y(out.data(), {96});
+  // Refused before any program runs, naming the caller's line: tile_group without persistent, and clusters.
+  auto e = catch_user_error([&] { bad_line = __LINE__; k.interpret(tilejit::dim3(3, 2), Config{{"B", 16}}.tile_group(2), Y); });
+  check_user_error(e, {"Config::tile_group of kernel 'persistent_grid' orders persistent programs: it needs Config::persistent()",
+                       "tile_group=2 without persistent", "persistent(), or tile_group 0"}, kFile);
+  e = catch_user_error([&] { bad_line = __LINE__; k.interpret(tilejit::dim3(4, 2), Config{{"B", 16}}.persistent().cluster(2, 1), Y); });
+  check_user_error(e, {"kernel 'persistent_grid': persistent programs (Config::persistent) do not run in clusters", "cluster of 2 programs",
+                       "cluster(1, 1)"}, kFile);
+  for (float v : out) CHECK(v == 0.0f);
+  // The interpreter runs the kernel as traced: the grid's programs, each once.
+  k.interpret(tilejit::dim3(3, 2), Config{{"B", 16}}.persistent().tile_group(2), Y);
+  for (int i = 0; i < 96; ++i) CHECK(out[static_cast<size_t>(i)] == (i < 48 ? 1.0f : 2.0f));
+}

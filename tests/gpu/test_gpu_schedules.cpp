@@ -1,4 +1,5 @@
-// Schedules users write around products, against the interpreter: a persistent GEMM (a tile loop around a
+// Schedules users write around products, against the interpreter: the tutorial GEMM made persistent by its
+// configuration, a persistent GEMM (a tile loop around a
 // pipelined K loop) at 1-6 stages with K-step counts of every residue and grids smaller and larger than the tile
 // count, a persistent jagged GEMM whose views are rebuilt per tile, a fused SwiGLU (one product split into two halves by reshape, where and sum), SwiGLU with two products
 // per K step kept in flight together, an accumulator scaled in place before each product, and loops without
@@ -51,6 +52,39 @@ TEST_CASE("gpu: a persistent GEMM matches the interpreter at every stage count a
       c.fill_byte(0);
       run_both(kern, tilejit::dim3(3), Config{{"BM", 128}, {"BN", 128}, {"BK", 64}}.num_warps(8).num_stages(stages).warp_specialize(false), 1e-4, a, b,
                c);
+    }
+  }
+}
+
+TEST_CASE("gpu: the tutorial GEMM made persistent by its configuration (Config::persistent) matches the interpreter") {
+  // 256 tiles of 64 x 64 on at most one program per SM (132 on an H100): most programs run two tiles, in the launch
+  // order and in groups of 8 row blocks, with the producer warpgroup tilejit adds to the loop nest and without it.
+  auto kern = tilejit::kernel("gemm_tutorial_persistent", [](Tensor<bf16, 2> a, Tensor<bf16, 2> b, Tensor<f32, 2> c, Meta<"BM"> BM,
+                                                             Meta<"BN"> BN, Meta<"BK"> BK) {
+    auto m = program_id(0) * BM, n = program_id(1) * BN;
+    auto acc = for_range(0, a.size(1).to<i32>(), BK, zeros<f32>({BM, BN}), [&](Scalar<i32> k, Value<f32, 2> acc) {
+      return dot(descriptor_load(a, {m, k}, {BM, BK}), descriptor_load(b, {k, n}, {BK, BN}), acc);
+    });
+    descriptor_store(c, {m, n}, acc);
+  });
+  const int64_t M = 1024, N = 1024;
+  for (int64_t K : {96, 160}) {  // 3 and 5 K steps
+    for (int stages : {2, 3}) {
+      for (int group : {0, 8}) {
+        for (bool roles : {true, false}) {
+          SUBCASE(("K " + std::to_string(K) + ", " + std::to_string(stages) + " stages, tile_group " + std::to_string(group) +
+                   (roles ? ", roles" : ", no roles")).c_str()) {
+            Twin<bf16, 2> a({M, K}), b({K, N});
+            Twin<f32, 2> c({M, N});
+            a.randomize(61, -1, 1);
+            b.randomize(62, -1, 1);
+            c.fill_byte(0);
+            Config cfg = Config{{"BM", 64}, {"BN", 64}, {"BK", 32}}.num_warps(4).num_stages(stages).programs_per_sm(1).persistent().tile_group(group);
+            if (!roles) cfg.warp_specialize(false);
+            run_both(kern, tilejit::dim3(static_cast<uint32_t>(M / 64), static_cast<uint32_t>(N / 64)), cfg, 1e-4, a, b, c);
+          }
+        }
+      }
     }
   }
 }

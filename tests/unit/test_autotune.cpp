@@ -498,6 +498,22 @@ TEST_CASE("the decision store: round trip, corrupt and foreign files are misses,
     CHECK_FALSE(tilejit::decision_from_json(text, error));
     CHECK(error.find("producer_registers") != std::string::npos);
   }
+  // Persistent programs and their order: absent unless set, read back, part of the identity; a tile_group out of
+  // range in a file is refused.
+  CHECK(tilejit::decision_to_json(d).find("persistent") == std::string::npos);
+  {
+    tilejit::Decision walked = d;
+    walked.config.persistent().tile_group(8);
+    const std::string text = tilejit::decision_to_json(walked);
+    CHECK(text.find("\"persistent\": 1") != std::string::npos);
+    CHECK(text.find("\"tile_group\": 8") != std::string::npos);
+    CHECK(tilejit::decision_from_json(text, error) == walked);
+    CHECK_FALSE(walked.config == d.config);
+    std::string bad = text;
+    bad.replace(bad.find("\"tile_group\": 8"), 16, "\"tile_group\": -3");
+    CHECK_FALSE(tilejit::decision_from_json(bad, error));
+    CHECK(error.find("tile_group") != std::string::npos);
+  }
   // Clusters: absent for one program per cluster, both extents when set, read back.
   CHECK(tilejit::decision_to_json(d).find("cluster_x") == std::string::npos);
   for (const auto [x, y] : {std::pair{2, 1}, std::pair{1, 2}}) {

@@ -95,12 +95,25 @@ class Config {
   /// value). 24 (FlashAttention-3's) gives two consumer warpgroups 240 registers instead of 232, which can keep a
   /// loop that spills at 232 in registers; the producer's code must then fit in 24 (ptxas spills what does not).
   Config& producer_registers(int n, std::source_location loc = std::source_location::current());
+  /// Persistent programs: the kernel is launched with as many programs as fit on the GPU at once (its SMs times
+  /// programs_per_sm, at least one per SM) and each of them runs the programs of the launch's grid in turn
+  /// (program p takes the grid's programs p, p + launched, p + 2 x launched, ...), in the grid's launch order (x
+  /// fastest, then y, then z) or, with tile_group, in groups of x. program_id() and num_programs() keep their
+  /// meaning: the grid's. A pipelined loop of such a kernel lies in the loop over the grid's programs, so it gets a
+  /// producer warpgroup as a persistent kernel does (warp_specialize), which loads the next program's first stages
+  /// while the consumers finish the last one (docs/schedules.md, "Persistent programs"). Not with clusters.
+  Config& persistent(bool on = true);
+  /// The order in which persistent programs walk the grid (Triton's grouped order): groups of `rows` consecutive
+  /// x indices (a GEMM's row blocks), each walked y by y (column by column) with x fastest, so that the programs
+  /// running at once share the tiles of a few rows and columns in L2. 0, the default, is the launch order. Only with
+  /// persistent(). 0 to 65536.
+  Config& tile_group(int rows, std::source_location loc = std::source_location::current());
 
   /// Whether `name` is one of field_names(): a field set by name besides block values (TuneSpace, heuristics,
   /// saved decisions).
   static bool is_field(std::string_view name);
   /// The fields set by name: "num_warps", "num_stages", "programs_per_sm", "warp_specialize", "overlap_products",
-  /// "pingpong", "cluster_x", "cluster_y", "fp_contract", "producer_registers".
+  /// "pingpong", "cluster_x", "cluster_y", "fp_contract", "producer_registers", "persistent", "tile_group".
   static std::span<const std::string_view> field_names();
   /// Sets field `name` (is_field) or, for any other name, the block value (set()).
   Config& set_field(std::string_view name, int64_t value, std::source_location loc = std::source_location::current());
@@ -119,12 +132,14 @@ class Config {
   int cluster_size() const { return cluster_x_ * cluster_y_; }
   bool fp_contract() const { return fp_contract_; }
   int producer_registers() const { return producer_registers_; }
+  bool persistent_programs() const { return persistent_; }
+  int tile_group() const { return tile_group_; }
   const std::vector<std::pair<std::string, int64_t>>& values() const { return values_; }
 
   /// "BM=64, BN=128, num_warps=4, num_stages=auto" (values sorted by name; ", programs_per_sm=N" and
   /// ", warp_specialize" or ", warp_specialize=0", ", overlap_products=0" or ", overlap_products", ", pingpong"
   /// or ", pingpong=0" when set, ", cluster=2x1" for clusters, ", fp_contract=0" without contraction,
-  /// ", producer_registers=N" when set).
+  /// ", producer_registers=N" when set, ", persistent" and ", tile_group=N" when set).
   std::string str() const;
   uint64_t hash() const;
   bool operator==(const Config& o) const = default;
@@ -140,6 +155,8 @@ class Config {
   int cluster_x_ = 1, cluster_y_ = 1;
   bool fp_contract_ = true;
   int producer_registers_ = 0;
+  bool persistent_ = false;
+  int tile_group_ = 0;
 };
 
 }  // namespace tilejit

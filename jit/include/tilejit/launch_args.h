@@ -33,6 +33,16 @@ struct dim3 {
 void check_grid(const std::string& kernel, dim3 grid, const std::string& file, unsigned line, int cluster_x = 1,
                 int cluster_y = 1);
 
+/// The grid programs persistent programs (Config::persistent) run at most: their index is an i32 that steps past
+/// the last one by the number of programs launched.
+inline constexpr uint64_t kMaxPersistentGridPrograms = 0x7fffffffull - 0x10000ull;
+
+/// Throws UserError when a configuration's persistent programs cannot run `grid`: more than
+/// kMaxPersistentGridPrograms programs, clusters (Config::cluster) or tile_group without persistent. Checked by
+/// launch() on the GPU and in the interpreter alike; the error names `file`:`line`.
+void check_persistent(const std::string& kernel, dim3 grid, bool persistent, int tile_group, int cluster_size,
+                      const std::string& file, unsigned line);
+
 /// A parameter that also records the line of the call it is passed to, for calls whose last
 /// parameters are a pack (launch(stream, ...), interpret(grid, ...)) and so cannot end with a
 /// defaulted std::source_location. Converts implicitly from anything convertible to T.

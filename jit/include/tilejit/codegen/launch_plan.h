@@ -52,6 +52,8 @@ struct ArgSlot {
                    ///< TensorArray, encoded on the host                      (index = descriptor)
     Workspace,     ///< void*: 128-byte aligned global memory for device-built descriptors,
                    ///< workspace_bytes_per_program bytes per program
+    TileGrid,      ///< int: the extent of the launch's grid along axis `index`, which persistent programs run
+                   ///< (LaunchPlan::persistent)
   } kind;
   int param = -1;
   int index = 0;
@@ -66,6 +68,10 @@ struct LaunchPlan {
   int shared_bytes = 0;                     ///< dynamic shared memory per program
   int64_t workspace_bytes_per_program = 0;  ///< 0 when no descriptor is built on the device
   int device_descriptors = 0;               ///< descriptors each program builds in its workspace (128 bytes each)
+  /// Config::persistent: the launch starts min(grid programs, SMs x programs_per_sm) programs along x (at least one
+  /// per SM), which run the grid's programs in turn; TileGrid slots carry the grid.
+  bool persistent = false;
+  int programs_per_sm = 1;
 };
 
 }  // namespace tilejit::codegen

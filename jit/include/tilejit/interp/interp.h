@@ -16,7 +16,9 @@ namespace tilejit::interp {
 /// op's source line and the program id. The grid and the arguments are checked before any
 /// program runs (UserErrors located at `call_site`, or at the kernel's definition when null), and
 /// a UserError raised by a program restores the tensors the kernel writes, so a rejected run
-/// leaves them as they were.
-void run(const ir::Graph& g, dim3 grid, std::span<const KernelArg> args, const args::CallSite* call_site = nullptr);
+/// leaves them as they were. `tile_grid` is what TileGrid nodes read (a graph lowered for persistent programs:
+/// passes::persistent_programs); `grid` when null.
+void run(const ir::Graph& g, dim3 grid, std::span<const KernelArg> args, const args::CallSite* call_site = nullptr,
+         const dim3* tile_grid = nullptr);
 
 }  // namespace tilejit::interp

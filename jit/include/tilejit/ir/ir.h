@@ -91,6 +91,8 @@
 //   Const             o: -            i: [bits]  (int64 value, or the bit pattern of a double for floats)
 //   ProgramId         o: -            i: [axis]                              i32 scalar
 //   NumPrograms       o: -            i: [axis]                              i32 scalar
+//   TileGrid          o: -            i: [axis]                              i32 scalar: the launch's grid extent when
+//                                                                           persistent programs run it (num_programs is theirs)
 //   Arange            o: -            i: [start]  shape = [end - start]      i32
 //   Broadcast         o: [x]          i: -        numpy rules, result shape given
 //   Reshape           o: [x]          i: -        same element count, row-major order
@@ -318,6 +320,8 @@ class Graph {
   int cluster_x = 1, cluster_y = 1;  ///< Config::cluster: programs per cluster along x and y (passes::ClusterPlan)
   bool fp_contract = true;  ///< Config::fp_contract: products and sums contracted into fma (passes::contract_fma)
   int producer_registers = 0;  ///< Config::producer_registers: the producer's setmaxnreg target (0: passes::WarpRoles chooses)
+  bool persistent = false;  ///< Config::persistent: the programs of the grid run in a loop of fewer programs (passes::persistent_programs)
+  int tile_group = 0;       ///< Config::tile_group: that loop's order (0: the launch order)
 
   /// Structural hash: equal for graphs built by the same sequence of operations,
   /// independent of source locations and of the process.

@@ -10,7 +10,7 @@
 #define TILEJIT_CASE(Name) case ::tilejit::ir::Op::Name:
 
 #define TILEJIT_TENSOR_OPS(X) X(ParamTensor) X(ParamTensorArray) X(ArrayElem) X(MergeView) X(MakeView)
-#define TILEJIT_LEAF_OPS(X) X(ParamScalar) X(TensorSize) X(TensorStride) X(Const) X(ProgramId) X(NumPrograms) X(Arange)
+#define TILEJIT_LEAF_OPS(X) X(ParamScalar) X(TensorSize) X(TensorStride) X(Const) X(ProgramId) X(NumPrograms) X(TileGrid) X(Arange)
 #define TILEJIT_MOVEMENT_OPS(X) X(Broadcast) X(Reshape) X(Permute) X(ConvertLayout)
 #define TILEJIT_CAST_OPS(X) X(Cast)
 #define TILEJIT_BINARY_OPS(X) X(Add) X(Sub) X(Mul) X(Div) X(Rem) X(Min) X(Max) X(And) X(Or) X(Xor)

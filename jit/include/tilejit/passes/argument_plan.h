@@ -31,6 +31,7 @@ struct ArgumentPlan {
   std::unordered_map<int, int> scalar_slot;  ///< param -> slot
   std::unordered_map<int, int> desc_slot;    ///< Host/Array descriptor index -> slot
   int workspace_slot = -1;
+  int tile_grid_slot[3] = {-1, -1, -1};  ///< axis -> slot of the launch grid's extent (persistent programs)
   /// The slot of tensor parameter `param`'s `field` (of dimension `index`; 0 for the base).
   int find_tensor(int param, TensorField field, int index) const;
 };

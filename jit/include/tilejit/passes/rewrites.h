@@ -1,7 +1,8 @@
 // The graph-rewriting passes that run before any plan is made: each returns a new graph (the input is never
 // modified), and the lowering (lowering.h) runs them as its first steps.
 //
-// canonicalize.cpp, contract_fma.cpp, hoist_invariants.cpp, early_views.cpp and dead_code.cpp define them; prefetch_loads
+// canonicalize.cpp, contract_fma.cpp, persistent_programs.cpp, hoist_invariants.cpp, early_views.cpp and dead_code.cpp
+// define them; prefetch_loads
 // (jit/passes/prefetch_loads.h) and insert_layout_conversions (value_layouts.h) are rewriting steps too.
 #pragma once
 
@@ -19,6 +20,14 @@ ir::Graph canonicalize(const ir::Graph& g);
 /// step: it changes the kernel's results, so KernelBase::graph applies it to the traced graph, which the
 /// interpreter runs too.
 ir::Graph contract_fma(const ir::Graph& g);
+
+/// Config::persistent: the kernel body in a loop over the launch grid's programs, `for (t = program_id(0); t <
+/// tiles; t += num_programs(0))`, which the launch runs on as many programs as the GPU holds at once
+/// (LaunchPlan::persistent). Inside it program_id(a) is the grid program t stands for (in the launch order, or in
+/// Triton's grouped order with Config::tile_group) and num_programs(a) the grid's extent (TileGrid). Kernel
+/// parameters stay outside the loop; every other node moves into it. The graph is returned unchanged when the
+/// configuration does not ask for it.
+ir::Graph persistent_programs(const ir::Graph& g);
 
 /// Moves pure scalar nodes (and tensor views) whose operands are all defined
 /// outside a loop to just before the loop, so that a device-built descriptor

@@ -76,7 +76,8 @@ inline constexpr int kMaxThreadsPerBlock = 1024;
 void check_resources(const KernelBase& kernel, const Config& config,
                      const std::source_location& where = std::source_location::current());
 
-/// Bytes of workspace a launch over `grid` needs (0 when every descriptor is host-encoded).
+/// Bytes of workspace a launch over `grid` needs (0 when every descriptor is host-encoded; persistent programs,
+/// Config::persistent, need this much at most).
 size_t workspace_bytes(const KernelBase& kernel, dim3 grid, const Config& config);
 
 /// The generated CUDA of the kernel for `config` (no GPU needed).
