@@ -274,7 +274,7 @@ TEST_CASE("autotuner misuse names the user's line") {
   heuristic_line = __LINE__; h.heuristic("BN", [](const Config&, const tilejit::TuneArgs&) { return 8; });
   check_user_error(catch_user_error([&] { (void)h.candidates(nullptr, Y); }),
                    {"autotune: a heuristic of kernel 'tuned_sites' sets 'BN', which is not one of its Meta parameters", "BN",
-                    "Meta names: B, num_warps, num_stages, programs_per_sm, warp_specialize, overlap_products, pingpong, cluster_x, cluster_y, fp_contract, producer_registers"}, kFile, heuristic_line);
+                    "Meta names: B, num_warps, num_stages, programs_per_sm, warp_specialize, overlap_products, pingpong, cluster_x, cluster_y, fp_contract, producer_registers, persistent, tile_group"}, kFile, heuristic_line);
 }
 
 TEST_CASE("interpret() refuses what launch() would refuse: shared memory over 227 KiB") {

@@ -86,7 +86,7 @@ size_t index_of(std::string_view step) {
 
 TEST_CASE("lowering steps: the table names every step once, rewriting steps first") {
   const auto steps = passes::lowering_steps();
-  REQUIRE(steps.size() == 18);
+  REQUIRE(steps.size() == 19);
   CHECK(steps.front().name == "canonicalize");
   CHECK(steps.back().name == "plan_barriers");
   bool rewriting = true;
@@ -131,7 +131,7 @@ TEST_CASE(
   } catch (const tilejit::UserError& e) {
     const std::string what = e.what();
     CHECK(contains(what, "'plan_mmma'"));
-    CHECK(contains(what, "canonicalize, hoist_invariants"));
+    CHECK(contains(what, "canonicalize, persistent_programs, hoist_invariants"));
     CHECK(contains(what, "plan_mma, assign_layout"));
     CHECK(contains(what, "lowering_steps_test.cpp:" + std::to_string(line)));
   }
@@ -147,7 +147,7 @@ TEST_CASE("lowering steps: the plan hook sees every plan after its step; the gra
     text += "== " + std::string(step) + "\n" + plan;
   };
   passes::lower(*g, o, [&](std::string_view step, const tilejit::ir::Graph&) { graphs.emplace_back(step); });
-  CHECK(graphs == std::vector<std::string>{"input", "canonicalize", "hoist_invariants", "early_views", "prefetch_loads", "overlap_products",
+  CHECK(graphs == std::vector<std::string>{"input", "canonicalize", "persistent_programs", "hoist_invariants", "early_views", "prefetch_loads", "overlap_products",
                                            "eliminate_dead_code", "plan_tma", "insert_layout_conversions",
                                            "insert_schedule_ops"});
   std::vector<std::string> want;

@@ -387,7 +387,7 @@ TEST_CASE("the lowering dumps the graph after every rewriting pass") {
                            passes.emplace_back(pass);
                            last = tilejit::ir::print(g);
                          });
-  CHECK(passes == std::vector<std::string>{"input", "canonicalize", "hoist_invariants", "early_views", "prefetch_loads", "overlap_products", "eliminate_dead_code",
+  CHECK(passes == std::vector<std::string>{"input", "canonicalize", "persistent_programs", "hoist_invariants", "early_views", "prefetch_loads", "overlap_products", "eliminate_dead_code",
                                             "plan_tma", "insert_layout_conversions", "insert_schedule_ops"});
   CHECK(last.find("tma.load") != std::string::npos);
   // The same hook through codegen::Options.
@@ -395,7 +395,7 @@ TEST_CASE("the lowering dumps the graph after every rewriting pass") {
   tilejit::codegen::Options o;
   o.dump_ir = [&](std::string_view, const tilejit::ir::Graph&) { ++calls; };
   tilejit::codegen::generate(*k.trace(Config{}), o);
-  CHECK(calls == 10);
+  CHECK(calls == 11);
 }
 
 TEST_CASE("canonicalize folds integer constants and no-op shape changes; dead code goes") {
