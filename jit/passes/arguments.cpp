@@ -171,7 +171,6 @@ ArgumentPlan plan_arguments(const ir::Graph& g, const TmaPlan& tma, const SmemPl
   for (int a = 0; a < 3; ++a)
     if (tile_axis[a]) ap.tile_grid_slot[a] = add(ArgSlot{ArgSlot::TileGrid, -1, a, 4, 4}, std::string("tj_grid_") + kAxes[a]);
   plan.persistent = g.persistent;
-  plan.programs_per_sm = std::max(1, g.min_programs_per_sm);
   plan.threads = threads;
   plan.shared_bytes = smem.total_bytes;
   plan.device_descriptors = tma.num_device;

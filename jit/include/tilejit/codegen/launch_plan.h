@@ -71,7 +71,6 @@ struct LaunchPlan {
   /// Config::persistent: the launch starts min(grid programs, SMs x programs_per_sm) programs along x (at least one
   /// per SM), which run the grid's programs in turn; TileGrid slots carry the grid.
   bool persistent = false;
-  int programs_per_sm = 1;
 };
 
 }  // namespace tilejit::codegen
