@@ -400,9 +400,11 @@ inline std::vector<int64_t> int_samples(DType t, size_t extra, uint64_t seed) {
 
 // ---- rewriting passes: the rewritten graph against the traced one ---------------------------
 
-/// Runs `g` and `h` on copies of the same inputs; every output buffer must match bit for bit.
+/// Runs `g` over `grid` and `h` over `h_grid` (`grid` when null; its TileGrid nodes read `grid`: a graph lowered for
+/// persistent programs) on copies of the same inputs; every output buffer must match bit for bit.
 inline void same_results(const ir::Graph& g, const ir::Graph& h, tilejit::dim3 grid, const std::vector<Buffer*>& inputs,
-                  const std::vector<Buffer*>& outputs, const std::function<std::vector<tilejit::KernelArg>(const std::vector<Buffer>&)>& args) {
+                  const std::vector<Buffer*>& outputs, const std::function<std::vector<tilejit::KernelArg>(const std::vector<Buffer>&)>& args,
+                  const tilejit::dim3* h_grid = nullptr) {
   std::vector<Buffer> a, b;
   for (const auto* set : {&inputs, &outputs})
     for (const Buffer* x : *set) {
@@ -412,7 +414,7 @@ inline void same_results(const ir::Graph& g, const ir::Graph& h, tilejit::dim3 g
       std::memcpy(b.back().data(), x->data(), static_cast<size_t>(x->size() * ir::size_of(x->dtype())));
     }
   tilejit::interp::run(g, grid, args(a));
-  tilejit::interp::run(h, grid, args(b));
+  tilejit::interp::run(h, h_grid ? *h_grid : grid, args(b), nullptr, &grid);
   for (size_t k = inputs.size(); k < a.size(); ++k)
     for (int64_t i = 0; i < a[k].size(); ++i) {
       if (a[k].bits(i) == b[k].bits(i)) continue;

@@ -2,7 +2,6 @@
 // rewritten graph, run by fewer programs than the grid has (and by more), computes bit for bit what the traced one
 // computes over the whole grid, in the launch order and in grouped orders; the parameters stay outside the loop.
 #include <algorithm>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -18,27 +17,11 @@ using tilejit::KernelArg;
 
 namespace {
 
-/// Runs `g` over `grid` and `h` (its persistent form) on `programs` programs, each on its own copy of the buffers, and
-/// checks that every output element has the same bits.
+/// Runs `g` over `grid` and `h` (its persistent form) on `programs` programs; every output must have the same bits.
 void same_as_persistent(const ir::Graph& g, const ir::Graph& h, dim3 grid, uint32_t programs, const std::vector<Buffer*>& inputs,
                         const std::vector<Buffer*>& outputs, const std::function<std::vector<KernelArg>(const std::vector<Buffer>&)>& args) {
-  std::vector<Buffer> a, b;
-  for (const auto* set : {&inputs, &outputs})
-    for (const Buffer* x : *set) {
-      a.emplace_back(x->dtype(), x->size());
-      b.emplace_back(x->dtype(), x->size());
-      std::memcpy(a.back().data(), x->data(), static_cast<size_t>(x->size() * ir::size_of(x->dtype())));
-      std::memcpy(b.back().data(), x->data(), static_cast<size_t>(x->size() * ir::size_of(x->dtype())));
-    }
-  tilejit::interp::run(g, grid, args(a));
-  tilejit::interp::run(h, dim3(programs), args(b), nullptr, &grid);
-  for (size_t k = inputs.size(); k < a.size(); ++k)
-    for (int64_t i = 0; i < a[k].size(); ++i) {
-      if (a[k].bits(i) == b[k].bits(i)) continue;
-      FAIL_CHECK("output " << k - inputs.size() << " element " << i << ": " << a[k].value(i) << " over the grid, " << b[k].value(i)
-                           << " by " << programs << " persistent programs");
-      return;
-    }
+  const dim3 launched(programs);
+  same_results(g, h, grid, inputs, outputs, args, &launched);
 }
 
 /// Every node of the kernel body but the parameters, the loop's bounds and the grid's extents lies in one loop.
