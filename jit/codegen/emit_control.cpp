@@ -70,6 +70,11 @@ void Emitter::emit_for(NodeId id) {
   if (pipe != L_.pipe.loops.end())
     for (const passes::CarriedProduct& c : pipe->second.carried)
       line(register_fence(c.arg) + "  // the accumulator's first value stays before the loop");
+  // A loop skipped with the wait for its carried products when it runs no iteration: that wait closes the if.
+  if (pipe != L_.pipe.loops.end() && pipe->second.skip_when_empty) {
+    line("if (" + at(ops[0]) + " < " + at(ops[1]) + ") {  // the loop and the wait for its products, skipped together when it runs no iteration");
+    ++depth_;
+  }
   open("for (int " + iv + " = " + at(ops[0]) + "; " + iv + " < " + at(ops[1]) + "; " + iv + " += " + at(ops[2]) + ")", id);
   emit_region(body);
   const NodeId yield = g_.region(body).nodes.back();

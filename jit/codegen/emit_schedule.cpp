@@ -118,6 +118,10 @@ void Emitter::emit_schedule_op(NodeId id) {
                                          "  // the last iteration's products"};
       line("tj::wgmma_wait<" + str(a.pending) + ">();" + ends[static_cast<int>(a.when)]);
       for (NodeId d : a.dots) line(register_fence(d));
+      if (a.when == ir::WaitFor::last_iteration) {
+        const NodeId loop = g_.region(g_.node(a.dots.front()).region).owner;
+        if (const auto pipe = L_.pipe.loops.find(loop); pipe != L_.pipe.loops.end() && pipe->second.skip_when_empty) close();
+      }
       break;
     }
     case Op::CtaBarrier:

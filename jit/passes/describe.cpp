@@ -71,6 +71,7 @@ std::string pipelined_loop_line(const Lowered& l, NodeId f, const PipelinedLoop&
     out += "; the ring also serves the block before it (if %" + std::to_string(p.first) + ") and the block after it (if %" +
            std::to_string(p.last) + ")";
   if (p.ring_persists && l.info.in_loop(f)) out += "; the ring position carries over from one run of the loop to the next";
+  if (p.skip_when_empty) out += "; skipped with the wait for its products when it runs no iteration";
   if (auto early = l.pipe.issued_before.find(f); early != l.pipe.issued_before.end()) {
     out += "; issued before it (used after it):";
     for (NodeId ld : early->second) out += " %" + std::to_string(ld);

@@ -256,6 +256,10 @@ LoopPipelinePlan plan_loop_pipeline(const ir::Graph& g, const GraphInfo& info, c
   }
   for (NodeId f : loops) attach_ring_positions(g, tma, f, plan);
   for (NodeId f : loops) {
+    PipelinedLoop& p = plan.loops.at(f);
+    p.skip_when_empty = info.in_loop(f) && !p.carried.empty() && p.first == ir::kNoNode && p.last == ir::kNoNode;
+  }
+  for (NodeId f : loops) {
     if (info.in_loop(f)) continue;  // issued once: not for a loop that itself repeats
     const auto& nodes = g.region(g.node(f).region).nodes;
     const int at = info.position[static_cast<size_t>(f)];

@@ -451,6 +451,8 @@ std::vector<EmitCase> make_cases() {
       Config{{"BM", 128}, {"BN", 256}, {"BK", 64}}.num_warps(8).num_stages(4).warp_specialize());
   add("gemm_persistent", "the benchmark GEMM made persistent by its configuration: a loop over the grid's tiles in groups of 8 row blocks, roles added",
       bench_gemm, Config{{"BM", 128}, {"BN", 256}, {"BK", 64}}.num_warps(8).num_stages(3).persistent().tile_group(8));
+  add("gemm_persistent_inline", "the persistent GEMM without a producer warpgroup: the K loop and the wait after it skipped together when K is 0",
+      bench_gemm, Config{{"BM", 128}, {"BN", 256}, {"BK", 64}}.num_warps(8).num_stages(3).warp_specialize(false).persistent());
   add("gemm_m16", "the benchmark GEMM with 16-row tiles (a decode step's tokens): one m64 wgmma per k-step, rows 16-63 padding",
       bench_gemm, Config{{"BM", 16}, {"BN", 128}, {"BK", 64}}.num_warps(4).num_stages(6));
   add("gemm_m32_two_warpgroups", "32-row tiles over two warpgroups, which split N (m64n64 each, rows 32-63 padding), 4 stages",
