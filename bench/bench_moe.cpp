@@ -136,7 +136,11 @@ int main(int argc, char** argv) {
                                  cfg(64, 256, 4, 4, 8),  cfg(128, 128, 8, 4, 4), cfg(128, 256, 8, 4, 16), cfg(64, 128, 4, 4, 8),
                                  // With a producer warpgroup (warp_specialize): it takes the if around the K loop too.
                                  cfg(128, 256, 8, 3, 8).warp_specialize(), cfg(128, 256, 8, 4, 8).warp_specialize(),
-                                 cfg(128, 128, 8, 4, 8).warp_specialize(), cfg(128, 128, 4, 4, 8).warp_specialize().programs_per_sm(2)};
+                                 cfg(128, 128, 8, 4, 8).warp_specialize(), cfg(128, 128, 4, 4, 8).warp_specialize().programs_per_sm(2),
+                                 // As persistent programs (Config::persistent: one per SM walking the slots, an idle slot
+                                 // costing a few instructions), with the consumers loading and with a producer warpgroup.
+                                 cfg(128, 256, 8, 3, 8).warp_specialize(false).persistent(), cfg(128, 256, 8, 3, 8).persistent(),
+                                 cfg(128, 128, 8, 4, 8).warp_specialize(false).persistent()};
   if (argc >= 7)
     configs = {cfg(std::atoll(argv[2]), std::atoll(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]), std::atoll(argv[6]))
                    .warp_specialize(argc == 8 && std::atoi(argv[7]) != 0)};

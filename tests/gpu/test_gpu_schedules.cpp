@@ -493,11 +493,14 @@ TEST_CASE("gpu: the MoE grouped GEMM of sample 11 (a schedule built from expert 
     int64_t bm, bn;
     int warps, stages;
     bool roles;
+    bool persistent = false;  // Config::persistent: the slots walked by fewer programs, the K loop in an if in the tile loop
   };
   for (const Case& c : {Case{64, 128, 4, 2, false}, Case{64, 128, 4, 3, false}, Case{64, 64, 4, 4, false}, Case{128, 128, 8, 3, false},
-                        Case{128, 256, 8, 4, false}, Case{128, 128, 8, 3, true}, Case{64, 128, 4, 2, true}, Case{128, 256, 8, 4, true}}) {
+                        Case{128, 256, 8, 4, false}, Case{128, 128, 8, 3, true}, Case{64, 128, 4, 2, true}, Case{128, 256, 8, 4, true},
+                        Case{128, 256, 8, 3, false, true}, Case{64, 128, 4, 3, false, true}, Case{128, 128, 8, 3, true, true}}) {
     SUBCASE((std::to_string(c.bm) + "x" + std::to_string(c.bn) + "x64 tiles, " + std::to_string(c.warps) + " warps, " +
-             std::to_string(c.stages) + " stages" + (c.roles ? ", warp roles (the producer takes the if around the K loop too)" : ""))
+             std::to_string(c.stages) + " stages" + (c.roles ? ", warp roles (the producer takes the if around the K loop too)" : "") +
+             (c.persistent ? ", persistent programs" : ""))
                 .c_str()) {
       const int64_t slots = cdiv(T, c.bm) + E;
       Twin<i32, 1> tile_rows({slots}), tile_ends({slots}), tile_experts({slots});
@@ -508,7 +511,7 @@ TEST_CASE("gpu: the MoE grouped GEMM of sample 11 (a schedule built from expert 
       x.randomize(301, -1, 1);
       w.randomize(302, -1, 1);
       y.fill_byte(0x3f);
-      const Config cfg = Config{{"BM", c.bm}, {"BN", c.bn}, {"BK", 64}, {"GM", 4}}.num_warps(c.warps).num_stages(c.stages).warp_specialize(c.roles);
+      const Config cfg = Config{{"BM", c.bm}, {"BN", c.bn}, {"BK", 64}, {"GM", 4}}.num_warps(c.warps).num_stages(c.stages).warp_specialize(c.roles).persistent(c.persistent);
       run_both(matmul, tilejit::dim3(static_cast<uint32_t>(slots * cdiv(N, c.bn))), cfg, 1e-2, x, w, y, tile_rows, tile_ends,
                tile_experts);
     }
