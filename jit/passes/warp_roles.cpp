@@ -116,11 +116,14 @@ WarpRoles plan_warp_roles(const ir::Graph& g, const GraphInfo& info, const Value
     const ir::Shape& s = g.node(p.dots.front()).shape;  // S_j, the first product of an iteration
     return s.rank == 2 && s[1] >= kMinOverlapWidth;
   });
-  // Left to tilejit, a loop nest gets roles (the producer loads the next run's first stages while the consumers
-  // finish the last run: a persistent GEMM ran 23-26% faster on an H100), and so does a rotated loop on two
-  // consumer warpgroups, at one program per SM, which such kernels are launched for. A loop that runs once per
-  // program gains little otherwise (docs/schedules.md).
-  const bool worth_it = loop_nest || (rotated && g.num_warps == 8);
+  // Left to tilejit, a rotated loop gets roles on two consumer warpgroups, at one program per SM, which such
+  // kernels are launched for, and in a loop nest (attention over the sequences of a jagged batch). A loop nest
+  // of products alone (a persistent or grouped GEMM) does not: without roles it once ran 23-26% slower only
+  // because ptxas serialized its wgmma (PipelinedLoop::skip_when_empty); since then, on an H100 on 2026-12-07,
+  // roles lost in 11 of 16 persistent and MoE grouped GEMMs (by up to 11%; 684 against 745 TFLOP/s at bf16
+  // 8192^3) and won the other 5 by at most 1.7% (docs/schedules.md). A loop that runs once per program gains
+  // little either.
+  const bool worth_it = rotated && (g.num_warps == 8 || loop_nest);
   if (!asked && (!worth_it || g.min_programs_per_sm > 1)) return roles;
   if (g.num_warps % 4 != 0)
     return refuse("the consumers are whole warpgroups: num_warps must be a multiple of 4, not " +

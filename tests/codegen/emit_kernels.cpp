@@ -263,7 +263,7 @@ std::vector<EmitCase> make_cases() {
         Config{}, checked);
     checked.watchdog_ms = 250;
     cases.push_back(EmitCase{"debug_watchdog", "checked mode: the persistent GEMM with warp roles, every mbarrier wait under the watchdog",
-                             Config{{"BM", 128}, {"BN", 128}, {"BK", 64}}.num_warps(8).num_stages(3),
+                             Config{{"BM", 128}, {"BN", 128}, {"BK", 64}}.num_warps(8).num_stages(3).warp_specialize(),
                              traced(tilejit::samples::persistent_matmul_kernel()), checked});
   }
   add("merged_make_view", "a merged view of a device-built view",
@@ -407,8 +407,8 @@ std::vector<EmitCase> make_cases() {
                            Config{{"BM", 128}, {"BN", 128}, {"BK", 64}}.num_warps(8).num_stages(3).warp_specialize(false),
                            traced(tilejit::samples::persistent_matmul_kernel()), {}});
   cases.push_back(EmitCase{"persistent_gemm_warp_roles",
-                           "the persistent GEMM with a producer warpgroup that runs the tile loop too (tilejit's choice), 3 stages",
-                           Config{{"BM", 128}, {"BN", 128}, {"BK", 64}}.num_warps(8).num_stages(3),
+                           "the persistent GEMM with a producer warpgroup that runs the tile loop too (warp_specialize), 3 stages",
+                           Config{{"BM", 128}, {"BN", 128}, {"BK", 64}}.num_warps(8).num_stages(3).warp_specialize(),
                            traced(tilejit::samples::persistent_matmul_kernel()), {}});
   cases.push_back(EmitCase{"swiglu_two_products", "SwiGLU with two dots reading one x tile per K step, both kept in flight",
                            Config{{"BM", 128}, {"BN", 64}, {"BK", 64}}.num_warps(8).num_stages(3),
@@ -449,10 +449,10 @@ std::vector<EmitCase> make_cases() {
       Config{{"BM", 128}, {"BN", 256}, {"BK", 64}}.num_warps(8).num_stages(3));
   add("gemm_warp_roles", "the benchmark GEMM with a producer warpgroup (warp_specialize), 4 stages", bench_gemm,
       Config{{"BM", 128}, {"BN", 256}, {"BK", 64}}.num_warps(8).num_stages(4).warp_specialize());
-  add("gemm_persistent", "the benchmark GEMM made persistent by its configuration: a loop over the grid's tiles in groups of 8 row blocks, roles added",
-      bench_gemm, Config{{"BM", 128}, {"BN", 256}, {"BK", 64}}.num_warps(8).num_stages(3).persistent().tile_group(8));
-  add("gemm_persistent_inline", "the persistent GEMM without a producer warpgroup: the K loop and the wait after it skipped together when K is 0",
-      bench_gemm, Config{{"BM", 128}, {"BN", 256}, {"BK", 64}}.num_warps(8).num_stages(3).warp_specialize(false).persistent());
+  add("gemm_persistent", "the benchmark GEMM made persistent by its configuration: a loop over the grid's tiles in groups of 8 row blocks, with roles",
+      bench_gemm, Config{{"BM", 128}, {"BN", 256}, {"BK", 64}}.num_warps(8).num_stages(3).warp_specialize().persistent().tile_group(8));
+  add("gemm_persistent_inline", "the persistent GEMM left to tilejit (no producer warpgroup): the K loop and the wait after it skipped together when K is 0",
+      bench_gemm, Config{{"BM", 128}, {"BN", 256}, {"BK", 64}}.num_warps(8).num_stages(3).persistent());
   add("gemm_m16", "the benchmark GEMM with 16-row tiles (a decode step's tokens): one m64 wgmma per k-step, rows 16-63 padding",
       bench_gemm, Config{{"BM", 16}, {"BN", 128}, {"BK", 64}}.num_warps(4).num_stages(6));
   add("gemm_m32_two_warpgroups", "32-row tiles over two warpgroups, which split N (m64n64 each, rows 32-63 padding), 4 stages",

@@ -161,7 +161,7 @@ TEST_CASE("gpu: a warp-specialized persistent GEMM matches the interpreter at ev
       run_gemm(kern, tilejit::dim3(3), roles(128, 128, 64, 8, stages), 256, 512, 512, true, 253);
     }
   }
-  SUBCASE("256x512x512, 128x128x64 tiles, 8 warps, 3 programs, 3 stages, roles left to tilejit (it adds them)") {
+  SUBCASE("256x512x512, 128x128x64 tiles, 8 warps, 3 programs, 3 stages, roles left to tilejit (the consumers load)") {
     run_gemm(kern, tilejit::dim3(3), Config{{"BM", 128}, {"BN", 128}, {"BK", 64}}.num_warps(8).num_stages(3), 256, 512, 512, true, 255);
   }
 }

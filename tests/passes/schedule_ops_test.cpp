@@ -205,12 +205,21 @@ TEST_CASE("schedule ops: the producer of a persistent kernel runs its tile loop;
   CHECK_FALSE(full.roles.on());
   CHECK(contains(full.roles.not_applied, "exceed an SM's 2048"));
 
-  // Left to tilejit: a K loop that runs once per program gets no roles and no note; the persistent one gets them.
+  // Left to tilejit: a K loop gets no roles and no note, whether it runs once per program or in a tile loop (the
+  // persistent GEMM as persistent_gemm_warp_roles, warp_specialize unset).
   CHECK(c->config.warp_specialization() == tilejit::WarpSpecialize::automatic);
   const passes::Lowered tiled = lowered("gemm_dot");
   CHECK_FALSE(tiled.roles.on());
   CHECK(tiled.roles.not_applied.empty());
-  CHECK(l.graph.warp_specialize == tilejit::WarpSpecialize::automatic);
+  CHECK(l.graph.warp_specialize == tilejit::WarpSpecialize::on);
+  const tilejit::testing::EmitCase* nest = tilejit::testing::find_emit_case("persistent_gemm_warp_roles");
+  REQUIRE(nest != nullptr);
+  tilejit::Config unset = tilejit::Config{{"BM", 128}, {"BN", 128}, {"BK", 64}}.num_warps(8).num_stages(3);
+  const passes::Lowered automatic = passes::lower(*nest->trace_with(unset), nest->options);
+  CHECK(automatic.graph.warp_specialize == tilejit::WarpSpecialize::automatic);
+  CHECK_FALSE(automatic.roles.on());
+  CHECK(automatic.roles.not_applied.empty());
+  CHECK(automatic.pipe.loops.at(only_loop(automatic)).skip_when_empty);
   const passes::Lowered off = lowered("persistent_gemm");
   CHECK(off.graph.warp_specialize == tilejit::WarpSpecialize::off);
   CHECK_FALSE(off.roles.on());
