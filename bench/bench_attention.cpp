@@ -131,8 +131,9 @@ bool run_shape(int64_t S, int64_t D, const std::vector<Config>& configs, bool ca
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 1 && argc != 3 && (argc < 7 || argc > 10)) {
-    std::fprintf(stderr, "usage: bench_attention [S D [BM BN num_warps num_stages [warp_specialize [overlap_products [pingpong]]]]]\n");
+  if (argc != 1 && argc != 3 && (argc < 7 || argc > 11)) {
+    std::fprintf(stderr, "usage: bench_attention [S D [BM BN num_warps num_stages [warp_specialize [overlap_products [pingpong [persistent]]]]]]\n"
+                         "       (pingpong -1: tilejit decides; persistent: 0 a program per block, 1 persistent programs)\n");
     return 2;
   }
   if (!tilejit::has_gpu()) {
@@ -172,7 +173,8 @@ int main(int argc, char** argv) {
     configs = {cfg(std::atoll(argv[3]), std::atoll(argv[4]), std::atoll(argv[2]), std::atoi(argv[5]), std::atoi(argv[6]))
                    .warp_specialize(argc >= 8 && std::atoi(argv[7]) != 0)
                    .overlap_products(argc >= 9 && std::atoi(argv[8]) != 0)};
-    if (argc == 10) configs[0].pingpong(std::atoi(argv[9]) != 0);  // else tilejit decides
+    if (argc >= 10 && std::atoi(argv[9]) >= 0) configs[0].pingpong(std::atoi(argv[9]) != 0);  // else tilejit decides
+    if (argc == 11) configs[0].persistent(std::atoi(argv[10]) != 0);
   }
   bool ok = true;
   for (auto [s, d] : shapes) ok &= run_shape(s, d, configs, false);

@@ -13,7 +13,8 @@
 namespace tilejit {
 
 /// Whether a kernel's pipelined loop gets a producer warpgroup (Config::warp_specialize): as tilejit decides
-/// (a persistent kernel's K loop, one inside loops around it, does), or as the configuration says.
+/// (a loop rotated by overlap_products, on two consumer warpgroups or inside other loops, does; a GEMM's K loop,
+/// persistent or not, does not), or as the configuration says.
 enum class WarpSpecialize : uint8_t { automatic = 0, on = 1, off = 2 };
 
 /// Whether a loop with two products issues the second one an iteration later, overlapped with the next
@@ -31,7 +32,8 @@ enum class Pingpong : uint8_t { automatic = 0, on = 1, off = 2 };
 /// lets tilejit choose for each kernel: 3, or fewer when the tiles of 3 do not fit in shared memory.
 /// warp_specialize adds a producer warpgroup that issues the TMA loads of the kernel's pipelined loop
 /// while the num_warps warps (the consumers) run its products (docs/schedules.md, "Warp roles"); left
-/// unset, tilejit adds one where the loop lies in other loops (a persistent kernel).
+/// unset, tilejit adds one to an attention loop it rotates (overlap_products) on 8 warps or inside other loops,
+/// and none to a GEMM's K loop (measured slower there, persistent programs included).
 class Config {
  public:
   static constexpr int kAutoStages = 0;
@@ -99,9 +101,9 @@ class Config {
   /// programs_per_sm, at least one per SM) and each of them runs the programs of the launch's grid in turn
   /// (program p takes the grid's programs p, p + launched, p + 2 x launched, ...), in the grid's launch order (x
   /// fastest, then y, then z) or, with tile_group, in groups of x. program_id() and num_programs() keep their
-  /// meaning: the grid's. A pipelined loop of such a kernel lies in the loop over the grid's programs, so it gets a
-  /// producer warpgroup as a persistent kernel does (warp_specialize), which loads the next program's first stages
-  /// while the consumers finish the last one (docs/schedules.md, "Persistent programs"). Not with clusters.
+  /// meaning: the grid's. A pipelined loop of such a kernel lies in the loop over the grid's programs; with
+  /// warp_specialize() its producer warpgroup loads the next program's first stages while the consumers finish the
+  /// last one (docs/schedules.md, "Persistent programs"). Not with clusters.
   Config& persistent(bool on = true);
   /// The order in which persistent programs walk the grid (Triton's grouped order): groups of `rows` consecutive
   /// x indices (a GEMM's row blocks), each walked y by y (column by column) with x fastest, so that the programs
