@@ -64,9 +64,12 @@ const std::vector<Path>& paths() {
       // fp8: products accumulated with fewer mantissa bits than f32 (2e-2).
       {DType::f8e4m3, DType::f32, 2e-2, 1, 512, {32, 64, 128}},
       {DType::f8e5m2, DType::f32, 2e-2, 1, 512, {32, 64, 128}},
-      // f16 accumulators: rounded to f16 once per instruction on the GPU, after every product in the interpreter.
-      {DType::f16, DType::f16, 5e-2, 1, 256, {16, 32, 64}},
-      {DType::f8e4m3, DType::f16, 5e-2, 1, 256, {32, 64}},
+      // f16 accumulators: rounded to f16 once per instruction on the GPU, after every product in the interpreter, each
+      // rounding off by up to half an f16 unit of the partial sum, which can be far larger than the result: seed
+      // 30213's element (570, 6) sums to -0.336 through partial sums of up to 9.2, the interpreter's 256 roundings
+      // give -0.272, the GPU's 16 give -0.333 (docs/testing.md). 1e-1, twice the GPU suite's 5e-2 for inputs it fixes.
+      {DType::f16, DType::f16, 1e-1, 1, 256, {16, 32, 64}},
+      {DType::f8e4m3, DType::f16, 1e-1, 1, 256, {32, 64}},
       // 8-bit integers into i32: exact (inputs within 16, so that row sums over 3 tiles stay within i32).
       {DType::i8, DType::i32, 0, 16, 512, {32, 64, 128}},
       {DType::u8, DType::i32, 0, 16, 512, {32, 64}},
