@@ -10,8 +10,8 @@
 // against a double-precision reference. bench/peers.py --attention times torch.nn.functional.scaled_dot_product_attention
 // (dense and causal) and a Triton kernel of the dense loop.
 //
-// bench_attention [S D [BM BN num_warps num_stages [warp_specialize [overlap_products [pingpong]]]]]: one shape or
-// configuration (under a profiler).
+// bench_attention [S D [BM BN num_warps num_stages [warp_specialize [overlap_products [pingpong [persistent]]]]]]: one
+// shape or configuration (under a profiler); pingpong -1 leaves the choice to tilejit.
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
