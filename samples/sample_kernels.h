@@ -472,14 +472,19 @@ inline auto attention_bhsd_kernel() {
   });
 }
 
-/// Sample 12: attention forward over [B * H, S, D] tensors, dense (CAUSAL = 0) or causal (CAUSAL = 1), with the
-/// log-sum-exp of every row (lse, [B * H, S], f32: the backward pass's input). Program (i, bh) computes the BM
-/// queries from i * BM of head bh (causal: from (n - 1 - i) * BM, n programs along axis 0: the longest first).
+/// Sample 12: attention forward, q and o [B * H, S_q, D], k and v [B * H, S_k, D], dense (CAUSAL = 0) or causal
+/// (CAUSAL = 1), with the log-sum-exp of every row (lse, [B * H, S_q], f32: the backward pass's input). Causal masks
+/// are aligned at the bottom right, as FlashAttention's: query r sees the keys up to r + S_k - S_q, so with
+/// S_q > S_k the first S_q - S_k queries see none; such a row's output is 0 and its lse +inf (the backward's
+/// exp(s - lse) is then 0), never NaN. Program (i, bh) computes the BM queries from i * BM of head bh (causal: from
+/// (n - 1 - i) * BM, n programs along axis 0: the longest first).
 /// Keys are visited in blocks of BN in two loops: the blocks no mask touches
-/// (all keys before the query block when causal; every full block otherwise), then the blocks that need one
-/// (the diagonal block, and the sequence's last partial block): the masked loop is short, and the long one
-/// pays nothing for the mask. S need not be a multiple of BM or BN: TMA
-/// reads zeros past the sequence's end, the mask drops those keys, and the stores clip the extra queries.
+/// (all keys before the query block's first visible one when causal; every full block otherwise), then the
+/// blocks that need one (the diagonal, and the sequence's last partial block): the masked loop is short, and the
+/// long one pays nothing for the mask. Masked scores are -inf and the running maximum starts at -1e30, so a row
+/// with no key yet adds exp2(-inf) = 0 and rescales by exp2(0) = 1: no -inf - -inf. S_q and S_k need not be
+/// multiples of BM or BN: TMA reads zeros past a sequence's end, the mask drops those keys, and the stores clip
+/// the extra queries.
 inline auto attention_forward_kernel() {
   return tilejit::kernel("attention_forward", [](Tensor<bf16, 3> q, Tensor<bf16, 3> k, Tensor<bf16, 3> v, Tensor<bf16, 3> o,
                                                   Tensor<f32, 2> lse, Scalar<f32> scale, Meta<"BM"> BM, Meta<"BN"> BN, Meta<"D"> D,
@@ -489,6 +494,8 @@ inline auto attention_forward_kernel() {
     // blocks from the last one (the longest first), and the short ones fill the last gaps of the GPU.
     auto m0 = (CAUSAL ? num_programs(0) - 1 - program_id(0) : program_id(0)) * BM;
     auto seq = q.size(1).to<i32>();
+    auto kseq = k.size(1).to<i32>();
+    auto shift = kseq - seq;  // causal: query r sees the keys up to r + shift
     auto qt = descriptor_load(q, {bh, m0, 0}, {1, BM, D}).reshape({BM, D});
     auto scale2 = scale * 1.4426950408889634f;  // scores in base 2: the softmax's exponentials are exp2
     auto rows = m0 + arange(0, BM);
@@ -498,9 +505,9 @@ inline auto attention_forward_kernel() {
       auto qk = dot(qt, kt.trans());
       if (masked) {
         auto cols = j + arange(0, BN);
-        auto keep = cols.expand_dims<0>() < seq;
-        if (CAUSAL) keep = keep & (cols.expand_dims<0>() <= rows.expand_dims<1>());
-        qk = where(keep, qk, -1e30f);
+        auto keep = cols.expand_dims<0>() < kseq;
+        if (CAUSAL) keep = keep & (cols.expand_dims<0>() <= (rows + shift).expand_dims<1>());
+        qk = where(keep, qk, -std::numeric_limits<float>::infinity());
       }
       // The row maximum scaled once (scale2 > 0), and qk * scale2 - m one fused multiply-add per score.
       auto m_new = maximum(m_i, max(qk, 1) * scale2);
@@ -510,9 +517,10 @@ inline auto attention_forward_kernel() {
       return std::tuple{m_new, l_i * alpha + sum(p, 1), dot(p.to<bf16>(), vt, acc * alpha.expand_dims<1>())};
     };
     auto init = std::tuple{full<f32>({BM}, -1e30), zeros<f32>({BM}), zeros<f32>({BM, D})};
-    // Causal: the blocks wholly before the query block need no mask (m0 rounded down to a block of keys).
-    auto unmasked_end = (CAUSAL ? m0 : seq) / BN * BN;
-    auto masked_end = CAUSAL ? minimum(m0 + BM, seq) : seq;
+    // Causal: the blocks every query of the block sees whole need no mask (its first query's last key, rounded
+    // down to a block of keys); the masked loop ends after its last query's last key (none: both loops are empty).
+    auto unmasked_end = (CAUSAL ? maximum(m0 + shift, 0) : kseq) / BN * BN;
+    auto masked_end = CAUSAL ? maximum(minimum(m0 + BM + shift, kseq), unmasked_end) : kseq;
     auto [m1, l1, acc1] = for_range(0, unmasked_end, BN, init, [&](Scalar<i32> j, Value<f32, 1> m_i, Value<f32, 1> l_i, Value<f32, 2> acc) {
       return block(j, m_i, l_i, acc, false);
     });
@@ -520,9 +528,12 @@ inline auto attention_forward_kernel() {
                                  [&](Scalar<i32> j, Value<f32, 1> m_i, Value<f32, 1> l_i, Value<f32, 2> acc) {
                                    return block(j, m_i, l_i, acc, true);
                                  });
-    descriptor_store(o, {bh, m0, 0}, (acc * (1.0f / l).expand_dims<1>()).to<bf16>().reshape({1, BM, D}));
+    // A row that saw no key has l = 0 and acc = 0: its output is 0 (not 0 / 0), its lse +inf.
+    auto seen = l > 0.0f;
+    descriptor_store(o, {bh, m0, 0}, (acc * where(seen, 1.0f / l, 0.0f).expand_dims<1>()).to<bf16>().reshape({1, BM, D}));
     // ln(sum_j exp(scale * s_j)) = (m + log2(l)) * ln 2, m and l being the base-2 maximum and sum.
-    store(lse, bh * lse.stride(0).to<i32>() + rows, (m + log2(l)) * 0.6931471805599453f, rows < seq);
+    store(lse, bh * lse.stride(0).to<i32>() + rows,
+          where(seen, (m + log2(l)) * 0.6931471805599453f, std::numeric_limits<float>::infinity()), rows < seq);
   });
 }
 
@@ -545,8 +556,10 @@ inline auto attention_backward_delta_kernel() {
 /// FlashAttention-2 computes them, transposed so that every product's operand a is in registers or a TMA tile:
 /// for each block of BM queries, P^T = exp2(K Q^T scale log2(e) - lse log2(e)) (the forward pass's probabilities,
 /// rebuilt from its log-sum-exp), dV += P^T dO, dP^T = V dO^T, dS^T = P^T (dP^T - delta), dK += dS^T Q; at the
-/// end dK is scaled by `scale`. Q and dO are each read by two products from one TMA tile. Causal (CAUSAL 1): only
-/// the queries from the key block's start on, with the mask on the query blocks that meet the diagonal. Queries
+/// end dK is scaled by `scale`. Q and dO are each read by two products from one TMA tile. q and do may have more
+/// or fewer rows (S_q) than k and v (S_k). Causal (CAUSAL 1, aligned at the bottom right as the forward pass): only
+/// the queries that see a key of the block (from n0 - (S_k - S_q) on), with the mask on the query blocks that
+/// meet the diagonal. Queries
 /// past the sequence's end need no mask: TMA reads zeros for their q, do, lse and delta, so their P^T is 1 and
 /// their dO and dS^T are 0.
 inline auto attention_backward_dkdv_kernel() {
@@ -558,16 +571,17 @@ inline auto attention_backward_dkdv_kernel() {
     auto bh = program_id(1);
     auto n0 = program_id(0) * BN;
     auto seq = q.size(1).to<i32>();
+    auto shift = k.size(1).to<i32>() - seq;  // causal: query r sees the keys up to r + shift (as the forward pass)
     auto kt = descriptor_load(k, {bh, n0, 0}, {1, BN, D}).reshape({BN, D});
     auto vt = descriptor_load(v, {bh, n0, 0}, {1, BN, D}).reshape({BN, D});
-    auto keys = n0 + arange(0, BN);
     auto block = [&](Scalar<i32> i, Value<f32, 2> dk_acc, Value<f32, 2> dv_acc, bool masked) {
       auto qt = descriptor_load(q, {bh, i, 0}, {1, BM, D}).reshape({BM, D});
       auto dot_ = descriptor_load(dout, {bh, i, 0}, {1, BM, D}).reshape({BM, D});
       auto l = descriptor_load(lse, {bh, i}, {1, BM});     // [1, BM]: one per query, along P^T's columns
       auto di = descriptor_load(delta, {bh, i}, {1, BM});  // [1, BM]
       auto pt = exp2(dot(kt, qt.trans()) * (scale * kLog2e) - l * kLog2e);
-      if (masked) pt = where((i + arange(0, BM)).expand_dims<0>() >= keys.expand_dims<1>(), pt, 0.0f);
+      // Key n0 + c is seen by the queries from n0 + c - shift on: query i + r sees it when i + r + shift - n0 >= c.
+      if (masked) pt = where((i + shift - n0 + arange(0, BM)).expand_dims<0>() >= arange(0, BN).expand_dims<1>(), pt, 0.0f);
       auto dv_new = dot(pt.to<bf16>(), dot_, dv_acc);
       auto dst = pt * (dot(vt, dot_.trans()) - di);
       return std::tuple{dot(dst.to<bf16>(), qt, dk_acc), dv_new};
@@ -578,9 +592,11 @@ inline auto attention_backward_dkdv_kernel() {
         return block(i, dk_acc, dv_acc, masked);
       });
     };
-    // Causal: the query blocks that meet the diagonal (from n0 rounded down to a block of queries, up to the key
-    // block's end), then every block after it, unmasked.
-    auto [dk_acc, dv_acc] = CAUSAL ? loop((n0 + BN + BM - 1) / BM * BM, seq, loop(n0 / BM * BM, minimum(n0 + BN, seq), init, true), false)
+    // Causal: the query blocks that meet the diagonal (from the first query that sees key n0, rounded down to a
+    // block of queries, up to the first that sees the whole key block), then every block after them, unmasked.
+    auto diagonal = maximum(n0 - shift, 0) / BM * BM;
+    auto diagonal_end = maximum(minimum(n0 + BN - shift, seq), diagonal);
+    auto [dk_acc, dv_acc] = CAUSAL ? loop((diagonal_end + BM - 1) / BM * BM, seq, loop(diagonal, diagonal_end, init, true), false)
                                    : loop(0, seq, init, false);
     descriptor_store(dk, {bh, n0, 0}, (dk_acc * scale).to<bf16>().reshape({1, BN, D}));
     descriptor_store(dv, {bh, n0, 0}, dv_acc.to<bf16>().reshape({1, BN, D}));
@@ -590,9 +606,9 @@ inline auto attention_backward_dkdv_kernel() {
 /// Sample 14, step 3: the gradient of BM queries (program (i, bh): queries from i * BM of head bh; causal: the
 /// longest first, as in the forward pass): for each block of BN keys, P = exp2(Q K^T scale log2(e) - lse log2(e)),
 /// dP = dO V^T, dS = P (dP - delta), dQ += dS K; at the end dQ is scaled by `scale`. K is read by two products
-/// from one TMA tile. Causal: the keys up to the query block's end, masked on the blocks that meet the diagonal
-/// (as the forward pass). Keys past the sequence's end need no mask: their k and v are zeros, so their dS K adds
-/// nothing.
+/// from one TMA tile. Causal: the keys up to the query block's last visible one, masked on the blocks that meet
+/// the diagonal (as the forward pass). Keys past the sequence's end need no mask: their k and v are zeros, so
+/// their dS K adds nothing.
 inline auto attention_backward_dq_kernel() {
   return tilejit::kernel("attention_backward_dq", [](Tensor<bf16, 3> q, Tensor<bf16, 3> k, Tensor<bf16, 3> v, Tensor<bf16, 3> dout,
                                                       Tensor<f32, 2> lse, Tensor<f32, 2> delta, Tensor<bf16, 3> dq, Scalar<f32> scale,
@@ -601,6 +617,8 @@ inline auto attention_backward_dq_kernel() {
     auto bh = program_id(1);
     auto m0 = (CAUSAL ? num_programs(0) - 1 - program_id(0) : program_id(0)) * BM;  // causal: the longest first
     auto seq = q.size(1).to<i32>();
+    auto kseq = k.size(1).to<i32>();
+    auto shift = kseq - seq;  // causal: query r sees the keys up to r + shift (as the forward pass)
     auto qt = descriptor_load(q, {bh, m0, 0}, {1, BM, D}).reshape({BM, D});
     auto dot_ = descriptor_load(dout, {bh, m0, 0}, {1, BM, D}).reshape({BM, D});
     auto rows = m0 + arange(0, BM);
@@ -610,17 +628,18 @@ inline auto attention_backward_dq_kernel() {
       auto kt = descriptor_load(k, {bh, j, 0}, {1, BN, D}).reshape({BN, D});
       auto vt = descriptor_load(v, {bh, j, 0}, {1, BN, D}).reshape({BN, D});
       auto p = exp2(dot(qt, kt.trans()) * (scale * kLog2e) - l);
-      if (masked) p = where((j + arange(0, BN)).expand_dims<0>() <= rows.expand_dims<1>(), p, 0.0f);
+      if (masked) p = where((j + arange(0, BN)).expand_dims<0>() <= (rows + shift).expand_dims<1>(), p, 0.0f);
       auto ds = p * (dot(dot_, vt.trans()) - di);
       return dot(ds.to<bf16>(), kt, acc);
     };
     auto loop = [&](Scalar<i32> lo, Scalar<i32> hi, Value<f32, 2> acc, bool masked) {
       return for_range(lo, hi, BN, acc, [&](Scalar<i32> j, Value<f32, 2> acc) { return block(j, acc, masked); });
     };
-    // Causal: the key blocks wholly before the query block, then those that meet the diagonal, masked.
-    auto unmasked_end = CAUSAL ? m0 / BN * BN : seq;
+    // Causal: the key blocks every query of the block sees whole, then those that meet the diagonal, masked (none
+    // for queries that see no key: their lse is +inf, so their P would be 0 anyway).
+    auto unmasked_end = CAUSAL ? maximum(m0 + shift, 0) / BN * BN : kseq;
     auto acc = loop(0, unmasked_end, zeros<f32>({BM, D}), false);
-    if (CAUSAL) acc = loop(unmasked_end, minimum(m0 + BM, seq), acc, true);
+    if (CAUSAL) acc = loop(unmasked_end, maximum(minimum(m0 + BM + shift, kseq), unmasked_end), acc, true);
     descriptor_store(dq, {bh, m0, 0}, (acc * scale).to<bf16>().reshape({1, BM, D}));
   });
 }

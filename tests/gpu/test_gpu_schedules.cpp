@@ -6,10 +6,13 @@
 // products whose loads are issued one iteration ahead.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include <string>
+#include <utility>
 
 #include "../../samples/sample_kernels.h"
 #include "gpu_harness.h"
@@ -260,11 +263,61 @@ TEST_CASE("gpu: sample 12's attention (dense and causal, two loops, rank-3 tiles
           }
 }
 
+TEST_CASE("gpu: sample 12's attention with more queries than keys (rows that see no key) and fewer matches the interpreter") {
+  // Causal masks aligned at the bottom right: with S_q > S_k the first S_q - S_k queries see no key (output 0, lse
+  // +inf, no NaN: checked on the interpreter's copies, which the GPU's match), and whole query blocks run no loop
+  // at all; with S_q < S_k every query sees S_k - S_q keys more. On one warpgroup, on two with tilejit's schedule
+  // (128 x 128 blocks at D = 128: a producer warpgroup, the loops rotated, consumers taking turns), and pingpong.
+  auto kern = tilejit::samples::attention_forward_kernel();
+  struct Case {
+    int64_t bm, bn, d;
+    int warps, stages;
+    bool pingpong;
+  };
+  for (const Case& c : {Case{64, 64, 64, 4, 2, false}, Case{128, 128, 128, 8, 2, false}, Case{128, 64, 128, 8, 3, true}})
+    for (auto [sq, sk] : {std::pair<int64_t, int64_t>{200, 77}, {77, 200}, {300, 1}, {256, 128}})
+      for (int causal : {0, 1})
+        SUBCASE(("S_q " + std::to_string(sq) + " S_k " + std::to_string(sk) + " D " + std::to_string(c.d) + (causal ? " causal" : " dense") +
+                 ", BM " + std::to_string(c.bm) + " BN " + std::to_string(c.bn) + ", " + std::to_string(c.warps) + " warps, " +
+                 std::to_string(c.stages) + " stages" + (c.pingpong ? ", pingpong" : "")).c_str()) {
+          const int64_t heads = 3;
+          Twin<bf16, 3> q({heads, sq, c.d}), k({heads, sk, c.d}), v({heads, sk, c.d}), o({heads, sq, c.d});
+          Twin<f32, 2> lse({heads, sq});
+          q.randomize(94, -1, 1);
+          k.randomize(95, -1, 1);
+          v.randomize(96, -1, 1);
+          o.fill_byte(0xff);  // NaN: every element must be written
+          lse.fill_byte(0);
+          Config cfg = Config{{"BM", c.bm}, {"BN", c.bn}, {"D", c.d}, {"CAUSAL", causal}}.num_warps(c.warps).num_stages(c.stages);
+          if (c.pingpong) cfg.pingpong();
+          float scale = 1.0f / std::sqrt(static_cast<float>(c.d));
+          run_both(kern, tilejit::dim3(static_cast<uint32_t>(tilejit::cdiv(sq, c.bm)), static_cast<uint32_t>(heads)), cfg, 2e-2, q, k, v, o, lse,
+                   scale);
+          const int64_t unseen = causal ? std::max<int64_t>(sq - sk, 0) : 0;
+          int64_t nan = 0, bad_unseen = 0;
+          const auto os = o.host().strides();
+          const auto ls = lse.host().strides();
+          for (int64_t h = 0; h < heads; ++h)
+            for (int64_t r = 0; r < sq; ++r) {
+              const float row_lse = lse.host_data()[h * ls[0] + r * ls[1]];
+              nan += std::isnan(row_lse);
+              if (r < unseen) bad_unseen += row_lse != std::numeric_limits<float>::infinity();
+              for (int64_t col = 0; col < c.d; ++col) {
+                const float x = static_cast<float>(o.host_data()[h * os[0] + r * os[1] + col * os[2]]);
+                nan += std::isnan(x);
+                if (r < unseen) bad_unseen += x != 0.0f;
+              }
+            }
+          CHECK(nan == 0);
+          CHECK(bad_unseen == 0);
+        }
+}
+
 TEST_CASE("gpu: sample 14's attention backward (delta, dK/dV and dQ; tiles read by two products) matches the interpreter") {
   // dK/dV reads Q and dO, dQ reads K, each from one TMA tile by two products (once transposed); causal kernels run
   // the masked loop and then the unmasked one. Sequences of one partial block, of full blocks only, and with a
   // partial last block; lse and delta as the forward pass and step 1 would give them (any values: both sides
-  // compute the same function of them).
+  // compute the same function of them); the queries and keys of different counts.
   auto delta_kernel = tilejit::samples::attention_backward_delta_kernel();
   const int64_t heads = 3;
   for (int64_t S : {40, 256, 200})
@@ -284,11 +337,12 @@ TEST_CASE("gpu: sample 14's attention backward (delta, dK/dV and dQ; tiles read 
        {std::tuple{0, 64, 64, 64, 4, 2}, {0, 64, 128, 128, 8, 2}, {0, 32, 128, 64, 8, 3}, {0, 64, 64, 128, 4, 1},
         {1, 64, 64, 64, 4, 2}, {1, 128, 64, 128, 8, 2}, {1, 128, 32, 64, 8, 3}, {1, 64, 128, 64, 4, 1}})
     for (int causal : {0, 1})
-      for (int64_t S : {40, 256, 200}) {
-        SUBCASE(((kernel == 0 ? "dK/dV" : "dQ") + std::string(", S ") + std::to_string(S) + " D " + std::to_string(d) +
-                 (causal ? " causal" : " dense") + ", BM " + std::to_string(bm) + " BN " + std::to_string(bn) + ", " +
+      // S_q = S_k, then more queries than keys (causal: the first ones see none) and fewer.
+      for (auto [S, Sk] : {std::pair<int64_t, int64_t>{40, 40}, {256, 256}, {200, 200}, {200, 77}, {77, 200}}) {
+        SUBCASE(((kernel == 0 ? "dK/dV" : "dQ") + std::string(", S_q ") + std::to_string(S) + " S_k " + std::to_string(Sk) + " D " +
+                 std::to_string(d) + (causal ? " causal" : " dense") + ", BM " + std::to_string(bm) + " BN " + std::to_string(bn) + ", " +
                  std::to_string(warps) + " warps, " + std::to_string(stages) + " stages").c_str()) {
-          AttentionBackwardTensors t(heads, S, d, 121);
+          AttentionBackwardTensors t(heads, S, Sk, d, 121);
           const Config cfg = Config{{"BM", bm}, {"BN", bn}, {"D", d}, {"CAUSAL", causal}}.num_warps(warps).num_stages(stages);
           if (kernel == 0)
             t.run_dkdv(cfg);

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <numeric>
 
 #include "../../samples/sample_kernels.h"
@@ -466,44 +467,63 @@ TEST_CASE("the samples' attention kernel computes softmax(q k^T * scale) v for e
 
 TEST_CASE("sample 12's attention, causal, with query and key blocks of different sizes (interpreter)") {
   // BN larger than BM (the diagonal's masked loop starts before the query block) and smaller; S = 200 ends in a
-  // partial block either way. Against a double reference, with the log-sum-exp.
-  const int64_t heads = 2, S = 200, D = 64;
-  std::vector<tilejit::bfloat16> q(static_cast<size_t>(heads * S * D)), k(q.size()), v(q.size()), o(q.size());
-  std::vector<float> lse(static_cast<size_t>(heads * S));
-  for (size_t i = 0; i < q.size(); ++i) {
-    q[i] = tilejit::bfloat16(std::sin(0.37f * static_cast<float>(i)));
-    k[i] = tilejit::bfloat16(std::cos(0.23f * static_cast<float>(i)));
-    v[i] = tilejit::bfloat16(0.5f + 0.5f * std::sin(0.11f * static_cast<float>(i)));
-  }
+  // partial block either way. Then more queries than keys (causal: the first S_q - S_k rows see no key, so their
+  // output is 0 and their lse +inf, and no NaN anywhere) and fewer (every query sees S_k - S_q keys more than its
+  // index), dense and causal. Against a double reference, with the log-sum-exp.
+  const int64_t heads = 2, D = 64;
   const float scale = 0.125f;
   auto kern = tilejit::samples::attention_forward_kernel();
   using TV3 = tilejit::TensorView<dsl::bf16, 3>;
-  for (auto [bm, bn] : {std::pair{64, 128}, std::pair{128, 32}}) {
-    INFO("BM " << bm << " BN " << bn);
-    kern.interpret(dim3(static_cast<uint32_t>(tilejit::cdiv(S, bm)), static_cast<uint32_t>(heads)),
-                   Config{{"BM", bm}, {"BN", bn}, {"D", D}, {"CAUSAL", 1}}.num_warps(4).num_stages(2), TV3(q.data(), {heads, S, D}),
-                   TV3(k.data(), {heads, S, D}), TV3(v.data(), {heads, S, D}), TV3(o.data(), {heads, S, D}),
-                   tilejit::TensorView<dsl::f32, 2>(lse.data(), {heads, S}), scale);
+  struct Case {
+    int64_t bm, bn, sq, sk;
+    int causal;
+  };
+  for (const Case& c : {Case{64, 128, 200, 200, 1}, Case{128, 32, 200, 200, 1}, Case{64, 64, 200, 77, 1}, Case{128, 32, 200, 77, 1},
+                        Case{64, 64, 77, 200, 1}, Case{64, 64, 200, 77, 0}, Case{64, 128, 77, 200, 0}, Case{64, 64, 130, 1, 1}}) {
+    INFO("BM " << c.bm << " BN " << c.bn << " S_q " << c.sq << " S_k " << c.sk << (c.causal ? " causal" : " dense"));
+    std::vector<tilejit::bfloat16> q(static_cast<size_t>(heads * c.sq * D)), o(q.size()), k(static_cast<size_t>(heads * c.sk * D)), v(k.size());
+    std::vector<float> lse(static_cast<size_t>(heads * c.sq));
+    for (size_t i = 0; i < q.size(); ++i) q[i] = tilejit::bfloat16(std::sin(0.37f * static_cast<float>(i)));
+    for (size_t i = 0; i < k.size(); ++i) {
+      k[i] = tilejit::bfloat16(std::cos(0.23f * static_cast<float>(i)));
+      v[i] = tilejit::bfloat16(0.5f + 0.5f * std::sin(0.11f * static_cast<float>(i)));
+    }
+    kern.interpret(dim3(static_cast<uint32_t>(tilejit::cdiv(c.sq, c.bm)), static_cast<uint32_t>(heads)),
+                   Config{{"BM", c.bm}, {"BN", c.bn}, {"D", D}, {"CAUSAL", c.causal}}.num_warps(4).num_stages(2),
+                   TV3(q.data(), {heads, c.sq, D}), TV3(k.data(), {heads, c.sk, D}), TV3(v.data(), {heads, c.sk, D}),
+                   TV3(o.data(), {heads, c.sq, D}), tilejit::TensorView<dsl::f32, 2>(lse.data(), {heads, c.sq}), scale);
     double err2 = 0, ref2 = 0, lse_err = 0;
+    int64_t unseen = 0, nonzero_unseen = 0, nan = 0;
     for (int64_t h = 0; h < heads; ++h)
-      for (int64_t r = 0; r < S; ++r) {
-        auto at = [&](const std::vector<tilejit::bfloat16>& t, int64_t j, int64_t c) {
-          return static_cast<double>(static_cast<float>(t[static_cast<size_t>((h * S + j) * D + c)]));
+      for (int64_t r = 0; r < c.sq; ++r) {
+        auto at = [&](const std::vector<tilejit::bfloat16>& t, int64_t rows, int64_t j, int64_t col) {
+          return static_cast<double>(static_cast<float>(t[static_cast<size_t>((h * rows + j) * D + col)]));
         };
-        std::vector<double> s(static_cast<size_t>(r + 1));
+        const float row_lse = lse[static_cast<size_t>(h * c.sq + r)];
+        for (int64_t col = 0; col < D; ++col) nan += std::isnan(at(o, c.sq, r, col));
+        nan += std::isnan(row_lse);
+        // Bottom-right aligned: query r sees the keys up to r + S_k - S_q.
+        const int64_t keys = c.causal ? std::clamp<int64_t>(r + c.sk - c.sq + 1, 0, c.sk) : c.sk;
+        if (keys == 0) {
+          ++unseen;
+          for (int64_t col = 0; col < D; ++col) nonzero_unseen += at(o, c.sq, r, col) != 0.0;
+          CHECK(row_lse == std::numeric_limits<float>::infinity());
+          continue;
+        }
+        std::vector<double> s(static_cast<size_t>(keys));
         double mx = -INFINITY, total = 0;
-        for (int64_t j = 0; j <= r; ++j) {
+        for (int64_t j = 0; j < keys; ++j) {
           double d = 0;
-          for (int64_t c = 0; c < D; ++c) d += at(q, r, c) * at(k, j, c);
+          for (int64_t col = 0; col < D; ++col) d += at(q, c.sq, r, col) * at(k, c.sk, j, col);
           mx = std::max(mx, s[static_cast<size_t>(j)] = d * scale);
         }
         for (auto& x : s) total += (x = std::exp(x - mx));
-        lse_err = std::max(lse_err, std::abs(lse[static_cast<size_t>(h * S + r)] - (mx + std::log(total))));
-        for (int64_t c = 0; c < D; ++c) {
+        lse_err = std::max(lse_err, std::abs(row_lse - (mx + std::log(total))));
+        for (int64_t col = 0; col < D; ++col) {
           double want = 0;
-          for (int64_t j = 0; j <= r; ++j) want += s[static_cast<size_t>(j)] * at(v, j, c);
+          for (int64_t j = 0; j < keys; ++j) want += s[static_cast<size_t>(j)] * at(v, c.sk, j, col);
           want /= total;
-          err2 += (at(o, r, c) - want) * (at(o, r, c) - want);
+          err2 += (at(o, c.sq, r, col) - want) * (at(o, c.sq, r, col) - want);
           ref2 += want * want;
         }
       }
@@ -511,6 +531,9 @@ TEST_CASE("sample 12's attention, causal, with query and key blocks of different
     // diagonal by far more (and their log-sum-exp by more than 1e-3).
     CHECK(std::sqrt(err2 / ref2) < 1e-2);
     CHECK(lse_err < 1e-3);
+    CHECK(nan == 0);
+    CHECK(nonzero_unseen == 0);
+    CHECK(unseen == (c.causal ? heads * std::max<int64_t>(c.sq - c.sk, 0) : 0));
   }
 }
 
