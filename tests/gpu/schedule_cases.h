@@ -68,12 +68,12 @@ inline void run_block_scaled(int64_t M, int64_t N, int64_t K, const tilejit::Con
 
 /// The tensors of sample 14's backward kernels over `heads` heads of Sq queries and Sk keys of width d: q, k, v and
 /// do in [-1, 1], lse in [0, 2] and delta in [-1, 1] (any values: the GPU and the interpreter compute the same
-/// function of them), and two zeroed gradients (dK and dV of k's shape, or dQ of q's shape in g1).
+/// function of them), and zeroed outputs: g1 of q's shape (dQ, or the forward pass's o), dk and dv of k's.
 struct AttentionBackwardTensors {
   AttentionBackwardTensors(int64_t heads, int64_t S, int64_t d, uint32_t seed) : AttentionBackwardTensors(heads, S, S, d, seed) {}
   AttentionBackwardTensors(int64_t heads, int64_t Sq, int64_t Sk, int64_t d, uint32_t seed)
       : heads(heads), S(Sq), Sk(Sk), q({heads, Sq, d}), k({heads, Sk, d}), v({heads, Sk, d}), dout({heads, Sq, d}), g1({heads, Sq, d}),
-        g2({heads, Sk, d}), dkey({heads, Sk, d}), lse({heads, Sq}), delta({heads, Sq}), scale(1.0f / std::sqrt(static_cast<float>(d))) {
+        dk({heads, Sk, d}), dv({heads, Sk, d}), lse({heads, Sq}), delta({heads, Sq}), scale(1.0f / std::sqrt(static_cast<float>(d))) {
     q.randomize(seed, -1, 1);
     k.randomize(seed + 1, -1, 1);
     v.randomize(seed + 2, -1, 1);
@@ -81,16 +81,18 @@ struct AttentionBackwardTensors {
     lse.randomize(seed + 4, 0, 2);
     delta.randomize(seed + 5, -1, 1);
     g1.fill_byte(0);
-    g2.fill_byte(0);
-    dkey.fill_byte(0);
+    dk.fill_byte(0);
+    dv.fill_byte(0);
   }
-  /// One program per `block` queries of every head (of `rows` rows when given).
-  tilejit::dim3 grid(int64_t block, int64_t rows = -1) const {
-    return tilejit::dim3(static_cast<uint32_t>(tilejit::cdiv(rows < 0 ? S : rows, block)), static_cast<uint32_t>(heads));
+  /// One program per `block` queries of every head.
+  tilejit::dim3 grid(int64_t block) const { return grid(block, S); }
+  /// One program per `block` of `rows` rows of every head.
+  tilejit::dim3 grid(int64_t block, int64_t rows) const {
+    return tilejit::dim3(static_cast<uint32_t>(tilejit::cdiv(rows, block)), static_cast<uint32_t>(heads));
   }
-  /// samples::attention_backward_dkdv_kernel (programs per BN keys; dK in dkey, dV in g2) against the interpreter.
+  /// samples::attention_backward_dkdv_kernel (programs per BN keys) against the interpreter.
   void run_dkdv(const tilejit::Config& c) {
-    run_both(tilejit::samples::attention_backward_dkdv_kernel(), grid(c.get("BN"), Sk), c, 2e-2, q, k, v, dout, lse, delta, dkey, g2, scale);
+    run_both(tilejit::samples::attention_backward_dkdv_kernel(), grid(c.get("BN"), Sk), c, 2e-2, q, k, v, dout, lse, delta, dk, dv, scale);
   }
   /// samples::attention_backward_dq_kernel (programs per BM queries) against the interpreter.
   void run_dq(const tilejit::Config& c) {
@@ -98,7 +100,7 @@ struct AttentionBackwardTensors {
   }
 
   int64_t heads, S, Sk;
-  Twin<bf16, 3> q, k, v, dout, g1, g2, dkey;
+  Twin<bf16, 3> q, k, v, dout, g1, dk, dv;
   Twin<f32, 2> lse, delta;
   float scale;
 };
