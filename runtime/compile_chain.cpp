@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <utility>
 
 #include "arg_packing.h"
@@ -175,9 +176,6 @@ CacheEntry binary_for(const KernelBase& k, const codegen::GeneratedKernel& gen, 
   if (knobs().dump_ptx && !bin.ptx.empty()) dump("PTX", gen.entry, ".ptx", bin.ptx);
   logger().info("compiled {} for {} in {:.1f} ms: {} registers, {} bytes spilled, {} bytes static shared", gen.entry, arch,
                 bin.compile_ms, bin.registers, bin.spill_stores, bin.shared_static);
-  if (bin.spill_stores > 0)
-    logger().warn("kernel '{}' ({}) spills {} bytes of registers to local memory and will run slowly; {}", k.name(), gen.entry,
-                  bin.spill_stores, gen.spill_remedy);
   // A checked kernel's failure path (TILEJIT_DEBUG) is a call, which ptxas does not let a wgmma pipeline cross: expected.
   if (bin.wgmma_serialized && !knobs().debug)
     logger().warn("kernel '{}' ({}): ptxas serialized its wgmma instructions; the matrix products run without "
@@ -205,7 +203,14 @@ int metadata_int(const std::string& metadata, std::string_view name) {
   return std::atoi(metadata.c_str() + at + tag.size() - 1);
 }
 
-std::shared_ptr<Library> load_library(const KernelBase& k, const codegen::GeneratedKernel& gen, const std::string& arch) {
+bool library_loaded(const std::string& arch, const std::string& source) {
+  auto& cache = library_cache();
+  std::lock_guard lock(cache.m);
+  return cache.by_source.count(std::make_pair(arch, source)) > 0;
+}
+
+std::shared_ptr<Library> load_library(const KernelBase& k, const codegen::GeneratedKernel& gen, const std::string& arch,
+                                      std::optional<CacheEntry> binary) {
   auto& cache = library_cache();
   const auto key = std::make_pair(arch, gen.source);
   {
@@ -213,10 +218,10 @@ std::shared_ptr<Library> load_library(const KernelBase& k, const codegen::Genera
     auto it = cache.by_source.find(key);
     if (it != cache.by_source.end()) return it->second;
   }
-  const CacheEntry binary = binary_for(k, gen, arch);
+  if (!binary) binary = binary_for(k, gen, arch);
   auto lib = std::make_shared<Library>();
   auto& d = driver();
-  const void* image = binary.cubin.empty() ? static_cast<const void*>(binary.ptx.c_str()) : static_cast<const void*>(binary.cubin.data());
+  const void* image = binary->cubin.empty() ? static_cast<const void*>(binary->ptx.c_str()) : static_cast<const void*>(binary->cubin.data());
   {
     Timed t(g_timers.load);
     TILEJIT_CHECK_CU(d.cuLibraryLoadData(&lib->lib, image, nullptr, nullptr, 0, nullptr, nullptr, 0));
@@ -226,6 +231,68 @@ std::shared_ptr<Library> load_library(const KernelBase& k, const codegen::Genera
   auto [it, inserted] = cache.by_source.emplace(key, lib);
   if (!inserted) d.cuLibraryUnload(lib->lib);  // another thread won the race; use its library
   return it->second;
+}
+
+namespace {
+
+// The generated sources (hashed, per architecture) whose binaries spilled and were compiled again with a leaner
+// producer: a later variant_for of the same source goes to the retry without compiling or loading the first.
+struct RetriedSources {
+  std::mutex m;
+  std::map<std::pair<std::string, size_t>, bool> lean_chosen;  // (arch, source hash) -> the retry spilled less
+};
+RetriedSources& retried_sources() {
+  static auto* r = new RetriedSources;
+  return *r;
+}
+
+int spilled_bytes(const std::optional<CacheEntry>& binary) {
+  return binary ? std::max(0, metadata_int(binary->metadata, "spill_stores")) : 0;
+}
+
+}  // namespace
+
+Variant variant_for(const KernelBase& k, const ir::Graph& g, const codegen::Specialization& spec, const std::string& arch) {
+  Variant first{generated(g, spec), std::nullopt};
+  const int lean = first.gen.spill_retry_producer_registers;
+  const auto retry_key = std::make_pair(arch, std::hash<std::string>{}(first.gen.source));
+  std::optional<bool> known;
+  if (lean > 0) {
+    auto& r = retried_sources();
+    std::lock_guard lock(r.m);
+    if (auto it = r.lean_chosen.find(retry_key); it != r.lean_chosen.end()) known = it->second;
+  }
+  const auto warn_spills = [&](const Variant& v, const std::string& tried) {
+    if (const int bytes = spilled_bytes(v.binary))
+      logger().warn("kernel '{}' ({}) spills {} bytes of registers to local memory and will run slowly{}; {}", k.name(),
+                    v.gen.entry, bytes, tried, v.gen.spill_remedy);
+  };
+  if (!known || !*known) {
+    if (!library_loaded(arch, first.gen.source)) first.binary = binary_for(k, first.gen, arch);
+    if (lean == 0 || known || spilled_bytes(first.binary) == 0) {
+      warn_spills(first, known ? " (so does its retry with Config::producer_registers(" + std::to_string(lean) + "))" : "");
+      return first;
+    }
+  }
+  // The consumers spilled with the default producer: the same kernel with the leaner one gives them more registers.
+  ir::Graph again = g;
+  again.producer_registers = lean;
+  Variant second{generated(again, spec), std::nullopt};
+  if (!library_loaded(arch, second.gen.source)) second.binary = binary_for(k, second.gen, arch);
+  if (known) return second;
+  const int before = spilled_bytes(first.binary), after = spilled_bytes(second.binary);
+  const bool take = after < before;
+  {
+    auto& r = retried_sources();
+    std::lock_guard lock(r.m);
+    r.lean_chosen[retry_key] = take;
+  }
+  logger().info("kernel '{}' ({}) spilled {} bytes of registers; compiled again with Config::producer_registers({}), which leaves "
+                "its consumer warpgroups more, as {}, it spills {} bytes: {} is used",
+                k.name(), first.gen.entry, before, lean, second.gen.entry, after, take ? "the second" : "the first");
+  Variant& chosen = take ? second : first;
+  warn_spills(chosen, " (also with Config::producer_registers(" + std::to_string(lean) + "))");
+  return std::move(chosen);
 }
 
 // A configuration value that no Meta parameter reads is most likely a misspelt name: warned once
@@ -251,7 +318,8 @@ VariantResources compile_variant(const KernelBase& k, const Config& config, std:
   const std::vector<codegen::Specialization::Bits> relevant = passes::relevant_specialization(*graph);
   codegen::Specialization spec;
   for (size_t i = 0; i < args.size(); ++i) spec.tensors.push_back(specialization_bits(args[i]) & relevant[i]);
-  const codegen::GeneratedKernel gen = generated(*graph, spec);
+  Variant v = variant_for(k, *graph, spec, target.arch);
+  const codegen::GeneratedKernel& gen = v.gen;
   VariantResources r;
   r.threads = gen.plan.threads;
   r.shared_dynamic = gen.plan.shared_bytes;
@@ -259,7 +327,7 @@ VariantResources compile_variant(const KernelBase& k, const Config& config, std:
     auto& d = driver();
     TILEJIT_CHECK_CU(d.cuCtxSetCurrent(static_cast<CUcontext>(target.context)));
     // Loaded into the process-wide library cache: the launch that follows finds it there.
-    const std::shared_ptr<Library> lib = load_library(k, gen, target.arch);
+    const std::shared_ptr<Library> lib = load_library(k, gen, target.arch, std::move(v.binary));
     const auto attribute = [&](CUfunction_attribute a) {
       int v = -1;
       TILEJIT_CHECK_CU(d.cuKernelGetAttribute(&v, a, lib->kernel, static_cast<CUdevice>(target.device)));
@@ -270,7 +338,7 @@ VariantResources compile_variant(const KernelBase& k, const Config& config, std:
     r.spill_bytes = attribute(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
     r.max_threads = attribute(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
   } else {
-    const CacheEntry binary = binary_for(k, gen, target.arch);
+    const CacheEntry binary = v.binary ? std::move(*v.binary) : binary_for(k, gen, target.arch);
     r.registers = metadata_int(binary.metadata, "registers");
     r.shared_static = metadata_int(binary.metadata, "shared_static");
     r.spill_bytes = metadata_int(binary.metadata, "spill_stores");

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -48,8 +49,25 @@ CacheEntry binary_for(const KernelBase& k, const codegen::GeneratedKernel& gen, 
 int metadata_int(const std::string& metadata, std::string_view name);
 
 /// The library of `gen` for `arch` loaded into the current context, from the process-wide cache keyed by
-/// (arch, source), else compiled (binary_for) and loaded.
-std::shared_ptr<Library> load_library(const KernelBase& k, const codegen::GeneratedKernel& gen, const std::string& arch);
+/// (arch, source), else from `binary` (when given: variant_for's) or compiled (binary_for), and loaded.
+std::shared_ptr<Library> load_library(const KernelBase& k, const codegen::GeneratedKernel& gen, const std::string& arch,
+                                      std::optional<CacheEntry> binary = std::nullopt);
+
+/// Whether the library of `source` for `arch` is loaded (in the process-wide cache).
+bool library_loaded(const std::string& arch, const std::string& source);
+
+/// A generated kernel and, unless its library is loaded already, its binary.
+struct Variant {
+  codegen::GeneratedKernel gen;
+  std::optional<CacheEntry> binary;
+};
+
+/// The kernel of `g` for `spec` that is loaded for `arch`: the generated kernel (generated()) and its binary
+/// (binary_for()), unless ptxas spilled its registers and the generated kernel names a leaner producer
+/// warpgroup (GeneratedKernel::spill_retry_producer_registers): then the kernel is generated and compiled again
+/// with that producer, and the binary that spills fewer bytes is kept (logged; a process remembers the choice per
+/// source). Warns when the kept binary spills, with the generated kernel's remedy.
+Variant variant_for(const KernelBase& k, const ir::Graph& g, const codegen::Specialization& spec, const std::string& arch);
 
 /// A configuration value that no Meta parameter reads is most likely a misspelt name: warned once
 /// per compiled or interpreted configuration (a grid function may read a value the kernel does not).

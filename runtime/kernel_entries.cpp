@@ -36,8 +36,10 @@ Entry& find_or_compile_entry(KernelRuntime& rt, const KernelBase& k, const Confi
   warn_unused_config_values(k, *e->graph, config);
   if (at) args::check_launch_args(*e->graph, e->arg_facts, args, *at, args::Mode{.gpu = true});
   for (size_t i = 0; i < facts.size(); ++i) e->spec.push_back(facts[i] & e->relevant[i]);
-  e->gen = generated(*e->graph, codegen::Specialization{e->spec});
-  e->lib = load_library(k, e->gen, arch_of_current_device());
+  const std::string arch = arch_of_current_device();
+  Variant v = variant_for(k, *e->graph, codegen::Specialization{e->spec}, arch);
+  e->gen = std::move(v.gen);
+  e->lib = load_library(k, e->gen, arch, std::move(v.binary));
   auto& d = driver();
   TILEJIT_CHECK_CU(d.cuKernelGetFunction(&e->fn, e->lib->kernel));
   const int smem = e->gen.plan.shared_bytes;

@@ -56,7 +56,7 @@ void warmup(const KernelBase& kernel, const Config& config) {
     std::lock_guard lock(rt.m);  // one compile per configuration, however many threads ask
     for (const Config& c : rt.compiled_without_gpu)
       if (c == config) return;
-    binary_for(kernel, generated(*traced(kernel, config)), "sm_90a");
+    variant_for(kernel, *traced(kernel, config), {}, "sm_90a");
     rt.compiled_without_gpu.push_back(config);
     return;
   }

@@ -379,6 +379,7 @@ GeneratedKernel generate(const ir::Graph& g, const Options& options) {
   k.plan = l.args.plan;
   k.notes = passes::performance_notes(l);
   k.spill_remedy = passes::spill_remedy(l);
+  k.spill_retry_producer_registers = l.roles.spill_retry_producer_registers;
   return k;
 }
 

@@ -47,11 +47,11 @@ std::vector<codegen::PerformanceNote> performance_notes(const Lowered& l) {
 std::string spill_remedy(const Lowered& l) {
   const std::string plain = "more warps (Config::num_warps) or smaller blocks keep it in registers";
   const WarpRoles& r = l.roles;
-  if (!r.on() || r.consumer_registers == 0 || l.graph.producer_registers != 0) return plain;
-  const int lean = consumer_register_share(l.graph, r, 24);
-  if (lean <= r.consumer_registers) return plain;
-  return "Config::producer_registers(24) gives its consumer warpgroups " + std::to_string(lean) + " registers instead of " +
-         std::to_string(r.consumer_registers) + " (the producer keeps 24, not 40); " + plain;
+  if (r.spill_retry_producer_registers == 0) return plain;
+  const int lean = consumer_register_share(l.graph, r, r.spill_retry_producer_registers);
+  return "Config::producer_registers(" + std::to_string(r.spill_retry_producer_registers) +
+         ") gives its consumer warpgroups " + std::to_string(lean) + " registers instead of " +
+         std::to_string(r.consumer_registers) + "; " + plain;
 }
 
 }  // namespace tilejit::passes

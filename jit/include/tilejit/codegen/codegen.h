@@ -25,6 +25,9 @@ struct GeneratedKernel {
   std::vector<PerformanceNote> notes;  ///< passes::performance_notes: what the user may change for speed
   /// passes::spill_remedy: what the user may change if ptxas spills registers (the runtime says it with the spill).
   std::string spill_remedy;
+  /// passes::WarpRoles::spill_retry_producer_registers: the producer's setmaxnreg target to compile the kernel
+  /// again with when ptxas spills (0: none).
+  int spill_retry_producer_registers = 0;
 };
 
 /// Lowers a verified graph to CUDA C++. Throws UserError for programs the GPU

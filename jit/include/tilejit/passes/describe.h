@@ -59,8 +59,8 @@ std::string describe_barriers(const Lowered& l);
 /// operand copied K-major. The runtime logs them (warn / info) when it generates the kernel.
 std::vector<codegen::PerformanceNote> performance_notes(const Lowered& l);
 /// What keeps a kernel in registers if ptxas spills (known only after compiling, so the runtime adds it to its
-/// warning): more warps or smaller blocks, and for two or more consumer warpgroups whose producer keeps
-/// tilejit's 40 registers, Config::producer_registers(24), which raises the consumers' count to 240.
+/// warning): more warps or smaller blocks, and where WarpRoles::spill_retry_producer_registers names a leaner
+/// producer, Config::producer_registers with it (which the runtime tries by itself first).
 std::string spill_remedy(const Lowered& l);
 
 }  // namespace tilejit::passes

@@ -37,6 +37,10 @@ struct WarpRoles {
   int producer_threads = 128;  ///< one warpgroup (setmaxnreg works on whole warpgroups); thread consumer_threads issues
   int producer_registers = 0;  ///< setmaxnreg.dec target of the producer (0: none)
   int consumer_registers = 0;  ///< setmaxnreg.inc target of the consumers (0: none)
+  /// The producer target to compile the kernel again with if ptxas spills the consumers' registers: the leanest
+  /// producer (24) when the configuration names none and that gives the consumers more registers; 0: none. The
+  /// runtime keeps the binary that spills less (detail::variant_for).
+  int spill_retry_producer_registers = 0;
   /// The loops and branches around `loop`, outermost first (a persistent kernel's tile loop; a grouped GEMM's
   /// `if` that skips unused tiles): the producer runs the loops and takes the branches too (whose conditions are
   /// uniform), and its ring position runs on from one run of `loop` to the next (PipelinedLoop::ring_persists).
