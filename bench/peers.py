@@ -6,6 +6,7 @@ the GEMM (--autotune).
 Prints one JSON object per line: {"bench": ..., "impl": ..., "ms": ..., "gbps": ...}.
 The workloads match bench/bench_tma.cpp exactly (sizes, dtypes, the jagged length formula).
 """
+import itertools
 import json
 import math
 import os
@@ -705,10 +706,11 @@ def sequence_lengths(which):
 
 @triton.jit
 def hstu_fwd(offsets, Q, K, V, O, RAB, alpha, inv_max_len, HD: tl.constexpr, D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
-             CAUSAL: tl.constexpr, BIAS: tl.constexpr, REACH: tl.constexpr):
+             CAUSAL: tl.constexpr, BIAS: tl.constexpr, REACH: tl.constexpr, FAST: tl.constexpr = False):
     """A plain Triton HSTU forward: o = (silu(alpha q k^T + rab) / max_len) v per sequence and head, pointer loads masked at
     the sequence's end, the causal mask applied to every block of keys it visits; BIAS: the relative attention bias
-    rab[h, clamp(key - query, -REACH, REACH) + REACH] gathered per score."""
+    rab[h, clamp(key - query, -REACH, REACH) + REACH] gathered per score. FAST: the sigmoid as 0.5 + 0.5 tanh(x / 2)
+    through the hardware's tanh (tanh.approx.f32, inline PTX), as tilejit's Accuracy::fast computes it."""
     s = tl.program_id(1)
     h = tl.program_id(2)
     start = tl.load(offsets + s)
@@ -727,7 +729,11 @@ def hstu_fwd(offsets, Q, K, V, O, RAB, alpha, inv_max_len, HD: tl.constexpr, D: 
         if BIAS:
             rel = tl.minimum(tl.maximum(keys[None, :] - rows[:, None], -REACH), REACH) + REACH
             x += tl.load(RAB + h * (2 * REACH + 1) + rel)
-        p = x * tl.sigmoid(x) * inv_max_len
+        if FAST:
+            t = tl.inline_asm_elementwise("tanh.approx.f32 $0, $1;", "=f,f", [x * 0.5], dtype=tl.float32, is_pure=True, pack=1)
+            p = x * (t * 0.5 + 0.5) * inv_max_len
+        else:
+            p = x * tl.sigmoid(x) * inv_max_len
         if CAUSAL:
             p = tl.where(keys[None, :] <= rows[:, None], p, 0.0)
         v = tl.load(V + (start + keys)[:, None] * HD + h * D + cols[None, :], mask=(keys < length)[:, None], other=0.0)
@@ -738,7 +744,7 @@ def hstu_fwd(offsets, Q, K, V, O, RAB, alpha, inv_max_len, HD: tl.constexpr, D: 
 def hstu_peers():
     """bench_hstu.cpp's workloads (both sets of lengths) with the Triton kernel above, every configuration, dense and
     causal, checked against a float64 reference on 32 rows."""
-    for which in ("uniform", "skewed"):
+    for which in os.environ.get("PEERS_HSTU_SETS", "uniform skewed").split():  # e.g. PEERS_HSTU_SETS=uniform: one set
         lengths = sequence_lengths(which)
         seqs = len(lengths)
         offs = sequence_offsets(lengths)
@@ -759,20 +765,21 @@ def hstu_peers():
                 return x * torch.sigmoid(x) / max_len
 
             picks, refs = jagged_reference_rows(q, k, v, offs, lengths, HSTU_HEADS, HSTU_D, alpha, causal, hstu_row)
-            for BM, BN, warps, stages in HSTU_CONFIGS:
+            for (BM, BN, warps, stages), fast in itertools.product(HSTU_CONFIGS, (False, True)):
                 config = f"BIAS={bias}, BM={BM}, BN={BN}, CAUSAL={causal}, D={HSTU_D}, num_warps={warps}, num_stages={stages}"
+                silu = "fast" if fast else "precise"
                 grid = (triton.cdiv(max_len, BM), seqs, HSTU_HEADS)
                 try:
                     ms = time_ms(lambda: hstu_fwd[grid](offsets, q, k, v, o, rab32, alpha, 1.0 / max_len, HD, HSTU_D, BM, BN, causal, bias, HSTU_REACH,
-                                                        num_warps=warps, num_stages=stages))
+                                                        fast, num_warps=warps, num_stages=stages))
                 except Exception as e:  # noqa: BLE001 - a configuration Triton refuses
-                    print(json.dumps({"bench": "hstu", "impl": "triton", "lengths": which, "causal": causal, "bias": bias, "config": config,
-                                      "refused": str(e)[:120]}), flush=True)
+                    print(json.dumps({"bench": "hstu", "impl": "triton", "lengths": which, "causal": causal, "bias": bias, "silu": silu,
+                                      "config": config, "refused": str(e)[:120]}), flush=True)
                     continue
                 got = torch.stack([o[offs[s] + r, h * HSTU_D:(h + 1) * HSTU_D].double() for s, h, r in picks])
                 ref = torch.stack(refs)
                 print(json.dumps({"bench": "hstu", "impl": "triton", "lengths": which, "causal": causal, "bias": bias, "seqs": seqs, "heads": HSTU_HEADS,
-                                  "d": HSTU_D, "config": config, "ms": ms, "tflops": flops / ms / 1e9,
+                                  "d": HSTU_D, "silu": silu, "config": config, "ms": ms, "tflops": flops / ms / 1e9,
                                   "rel_err": float((got - ref).norm() / ref.norm())}), flush=True)
         del q, k, v, o
         torch.cuda.empty_cache()

@@ -290,6 +290,7 @@ std::string unary(Op op, DType t, const std::string& a0) {
     case Op::Tanh: if (fp) return fn("tanhf", "tanh"); break;
     case Op::Sigmoid: if (fp) return fn("tj::sigmoid_f32", "tj::sigmoid_f64"); break;
     case Op::Erf: if (fp) return fn("erff", "erf"); break;
+    case Op::TanhApprox: if (fp) return fn("tj::tanh_approx_f32", "tanh"); break;
     // The emitter prints the other ops elsewhere.
     TILEJIT_NON_ELEMENTWISE_OPS(TILEJIT_CASE) TILEJIT_BINARY_OPS(TILEJIT_CASE) TILEJIT_COMPARE_OPS(TILEJIT_CASE)
     case Op::Cast: case Op::Where: case Op::Fma:

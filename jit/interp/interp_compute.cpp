@@ -231,6 +231,7 @@ void eval_unary(Op op, const Block& x, Block& out) {
       if (fp) return float_map1(x, out, [](double v) { return std::cos(v); });
       break;
     case Op::Tanh:
+    case Op::TanhApprox:  // the exact value: the GPU's approximation is within 2^-10.9 of it, relative (ir.h)
       if (fp) return float_map1(x, out, [](double v) { return std::tanh(v); });
       break;
     case Op::Sigmoid:

@@ -192,7 +192,7 @@ std::vector<AxisInfo> analyze_axes(const ir::Graph& g, const GraphInfo& info, co
       case Op::ParamScalar: case Op::ProgramId: case Op::NumPrograms: case Op::TileGrid: case Op::Permute: case Op::Div:
       case Op::Rem: case Op::Min: case Op::Max: case Op::Neg: case Op::Abs: case Op::Exp: case Op::Exp2:
       case Op::Log: case Op::Log2: case Op::Sqrt: case Op::Rsqrt: case Op::Sin: case Op::Cos: case Op::Tanh:
-      case Op::Sigmoid: case Op::Erf: case Op::Where: case Op::Fma: case Op::Dot: case Op::For: case Op::LoopArg:
+      case Op::Sigmoid: case Op::Erf: case Op::TanhApprox: case Op::Where: case Op::Fma: case Op::Dot: case Op::For: case Op::LoopArg:
       case Op::LoopResult: case Op::If: case Op::IfResult: case Op::Yield:
         break;
     }

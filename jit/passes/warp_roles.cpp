@@ -51,7 +51,7 @@ bool producer_can_compute(ir::Op op) {
     case Op::Arange: case Op::Dot:
     // Float functions.
     case Op::Exp: case Op::Exp2: case Op::Log: case Op::Log2: case Op::Sqrt: case Op::Rsqrt: case Op::Sin:
-    case Op::Cos: case Op::Tanh: case Op::Sigmoid: case Op::Erf: case Op::Fma:
+    case Op::Cos: case Op::Tanh: case Op::Sigmoid: case Op::Erf: case Op::TanhApprox: case Op::Fma:
     // Writes and TMA operations, loops and ifs and their values, the schedule.
     TILEJIT_TMA_OPS(TILEJIT_CASE) TILEJIT_CONTROL_OPS(TILEJIT_CASE) TILEJIT_SCHEDULE_OPS(TILEJIT_CASE)
     case Op::Store: case Op::AtomicAdd:

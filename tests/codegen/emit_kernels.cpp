@@ -402,6 +402,15 @@ std::vector<EmitCase> make_cases() {
                                .warp_specialize()
                                .producer_registers(24),
                            traced(tilejit::samples::jagged_hstu_kernel()), {}});
+  cases.push_back(EmitCase{"jagged_hstu_fast",
+                           "sample 13's jagged HSTU with Accuracy::fast: the silu's sigmoid through the hardware's tanh, "
+                           "64 x 64 blocks, 3 stages, a producer warpgroup, two programs per SM",
+                           Config{{"BM", 64}, {"BN", 64}, {"D", 128}, {"CAUSAL", 0}, {"BIAS", 0}}
+                               .num_warps(4)
+                               .num_stages(3)
+                               .warp_specialize()
+                               .programs_per_sm(2),
+                           traced(tilejit::samples::jagged_hstu_kernel(tilejit::dsl::Accuracy::fast)), {}});
   cases.push_back(EmitCase{"persistent_gemm",
                            "a tile loop around a pipelined K loop (samples::persistent_matmul_kernel), 3 stages, no warp roles",
                            Config{{"BM", 128}, {"BN", 128}, {"BK", 64}}.num_warps(8).num_stages(3).warp_specialize(false),
@@ -708,13 +717,13 @@ std::vector<EmitCase> make_cases() {
         descriptor_store(y, {0, 0}, m.to<bf16>());
       },
       Config{});
-  add("math_unary", "transcendental functions in f32 and bf16",
+  add("math_unary", "transcendental functions in f32 and bf16, tanh and sigmoid also with Accuracy::fast",
       [](Tensor<f32, 1> x, Tensor<bf16, 1> y) {
         auto t = descriptor_load(x, {0}, {128});
         auto a = exp(t) + exp2(t) + log(abs(t)) + log2(abs(t) + 1.0f) + sqrt(abs(t)) + rsqrt(abs(t) + 1.0f);
-        auto b = sin(t) + cos(t) + tanh(t) + sigmoid(t) + erf(t);
+        auto b = sin(t) + cos(t) + tanh(t) + sigmoid(t) + erf(t) + tanh(t, Accuracy::fast) * sigmoid(t, Accuracy::fast);
         auto h = (a - b).to<bf16>();
-        descriptor_store(y, {0}, exp(h) + sigmoid(h));
+        descriptor_store(y, {0}, exp(h) + sigmoid(h) + sigmoid(h, Accuracy::fast));
       },
       Config{});
   add("f64_math", "f64 arithmetic and math",

@@ -55,6 +55,13 @@ TEST_CASE("gpu: unary math") {
   UNARY(f64, exp, 1e-14) UNARY(f64, sqrt, 0) UNARY(f64, log, 1e-14) UNARY(f64, sin, 1e-14)
   UNARY(bf16, exp, 1e-2) UNARY(bf16, sqrt, 1e-2) UNARY(bf16, abs, 0) UNARY(bf16, tanh, 1e-2)
   UNARY(f16, exp, 1e-3) UNARY(f16, sqrt, 1e-3) UNARY(f16, sigmoid, 1e-3) UNARY(f16, log2, 1e-3)
+  // Accuracy::fast (the hardware's tanh): within 2^-10.987 of tanh relative, the sigmoid within 2^-11.9 absolute; the
+  // interpreter computes both exactly. Arguments over [-11, 12] (t is in [0.125, 3]), past where tanh saturates.
+  SUBCASE("tanh fast f32") { unary_case<f32>("tanhfast", [](auto t) { return tanh(t * 8.0f - 12.0f, Accuracy::fast); }, 5e-4); }
+  SUBCASE("sigmoid fast f32") { unary_case<f32>("sigfast", [](auto t) { return sigmoid(t * 8.0f - 12.0f, Accuracy::fast); }, 2.7e-4); }
+  SUBCASE("silu fast bf16") {
+    unary_case<bf16>("silufast", [](auto t) { auto x = t * 4.0f - 6.0f; return x * sigmoid(x, Accuracy::fast); }, 1e-2);
+  }
   SUBCASE("neg i32") { unary_case<i32>("neg", [](auto t) { return -t; }, 0); }
   SUBCASE("abs i32") { unary_case<i32>("absi", [](auto t) { return abs(t); }, 0); }
   SUBCASE("cast f32->i32->f32") { unary_case<f32>("casts", [](auto t) { return (t * 3.7f).template to<i32>().template to<f32>(); }, 0); }

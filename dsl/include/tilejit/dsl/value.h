@@ -354,6 +354,35 @@ TILEJIT_FLOAT_UNARY(sigmoid, Sigmoid)
 TILEJIT_FLOAT_UNARY(erf, Erf)
 #undef TILEJIT_FLOAT_UNARY
 
+/// How closely tanh() and sigmoid() follow the exact function. `precise`, the default: within a few ulp (ir.h).
+/// `fast`: the hardware's tanh (tanh.approx.f32, one special-function instruction, where tanhf takes about twenty
+/// and the precise sigmoid two special-function instructions and ten others), within 2^-10.98 of tanh(x) relative;
+/// sigmoid(x) is then 0.5 + 0.5 tanh(x / 2), within 2^-11.9 of the exact value absolute, which is coarse where the
+/// result is small (x below about -6). For silu-gated products whose result is rounded to bf16 or f16 anyway (HSTU
+/// attention's silu(q k^T), SwiGLU's gate), bound by the special-function unit. f16 / bf16 compute in f32 and round
+/// once; f64 ignores `fast`. The interpreter computes the exact function: the GPU's result differs by up to the bound.
+enum class Accuracy { precise, fast };
+
+template <class T, int R>
+Value<T, R> tanh(const Value<T, R>& x, Accuracy accuracy, std::source_location loc = std::source_location::current()) {
+  if (std::is_same_v<tag_t<T>, f64> || accuracy == Accuracy::precise) return tanh(x, loc);
+  detail::graph_at(loc);
+  if constexpr (std::is_same_v<tag_t<T>, f32>)
+    return detail::unary<ir::Op::TanhApprox>(x);
+  else
+    return detail::unary<ir::Op::TanhApprox>(x.template to<f32>(loc)).template to<T>(loc);
+}
+
+template <class T, int R>
+Value<T, R> sigmoid(const Value<T, R>& x, Accuracy accuracy, std::source_location loc = std::source_location::current()) {
+  if (std::is_same_v<tag_t<T>, f64> || accuracy == Accuracy::precise) return sigmoid(x, loc);
+  detail::graph_at(loc);
+  if constexpr (std::is_same_v<tag_t<T>, f32>)
+    return detail::unary<ir::Op::TanhApprox>(x * 0.5f) * 0.5f + 0.5f;
+  else
+    return (detail::unary<ir::Op::TanhApprox>(x.template to<f32>(loc) * 0.5f) * 0.5f + 0.5f).template to<T>(loc);
+}
+
 template <class T, int R>
 Value<T, R> abs(const Value<T, R>& x, std::source_location loc = std::source_location::current()) {
   static_assert(!is_bool_v<T> && !is_fp8_v<T>, "tilejit: abs() needs a numeric, non-fp8 block");

@@ -24,7 +24,8 @@
 // the GPU: results agree with the interpreter within a few ulp. Exp2 below f64
 // is the hardware's approximation (ex2.approx.ftz.f32, 2 ulp): a result below
 // 2^-126 (an argument below -126) is flushed to +0, as the interpreter does too;
-// so is a Sigmoid result below 2^-126 (an argument below about -87.3).
+// so is a Sigmoid result below 2^-126 (an argument below about -87.3). TanhApprox is the hardware's tanh
+// (tanh.approx.f32), within 2^-10.987 of tanh relative; the interpreter computes tanh exactly.
 //
 // Reductions. ReduceMax / ReduceMin (NaN-propagating for floats), ArgMax (the
 // first maximum wins; a NaN counts as the maximum) and integer ReduceSum

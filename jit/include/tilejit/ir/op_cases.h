@@ -16,7 +16,7 @@
 #define TILEJIT_BINARY_OPS(X) X(Add) X(Sub) X(Mul) X(Div) X(Rem) X(Min) X(Max) X(And) X(Or) X(Xor)
 #define TILEJIT_COMPARE_OPS(X) X(Eq) X(Ne) X(Lt) X(Le) X(Gt) X(Ge)
 #define TILEJIT_UNARY_OPS(X) \
-  X(Neg) X(Not) X(Abs) X(Exp) X(Exp2) X(Log) X(Log2) X(Sqrt) X(Rsqrt) X(Sin) X(Cos) X(Tanh) X(Sigmoid) X(Erf)
+  X(Neg) X(Not) X(Abs) X(Exp) X(Exp2) X(Log) X(Log2) X(Sqrt) X(Rsqrt) X(Sin) X(Cos) X(Tanh) X(Sigmoid) X(Erf) X(TanhApprox)
 #define TILEJIT_SELECT_OPS(X) X(Where)
 #define TILEJIT_TERNARY_OPS(X) X(Fma)
 #define TILEJIT_REDUCTION_OPS(X) X(ReduceSum) X(ReduceMax) X(ReduceMin) X(ArgMax) X(Reduce) X(CombineArg) X(ReduceResult)
