@@ -253,34 +253,41 @@ int spilled_bytes(const std::optional<CacheEntry>& binary) {
 }  // namespace
 
 Variant variant_for(const KernelBase& k, const ir::Graph& g, const codegen::Specialization& spec, const std::string& arch) {
-  Variant first{generated(g, spec), std::nullopt};
-  const int lean = first.gen.spill_retry_producer_registers;
-  const auto retry_key = std::make_pair(arch, std::hash<std::string>{}(first.gen.source));
-  std::optional<bool> known;
+  const auto compiled = [&](const ir::Graph& graph) {  // generated, and its binary unless its library is loaded
+    Variant v{generated(graph, spec), std::nullopt};
+    if (!library_loaded(arch, v.gen.source)) v.binary = binary_for(k, v.gen, arch);
+    return v;
+  };
+  const auto warn_spills = [&](const Variant& v, const std::string& tried, const std::string& remedy) {
+    if (const int bytes = spilled_bytes(v.binary))
+      logger().warn("kernel '{}' ({}) spills {} bytes of registers to local memory and will run slowly{}; {}", k.name(),
+                    v.gen.entry, bytes, tried, remedy);
+  };
+  const auto lean_graph = [&](int lean) {
+    ir::Graph again = g;
+    again.producer_registers = lean;
+    return again;
+  };
+  codegen::GeneratedKernel gen = generated(g, spec);
+  const int lean = gen.spill_retry_producer_registers;
+  const auto retry_key = std::make_pair(arch, std::hash<std::string>{}(gen.source));
+  std::optional<bool> lean_chosen;  // what an earlier variant_for of this source chose
   if (lean > 0) {
     auto& r = retried_sources();
     std::lock_guard lock(r.m);
-    if (auto it = r.lean_chosen.find(retry_key); it != r.lean_chosen.end()) known = it->second;
+    if (auto it = r.lean_chosen.find(retry_key); it != r.lean_chosen.end()) lean_chosen = it->second;
   }
-  const auto warn_spills = [&](const Variant& v, const std::string& tried) {
-    if (const int bytes = spilled_bytes(v.binary))
-      logger().warn("kernel '{}' ({}) spills {} bytes of registers to local memory and will run slowly{}; {}", k.name(),
-                    v.gen.entry, bytes, tried, v.gen.spill_remedy);
-  };
-  if (!known || !*known) {
-    if (!library_loaded(arch, first.gen.source)) first.binary = binary_for(k, first.gen, arch);
-    if (lean == 0 || known || spilled_bytes(first.binary) == 0) {
-      warn_spills(first, known ? " (so does its retry with Config::producer_registers(" + std::to_string(lean) + "))" : "");
-      return first;
-    }
+  if (lean_chosen == true) return compiled(lean_graph(lean));
+  Variant first{std::move(gen), std::nullopt};
+  if (!library_loaded(arch, first.gen.source)) first.binary = binary_for(k, first.gen, arch);
+  const int before = spilled_bytes(first.binary);
+  if (lean == 0 || before == 0 || lean_chosen == false) {
+    warn_spills(first, "", first.gen.spill_remedy);
+    return first;
   }
   // The consumers spilled with the default producer: the same kernel with the leaner one gives them more registers.
-  ir::Graph again = g;
-  again.producer_registers = lean;
-  Variant second{generated(again, spec), std::nullopt};
-  if (!library_loaded(arch, second.gen.source)) second.binary = binary_for(k, second.gen, arch);
-  if (known) return second;
-  const int before = spilled_bytes(first.binary), after = spilled_bytes(second.binary);
+  Variant second = compiled(lean_graph(lean));
+  const int after = spilled_bytes(second.binary);
   const bool take = after < before;
   {
     auto& r = retried_sources();
@@ -290,9 +297,10 @@ Variant variant_for(const KernelBase& k, const ir::Graph& g, const codegen::Spec
   logger().info("kernel '{}' ({}) spilled {} bytes of registers; compiled again with Config::producer_registers({}), which leaves "
                 "its consumer warpgroups more, as {}, it spills {} bytes: {} is used",
                 k.name(), first.gen.entry, before, lean, second.gen.entry, after, take ? "the second" : "the first");
-  Variant& chosen = take ? second : first;
-  warn_spills(chosen, " (also with Config::producer_registers(" + std::to_string(lean) + "))");
-  return std::move(chosen);
+  // The retry's remedy: the leaner producer is tried already.
+  warn_spills(take ? second : first, " (also with Config::producer_registers(" + std::to_string(lean) + "))",
+              second.gen.spill_remedy);
+  return take ? std::move(second) : std::move(first);
 }
 
 // A configuration value that no Meta parameter reads is most likely a misspelt name: warned once
