@@ -13,6 +13,7 @@
 #include "tilejit/error.h"
 #include "tilejit/passes/lowering.h"
 #include "tilejit/runtime/compiler.h"
+#include "tilejit/runtime/nvrtc.h"
 #include "tilejit/tma_rules.h"
 #include <tilejit/tilejit.h>
 
@@ -130,6 +131,25 @@ TEST_CASE("the prelude is precompiled once per process and changes nothing in th
   auto whole = kb;
   whole.prelude_begin = whole.prelude_end = 0;
   CHECK(compile_cuda(whole, "jagged_rows", plain).cubin == without.cubin);
+}
+
+TEST_CASE("a kernel compiled again gets ptxas's report again (NVRTC's own cache is off)") {
+  // A hit in NVRTC's cache (12.9 and later, shared between processes) returns the binary without the report:
+  // no registers and no spills, so no spill warning and no retry with a leaner producer.
+  const auto [major, minor] = tilejit::nvrtc_version();
+  const auto options = tilejit::nvrtc_invocation(tilejit::CompileOptions{}).options;
+  const bool no_cache = std::find(options.begin(), options.end(), "--no-cache") != options.end();
+  CHECK(no_cache == (major > 12 || (major == 12 && minor >= 9)));
+  const auto* c = tilejit::testing::find_emit_case("gemm_bf16");
+  REQUIRE(c != nullptr);
+  const auto k = tilejit::codegen::generate(*c->trace(), c->options);
+  for (int round = 0; round < 2; ++round) {
+    const CompiledBinary bin = compile_cuda(k, "gemm_bf16");
+    CAPTURE(round);
+    CHECK(bin.registers > 0);
+    CHECK(bin.spill_stores == 0);
+    CHECK(bin.log.find("Used ") != std::string::npos);
+  }
 }
 
 TEST_CASE("a virtual architecture gives PTX instead of a cubin") {
