@@ -24,7 +24,6 @@
 #include "tilejit/runtime/driver.h"
 #include "tilejit/runtime/memory.h"
 #include "tilejit/tilejit.h"
-#include "tilejit/tilejit.h"
 
 using namespace tilejit::dsl;
 using tilejit::Config;
